@@ -1,0 +1,243 @@
+package trace
+
+import "strconv"
+
+// Op is the kind of runtime call an event records.
+type Op uint8
+
+// The ops of a trace. The numbering is part of the file format: append only.
+const (
+	OpInvalid     Op = iota
+	OpSend           // blocking standard send
+	OpSsend          // blocking synchronous send
+	OpBsend          // blocking buffered send
+	OpRsend          // blocking ready send
+	OpRecv           // blocking receive
+	OpIsend          // nonblocking standard send
+	OpIssend         // nonblocking synchronous send
+	OpIbsend         // nonblocking buffered send
+	OpIrsend         // nonblocking ready send
+	OpIrecv          // nonblocking receive
+	OpWait           // wait for one request (Reqs[0])
+	OpWaitall        // wait for all of Reqs
+	OpWaitany        // wait for any of Reqs; Index is the one that completed
+	OpTest           // test one request; Flag says whether it was complete
+	OpTestall        // test all of Reqs; Flag says whether all were complete
+	OpFree           // Request.Free of Reqs[0]
+	OpSendrecv       // the send half of a Sendrecv (the recv half follows as OpRecv with the same Site)
+	OpStreamSend     // NCCL-style send enqueued on Stream
+	OpStreamRecv     // NCCL-style recv enqueued on Stream
+	OpSynchronize    // Stream.Synchronize of Stream
+	OpGroupStart     // GroupStart
+	OpGroupEnd       // GroupEnd
+	OpCompute        // Compute(Duration) of the rank's own time
+	OpFinalize       // the rank's function returned
+	OpBarrier        // barrier (MPI traces)
+	OpProbe          // blocking probe (MPI traces)
+	OpIprobe         // nonblocking probe (MPI traces); Flag is the result
+	opCount
+)
+
+var opNames = [...]string{
+	OpInvalid: "invalid", OpSend: "Send", OpSsend: "Ssend", OpBsend: "Bsend", OpRsend: "Rsend",
+	OpRecv: "Recv", OpIsend: "Isend", OpIssend: "Issend", OpIbsend: "Ibsend", OpIrsend: "Irsend",
+	OpIrecv: "Irecv", OpWait: "Wait", OpWaitall: "Waitall", OpWaitany: "Waitany", OpTest: "Test",
+	OpTestall: "Testall", OpFree: "Request.Free", OpSendrecv: "Sendrecv",
+	OpStreamSend: "Stream.Send", OpStreamRecv: "Stream.Recv", OpSynchronize: "Stream.Synchronize",
+	OpGroupStart: "GroupStart", OpGroupEnd: "GroupEnd", OpCompute: "Compute", OpFinalize: "Finalize",
+	OpBarrier: "Barrier", OpProbe: "Probe", OpIprobe: "Iprobe",
+}
+
+// String returns the API name of the op, such as "Isend" or "Stream.Recv".
+func (o Op) String() string {
+	if int(o) < len(opNames) && opNames[o] != "" {
+		return opNames[o]
+	}
+	return "Op(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Valid reports whether o is a known op.
+func (o Op) Valid() bool { return o > OpInvalid && o < opCount }
+
+// IsSend reports whether the op posts a message to Peer.
+func (o Op) IsSend() bool {
+	switch o {
+	case OpSend, OpSsend, OpBsend, OpRsend, OpIsend, OpIssend, OpIbsend, OpIrsend, OpSendrecv, OpStreamSend:
+		return true
+	}
+	return false
+}
+
+// IsRecv reports whether the op posts a receive from Peer.
+func (o Op) IsRecv() bool {
+	return o == OpRecv || o == OpIrecv || o == OpStreamRecv
+}
+
+// Kind says which of the two event records of an op an Event is.
+type Kind uint8
+
+const (
+	// KindPost is written when the call is made, in program order: everything the
+	// caller passed in. A replay is driven by the post events alone.
+	KindPost Kind = 1
+	// KindDone is written when a message op completes (or, for calls that only
+	// block, when they return): match, times, status and hashes. It always
+	// follows the post event of the same (Rank, Seq).
+	KindDone Kind = 2
+)
+
+// Wildcards and "none" values of the envelope fields.
+const (
+	AnySource = -1
+	AnyTag    = -1
+	NoRank    = -1 // e.g. Event.MatchRank of an op that never matched
+)
+
+// Dtype is an element type of a buffer. Values are part of the file format.
+type Dtype uint8
+
+const (
+	DtypeNone Dtype = iota
+	Uint8
+	Int32
+	Int64
+	Float32
+	Float64
+	// Opaque is an MPI datatype p2ptrace does not know (derived types); Size is
+	// then whatever the recorder was told.
+	Opaque
+)
+
+var dtypeNames = [...]string{DtypeNone: "none", Uint8: "uint8", Int32: "int32", Int64: "int64", Float32: "float32", Float64: "float64", Opaque: "opaque"}
+var dtypeSizes = [...]int{DtypeNone: 0, Uint8: 1, Int32: 4, Int64: 8, Float32: 4, Float64: 8, Opaque: 1}
+
+func (d Dtype) String() string {
+	if int(d) < len(dtypeNames) {
+		return dtypeNames[d]
+	}
+	return "Dtype(" + strconv.Itoa(int(d)) + ")"
+}
+
+// Size is the size of one element in bytes.
+func (d Dtype) Size() int {
+	if int(d) < len(dtypeSizes) {
+		return dtypeSizes[d]
+	}
+	return 0
+}
+
+// Event is one record of a trace. An op of a rank is identified by (Rank, Seq):
+// Seq counts that rank's calls from 0 in program order. Fields that do not apply
+// to an op are zero (NoRank for ranks).
+type Event struct {
+	Kind Kind
+	Rank int32
+	Seq  uint64
+	Op   Op
+
+	// Envelope and buffer, set on KindPost.
+	Peer   int32 // destination of a send, requested source of a recv (AnySource)
+	Tag    int32 // AnyTag on a wildcard recv
+	Comm   int32 // communicator id; 0 is the world
+	Stream int32 // stream id for stream ops (0 = the rank's default stream)
+	Group  int32 // group nesting depth at post (0 = outside a group)
+	Dtype  Dtype
+	Count  int64  // elements
+	Bytes  int64  // Count * element size
+	Alloc  uint32 // buffer identity: allocation id (0 = none), offset and length in bytes
+	Offset int64
+	Length int64
+	Req    uint64   // request id created by a nonblocking op (0 = none)
+	Reqs   []uint64 // requests waited/tested/freed by the wait family
+	Site   uint32   // index into the call-site table (0 = unknown)
+	// Duration is the declared compute time of OpCompute, in virtual ns.
+	Duration int64
+
+	// Times, virtual ns since the start of the run; wall ns since the start of the run.
+	PostVT   int64 // on KindPost
+	PostWall int64 // on KindPost
+	MatchVT  int64 // on KindDone: when the op was matched with its peer op
+	DoneVT   int64 // on KindDone
+	DoneWall int64 // on KindDone
+
+	// Outcome, set on KindDone.
+	MatchRank int32  // the peer op this op matched (NoRank if none)
+	MatchSeq  uint64 //
+	Source    int32  // status: actual source of a recv
+	StatusTag int32  // status: actual tag of a recv
+	StatusCnt int64  // status: received element count
+	Flag      bool   // Test/Testall/Iprobe result
+	Index     int32  // Waitany: index into Reqs of the completed request
+	Err       ErrCode
+
+	// Payload hashes (0 = not hashed). HashPost is taken at post (sends: the send
+	// buffer); HashDone at completion (sends: the send buffer again, so a
+	// difference is an in-flight mutation; recvs: the delivered data).
+	HashPost uint64
+	HashDone uint64
+}
+
+// ErrCode is an error an op ended with. Values are part of the file format.
+type ErrCode uint8
+
+const (
+	ErrNone          ErrCode = iota
+	ErrTruncate              // receive buffer smaller than the message
+	ErrTypeMismatch          // datatypes of the two ends differ
+	ErrCountMismatch         // stream send/recv counts differ
+	ErrReadyNoRecv           // ready send without a posted receive
+	ErrStuck                 // the run stopped while this op was blocked
+	ErrFreedActive           // request freed while active
+	ErrInvalid               // invalid argument (rank, tag, count...)
+)
+
+var errNames = [...]string{ErrNone: "", ErrTruncate: "truncation", ErrTypeMismatch: "type-mismatch", ErrCountMismatch: "count-mismatch", ErrReadyNoRecv: "ready-without-recv", ErrStuck: "stuck", ErrFreedActive: "freed-while-active", ErrInvalid: "invalid"}
+
+func (c ErrCode) String() string {
+	if int(c) < len(errNames) {
+		return errNames[c]
+	}
+	return "ErrCode(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Site is one entry of the call-site table.
+type Site struct {
+	ID       uint32
+	Function string
+	File     string // relative to the module root or working directory
+	Line     int
+}
+
+// Status of a whole recording, kept in the header.
+type Status string
+
+const (
+	StatusRunning  Status = "running" // still being written, or cut short (killed)
+	StatusComplete Status = "complete"
+	StatusHung     Status = "hung"
+	StatusCrashed  Status = "crashed"
+)
+
+// Header describes a whole recording. It is stored once and rewritten when the
+// recording ends (status, end time, counts).
+type Header struct {
+	FormatVersion int      `json:"format_version"`
+	ToolVersion   string   `json:"tool_version"`
+	Command       []string `json:"command"`
+	WorldSize     int      `json:"ranks"`
+	Backend       string   `json:"backend"` // "sim", or the MPI implementation and version
+	EagerLimit    int64    `json:"eager_limit"`
+	LatencyNS     int64    `json:"latency_ns"`
+	BandwidthBps  float64  `json:"bandwidth_bytes_per_s"`
+	Seed          uint64   `json:"seed"`
+	HashMode      string   `json:"hash"` // full, sample, off
+	StartUnixNano int64    `json:"start_unix_ns"`
+	EndUnixNano   int64    `json:"end_unix_ns"`
+	Status        Status   `json:"status"`
+	// Message is the run's error text when it did not complete (the stuck
+	// report of a hung run, the panic of a crashed one).
+	Message string `json:"message,omitempty"`
+	// Events and RankEvents count the events written, set when the recording ends.
+	Events     int64   `json:"events"`
+	RankEvents []int64 `json:"rank_events,omitempty"`
+}
