@@ -1,0 +1,242 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+)
+
+// Sentinel errors. Launch's error wraps the ones that apply; calls made on a
+// stuck run return an error wrapping ErrStuck.
+var (
+	// ErrStuck: no rank could progress and nothing was in flight (a deadlock or hang).
+	ErrStuck = errors.New("run is stuck")
+	// ErrProblem: the run broke a rule of point-to-point communication
+	// (truncation, type mismatch, missing Wait, unmatched send, ...).
+	ErrProblem = errors.New("communication problem")
+	// ErrPanic: a rank's function panicked.
+	ErrPanic = errors.New("rank panicked")
+	// ErrWatchdog: a rank ran host code without calling the runtime for longer
+	// than the wall timeout (blocked on something of its own).
+	ErrWatchdog = errors.New("rank stopped calling the runtime")
+)
+
+// RunError is the error of a Launch that did not end cleanly.
+type RunError struct {
+	Problems []sim.Problem
+	// RankErrors holds each rank's own returned error or panic, by rank (nil if none).
+	RankErrors []error
+	text       string
+	sentinels  []error
+}
+
+func (e *RunError) Error() string { return e.text }
+
+// Unwrap lets errors.Is find ErrStuck, ErrProblem, ErrPanic and the ranks' own errors.
+func (e *RunError) Unwrap() []error {
+	out := append([]error(nil), e.sentinels...)
+	for _, err := range e.RankErrors {
+		if err != nil && !errors.Is(err, ErrStuck) {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+type world struct {
+	eng      *sim.Engine
+	ranks    []*Rank
+	sites    *siteTable
+	finished chan struct{}
+	progress atomic.Uint64
+	current  atomic.Int32
+	stuck    bool
+	results  []error
+}
+
+// Launch runs fn once per rank on the simulated backend and returns when every
+// rank has returned, or the run is stuck (no rank can progress), or a rank
+// stops calling the runtime for longer than the wall timeout. Exactly one rank
+// runs at a time; the order is decided by virtual time and the seed.
+func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
+	if ranks <= 0 {
+		return fmt.Errorf("gpu: Launch with %d ranks: need at least 1", ranks)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	eager := cfg.eager
+	if eager == 0 {
+		eager = -1 // EagerLimit(0): nothing is small enough to go eagerly
+	}
+	w := &world{
+		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, Observer: cfg.observer}),
+		sites:    newSiteTable(),
+		finished: make(chan struct{}),
+		results:  make([]error, ranks),
+	}
+	w.current.Store(-1)
+	for i := range ranks {
+		rk := &Rank{w: w, id: i, wake: make(chan struct{}, 1)}
+		rk.def = &Stream{r: rk, id: 0}
+		w.ranks = append(w.ranks, rk)
+	}
+	for _, rk := range w.ranks {
+		go rk.main(fn)
+	}
+	w.schedule(nil)
+	if err := w.watch(cfg.wallTimeout); err != nil {
+		return err
+	}
+	return w.result()
+}
+
+// watch waits for the run to end, failing when no runtime call is made for d.
+func (w *world) watch(d time.Duration) error {
+	tick := time.NewTicker(min(d/4+time.Millisecond, 100*time.Millisecond))
+	defer tick.Stop()
+	last, since := w.progress.Load(), time.Now()
+	for {
+		select {
+		case <-w.finished:
+			return nil
+		case <-tick.C:
+			if p := w.progress.Load(); p != last {
+				last, since = p, time.Now()
+				continue
+			}
+			if time.Since(since) >= d {
+				r := w.current.Load()
+				return fmt.Errorf("%w: rank %d ran for %v without calling the runtime: it is blocked outside p2ptrace (a channel, lock or loop of its own?); its goroutine is abandoned", ErrWatchdog, r, d)
+			}
+		}
+	}
+}
+
+func (rk *Rank) main(fn func(*Rank) error) {
+	<-rk.wake
+	err := rk.call(fn)
+	w := rk.w
+	w.results[rk.id] = err
+	rk.exited = true
+	if !w.stuck {
+		w.progress.Add(1)
+		call := w.eng.NewOp(rk.id, opFinalize)
+		call.Site = 0
+		w.eng.Post(call)
+		w.eng.Finalize(call)
+	}
+	w.schedule(rk)
+}
+
+// call runs the user's function, turning a panic into that rank's error.
+func (rk *Rank) call(fn func(*Rank) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: rank %d: %v\n%s", ErrPanic, rk.id, v, debug.Stack())
+		}
+	}()
+	return fn(rk)
+}
+
+// schedule runs the engine on the calling goroutine until it knows which rank
+// runs next, then hands over to it. from is the rank giving up the CPU (nil for
+// Launch itself); if from has exited it does not wait to be woken again.
+func (w *world) schedule(from *Rank) {
+	next := -1
+	if !w.stuck {
+		r, ok := w.eng.Next()
+		switch {
+		case ok:
+			next = r
+		case w.eng.Stuck():
+			w.stuck = true
+		default:
+			w.eng.End()
+		}
+	}
+	if w.stuck {
+		// Unwind: every rank still alive gets the CPU in turn, its blocked
+		// call returning ErrStuck, until it returns.
+		if from != nil && !from.exited {
+			return
+		}
+		for _, rk := range w.ranks {
+			if !rk.exited {
+				next = rk.id
+				break
+			}
+		}
+	}
+	if next < 0 {
+		close(w.finished)
+		return
+	}
+	if from != nil && next == from.id && !from.exited {
+		w.current.Store(int32(next))
+		return
+	}
+	w.current.Store(int32(next))
+	w.ranks[next].wake <- struct{}{}
+	if from != nil && !from.exited {
+		<-from.wake
+	}
+}
+
+func (w *world) result() error {
+	problems := w.eng.Problems()
+	var sentinels []error
+	var lines []string
+	for i := range problems {
+		p := &problems[i]
+		lines = append(lines, p.Format(w.sites.format))
+		if p.Kind == sim.KindDeadlock || p.Kind == sim.KindHang {
+			sentinels = appendOnce(sentinels, ErrStuck)
+		} else {
+			sentinels = appendOnce(sentinels, ErrProblem)
+		}
+	}
+	var rankErrs []error
+	for i, err := range w.results {
+		if err == nil || errors.Is(err, ErrStuck) {
+			continue
+		}
+		if errors.Is(err, ErrPanic) {
+			sentinels = appendOnce(sentinels, ErrPanic)
+			lines = append(lines, err.Error())
+		} else {
+			lines = append(lines, fmt.Sprintf("rank %d: %v", i, err))
+		}
+		rankErrs = append(rankErrs, err)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return &RunError{Problems: problems, RankErrors: w.results, text: strings.Join(lines, "\n"), sentinels: sentinels}
+}
+
+func appendOnce(errs []error, err error) []error {
+	for _, e := range errs {
+		if e == err {
+			return errs
+		}
+	}
+	return append(errs, err)
+}
+
+// callerPC returns the program counter of the user code that called the
+// exported runtime method which called callerPC.
+func callerPC() uintptr {
+	var pc [1]uintptr
+	if runtime.Callers(3, pc[:]) == 0 {
+		return 0
+	}
+	return pc[0]
+}

@@ -1,0 +1,50 @@
+package gpu
+
+import (
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+)
+
+// Option configures Launch.
+type Option func(*config)
+
+type config struct {
+	seed        uint64
+	eager       int64
+	latency     time.Duration
+	bandwidth   float64
+	faults      faults.Injector
+	wallTimeout time.Duration
+	observer    sim.Observer
+}
+
+func defaultConfig() config {
+	return config{eager: sim.DefaultEagerLimit, latency: sim.DefaultLatency, bandwidth: sim.DefaultBandwidth, wallTimeout: 30 * time.Second}
+}
+
+// Seed sets the seed of the scheduler that breaks ties in virtual time.
+func Seed(s uint64) Option { return func(c *config) { c.seed = s } }
+
+// EagerLimit sets the largest message, in bytes, that a standard send
+// delivers eagerly (completing locally). Larger ones use rendezvous. A
+// negative limit disables eager sends.
+func EagerLimit(bytes int64) Option { return func(c *config) { c.eager = bytes } }
+
+// Link sets the link model: a transfer of n bytes costs latency + n/bandwidth
+// (bandwidth in bytes per second).
+func Link(latency time.Duration, bandwidth float64) Option {
+	return func(c *config) { c.latency, c.bandwidth = latency, bandwidth }
+}
+
+// Faults runs the program under a fault injector (see package faults).
+func Faults(inj faults.Injector) Option { return func(c *config) { c.faults = inj } }
+
+// WallTimeout sets how long a rank may run host code without calling the
+// runtime before Launch gives up on it (default 30s): a rank blocked on a
+// channel or lock of its own cannot be stopped by the engine.
+func WallTimeout(d time.Duration) Option { return func(c *config) { c.wallTimeout = d } }
+
+// WithObserver lets a recorder see every op the engine processes.
+func WithObserver(o sim.Observer) Option { return func(c *config) { c.observer = o } }

@@ -1,0 +1,365 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Wildcards for Recv and Irecv.
+const (
+	AnySource = trace.AnySource
+	AnyTag    = trace.AnyTag
+)
+
+const opFinalize = trace.OpFinalize
+
+// Status describes a completed receive.
+type Status struct {
+	Source int // the rank the message came from
+	Tag    int
+	Count  int // elements received
+}
+
+// Rank is one rank of a Launch: the handle user code calls the runtime through.
+// A Rank must only be used by the goroutine Launch started for it.
+type Rank struct {
+	w        *world
+	id       int
+	wake     chan struct{}
+	allocs   uint32
+	def      *Stream
+	nstreams int
+	exited   bool
+}
+
+// ID is this rank's number, 0..Size()-1.
+func (r *Rank) ID() int { return r.id }
+
+// Size is the number of ranks.
+func (r *Rank) Size() int { return len(r.w.ranks) }
+
+// Now is this rank's virtual clock since the start of the run.
+func (r *Rank) Now() time.Duration { return time.Duration(r.w.eng.Clock(r.id)) }
+
+// Request is a pending nonblocking operation.
+type Request struct {
+	r  *Rank
+	op *sim.Op
+}
+
+// Done reports whether the operation has completed (it does not retire the request; Wait or Test does).
+func (q *Request) Done() bool { return q != nil && q.op.Done() }
+
+// enter starts a runtime call: it counts progress and refuses calls on a stuck run.
+func (r *Rank) enter() error {
+	r.w.progress.Add(1)
+	if r.w.stuck {
+		return fmt.Errorf("%w (rank %d)", ErrStuck, r.id)
+	}
+	return nil
+}
+
+// pause hands control back to the engine; it returns once the rank runs again.
+func (r *Rank) pause(call *sim.Op) error {
+	r.w.schedule(r)
+	if r.w.stuck && !call.Done() {
+		return fmt.Errorf("%w: rank %d blocked in %s%s", ErrStuck, r.id, sim.Describe(call), r.w.sites.at(call.Site))
+	}
+	return nil
+}
+
+func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim.Op {
+	op := r.w.eng.NewOp(r.id, kind)
+	op.Peer, op.Tag, op.Site = peer, tag, pc
+	if buf != nil {
+		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
+	}
+	return op
+}
+
+func opError(op *sim.Op) error {
+	switch op.Err {
+	case trace.ErrNone, trace.ErrReadyNoRecv, trace.ErrTypeMismatch:
+		return nil // reported as problems of the run; the call itself went through
+	case trace.ErrTruncate:
+		return fmt.Errorf("%w: %s: message truncated (sender's message is larger than the receive buffer)", ErrTruncated, sim.Describe(op))
+	case trace.ErrCountMismatch:
+		return fmt.Errorf("%w: %s", ErrCountMismatch, sim.Describe(op))
+	default:
+		return fmt.Errorf("%w: %s", ErrInvalid, sim.Describe(op))
+	}
+}
+
+// Errors of single calls.
+var (
+	ErrTruncated     = errors.New("truncated")
+	ErrCountMismatch = errors.New("stream send and recv counts differ")
+	ErrInvalid       = errors.New("invalid call")
+)
+
+func (r *Rank) send(kind trace.Op, mode sim.Mode, buf *Buffer, dst, tag int, pc uintptr) error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	op := r.msgOp(kind, buf, dst, tag, pc)
+	op.Mode = mode
+	r.w.eng.PostSend(op)
+	return r.block(op, []*sim.Op{op}, false)
+}
+
+func (r *Rank) block(call *sim.Op, ops []*sim.Op, any bool) error {
+	if !r.w.eng.Block(call, ops, any) {
+		if err := r.pause(call); err != nil {
+			return err
+		}
+	}
+	if any {
+		return nil // the caller reports the one that completed
+	}
+	for _, op := range ops {
+		if err := opError(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Send is a blocking standard-mode send of buf to rank dst with tag: eager
+// (returns at once) up to the eager limit, rendezvous (waits for the matching
+// receive and the transfer) above it.
+func (r *Rank) Send(buf *Buffer, dst, tag int) error {
+	return r.send(trace.OpSend, sim.Standard, buf, dst, tag, callerPC())
+}
+
+// Ssend is a synchronous send: it returns only once the matching receive has started.
+func (r *Rank) Ssend(buf *Buffer, dst, tag int) error {
+	return r.send(trace.OpSsend, sim.Synchronous, buf, dst, tag, callerPC())
+}
+
+// Bsend is a buffered send: it always completes locally.
+func (r *Rank) Bsend(buf *Buffer, dst, tag int) error {
+	return r.send(trace.OpBsend, sim.Buffered, buf, dst, tag, callerPC())
+}
+
+// Rsend is a ready send: erroneous unless the matching receive is already posted.
+func (r *Rank) Rsend(buf *Buffer, dst, tag int) error {
+	return r.send(trace.OpRsend, sim.Ready, buf, dst, tag, callerPC())
+}
+
+// Recv is a blocking receive into buf from rank src (or AnySource) with tag (or AnyTag).
+func (r *Rank) Recv(buf *Buffer, src, tag int) (Status, error) {
+	if err := r.enter(); err != nil {
+		return Status{}, err
+	}
+	op := r.msgOp(trace.OpRecv, buf, src, tag, callerPC())
+	r.w.eng.PostRecv(op)
+	err := r.block(op, []*sim.Op{op}, false)
+	return status(op), err
+}
+
+func status(op *sim.Op) Status {
+	if !op.Kind.IsRecv() || !op.Done() {
+		return Status{Source: op.Source, Tag: op.StatusTag}
+	}
+	return Status{Source: op.Source, Tag: op.StatusTag, Count: int(op.StatusCnt)}
+}
+
+func (r *Rank) isend(kind trace.Op, mode sim.Mode, buf *Buffer, dst, tag int, pc uintptr) (*Request, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	op := r.msgOp(kind, buf, dst, tag, pc)
+	op.Mode = mode
+	r.w.eng.NewRequest(op)
+	r.w.eng.PostSend(op)
+	return &Request{r: r, op: op}, nil
+}
+
+// Isend starts a standard-mode send and returns at once. The buffer must not
+// be written until the request completes (Wait, Test).
+func (r *Rank) Isend(buf *Buffer, dst, tag int) (*Request, error) {
+	return r.isend(trace.OpIsend, sim.Standard, buf, dst, tag, callerPC())
+}
+
+// Issend starts a synchronous send.
+func (r *Rank) Issend(buf *Buffer, dst, tag int) (*Request, error) {
+	return r.isend(trace.OpIssend, sim.Synchronous, buf, dst, tag, callerPC())
+}
+
+// Irecv starts a receive and returns at once. The buffer must not be read until the request completes.
+func (r *Rank) Irecv(buf *Buffer, src, tag int) (*Request, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	op := r.msgOp(trace.OpIrecv, buf, src, tag, callerPC())
+	r.w.eng.NewRequest(op)
+	r.w.eng.PostRecv(op)
+	return &Request{r: r, op: op}, nil
+}
+
+func (r *Rank) reqOps(call string, reqs []*Request) ([]*sim.Op, error) {
+	ops := make([]*sim.Op, 0, len(reqs))
+	for i, q := range reqs {
+		if q == nil {
+			continue // a null request is complete
+		}
+		if q.r != r {
+			return nil, fmt.Errorf("%w: %s: request %d belongs to rank %d, not rank %d", ErrInvalid, call, i, q.r.id, r.id)
+		}
+		ops = append(ops, q.op)
+	}
+	return ops, nil
+}
+
+func (r *Rank) waitCall(kind trace.Op, ops []*sim.Op, pc uintptr) *sim.Op {
+	call := r.w.eng.NewOp(r.id, kind)
+	call.Site = pc
+	call.Reqs = ops
+	r.w.eng.Post(call)
+	return call
+}
+
+// Wait blocks until the request completes and returns its status.
+func (r *Rank) Wait(q *Request) (Status, error) {
+	if err := r.enter(); err != nil {
+		return Status{}, err
+	}
+	ops, err := r.reqOps("Wait", []*Request{q})
+	if err != nil {
+		return Status{}, err
+	}
+	call := r.waitCall(trace.OpWait, ops, callerPC())
+	err = r.block(call, ops, false)
+	if len(ops) == 0 {
+		return Status{}, err
+	}
+	return status(ops[0]), err
+}
+
+// Waitall blocks until every request completes.
+func (r *Rank) Waitall(reqs ...*Request) error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	ops, err := r.reqOps("Waitall", reqs)
+	if err != nil {
+		return err
+	}
+	call := r.waitCall(trace.OpWaitall, ops, callerPC())
+	return r.block(call, ops, false)
+}
+
+// Waitany blocks until one of the requests completes and returns its index
+// (in reqs) and status. With no active request it returns -1 at once.
+func (r *Rank) Waitany(reqs ...*Request) (int, Status, error) {
+	if err := r.enter(); err != nil {
+		return -1, Status{}, err
+	}
+	var ops []*sim.Op
+	var index []int
+	for i, q := range reqs {
+		if q == nil || q.op.Waited() {
+			continue
+		}
+		if q.r != r {
+			return -1, Status{}, fmt.Errorf("%w: Waitany: request %d belongs to rank %d, not rank %d", ErrInvalid, i, q.r.id, r.id)
+		}
+		ops = append(ops, q.op)
+		index = append(index, i)
+	}
+	call := r.waitCall(trace.OpWaitany, ops, callerPC())
+	if err := r.block(call, ops, true); err != nil && call.Source < 0 {
+		return -1, Status{}, err
+	}
+	k := call.Source
+	if k < 0 {
+		return -1, Status{}, nil
+	}
+	return index[k], status(ops[k]), opError(ops[k])
+}
+
+// Test reports whether the request has completed; if so it is retired like a Wait.
+func (r *Rank) Test(q *Request) (bool, Status, error) {
+	if err := r.enter(); err != nil {
+		return false, Status{}, err
+	}
+	ops, err := r.reqOps("Test", []*Request{q})
+	if err != nil {
+		return false, Status{}, err
+	}
+	call := r.waitCall(trace.OpTest, ops, callerPC())
+	if !r.w.eng.Test(call, ops) {
+		return false, Status{}, nil
+	}
+	if len(ops) == 0 {
+		return true, Status{}, nil
+	}
+	return true, status(ops[0]), opError(ops[0])
+}
+
+// Testall reports whether every request has completed; if so all are retired.
+func (r *Rank) Testall(reqs ...*Request) (bool, error) {
+	if err := r.enter(); err != nil {
+		return false, err
+	}
+	ops, err := r.reqOps("Testall", reqs)
+	if err != nil {
+		return false, err
+	}
+	call := r.waitCall(trace.OpTestall, ops, callerPC())
+	if !r.w.eng.Test(call, ops) {
+		return false, nil
+	}
+	for _, op := range ops {
+		if err := opError(op); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// Free releases the request without waiting for it. Freeing an active request
+// is reported as a missing Wait.
+func (q *Request) Free() error {
+	r := q.r
+	if err := r.enter(); err != nil {
+		return err
+	}
+	call := r.waitCall(trace.OpFree, []*sim.Op{q.op}, callerPC())
+	r.w.eng.Free(call, q.op)
+	return nil
+}
+
+// Sendrecv sends sendbuf to dst and receives into recvbuf from src, posting
+// both at once so that exchanges between ranks cannot deadlock.
+func (r *Rank) Sendrecv(sendbuf *Buffer, dst, sendtag int, recvbuf *Buffer, src, recvtag int) (Status, error) {
+	if err := r.enter(); err != nil {
+		return Status{}, err
+	}
+	pc := callerPC()
+	s := r.msgOp(trace.OpSendrecv, sendbuf, dst, sendtag, pc)
+	r.w.eng.PostSend(s)
+	rv := r.msgOp(trace.OpRecv, recvbuf, src, recvtag, pc)
+	r.w.eng.PostRecv(rv)
+	err := r.block(rv, []*sim.Op{s, rv}, false)
+	return status(rv), err
+}
+
+// Compute advances this rank's virtual clock by d, standing for work on the device.
+func (r *Rank) Compute(d time.Duration) error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	call := r.w.eng.NewOp(r.id, trace.OpCompute)
+	call.Site = callerPC()
+	call.Count = int64(d)
+	r.w.eng.Post(call)
+	if !r.w.eng.Compute(call, int64(d)) {
+		return r.pause(call)
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Block makes rank r wait in call until all (or, with any, one) of ops are
+// done. It returns true when the condition already holds: the call completes
+// and the rank goes on. Otherwise the rank is blocked and the driver must
+// return to Next; when Next hands the rank back, the call has completed.
+func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
+	rk := e.ranks[call.Rank]
+	rk.wait = waitAll
+	if any {
+		rk.wait = waitAny
+	}
+	rk.waitOn = ops
+	if e.waitSatisfied(rk) {
+		rk.wait, rk.waitOn = waitNone, nil
+		e.finishCall(call, rk.clock)
+		return e.yieldIfLate(rk)
+	}
+	rk.state = stateBlocked
+	rk.blockedIn = call
+	return false
+}
+
+// finishCall completes a call op whose condition holds, and fills its status.
+func (e *Engine) finishCall(call *Op, t int64) {
+	rk := e.ranks[call.Rank]
+	if call.Kind == trace.OpWaitany {
+		call.Source = -1
+		for i, op := range call.Reqs {
+			if op.done {
+				call.Source = i // Waitany's index travels in Source
+				e.retire(rk, op)
+				break
+			}
+		}
+	} else {
+		for _, op := range call.Reqs {
+			e.retire(rk, op)
+		}
+	}
+	e.complete(call, t)
+}
+
+// yieldIfLate queues a resume for the rank when events are due before its
+// clock, so a rank never runs ahead of the rest of the world.
+func (e *Engine) yieldIfLate(rk *rank) bool {
+	if e.mayContinue(rk) {
+		return true
+	}
+	rk.state = stateReady
+	e.push(event{t: rk.clock, kind: evResume, rank: int32(rk.id)})
+	return false
+}
+
+// retire drops a waited op from the rank's active requests.
+func (e *Engine) retire(rk *rank, op *Op) {
+	if op.Req == 0 || op.waited {
+		return
+	}
+	op.waited = true
+	if i := slices.Index(rk.active, op); i >= 0 {
+		rk.active = slices.Delete(rk.active, i, i+1)
+	}
+}
+
+// Test reports whether all ops are done; if so they are retired like a Wait.
+func (e *Engine) Test(call *Op, ops []*Op) bool {
+	rk := e.ranks[call.Rank]
+	all := true
+	for _, op := range ops {
+		if !op.done {
+			all = false
+		}
+	}
+	if all {
+		for _, op := range ops {
+			e.retire(rk, op)
+		}
+	}
+	e.complete(call, rk.clock)
+	return all
+}
+
+// Free releases a request. Freeing an active request is a missing Wait: the
+// op still completes, but nothing will ever know when.
+func (e *Engine) Free(call *Op, op *Op) {
+	rk := e.ranks[call.Rank]
+	if !op.done && !op.freed {
+		e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
+			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) freed while still active", op.Rank, op.Kind, op.Peer, op.Tag)})
+	}
+	op.freed = true
+	e.retire(rk, op)
+	e.complete(call, rk.clock)
+}
+
+// Compute advances rank r's clock by d ns. It returns false when the rank
+// must yield to events due earlier.
+func (e *Engine) Compute(call *Op, d int64) bool {
+	rk := e.ranks[call.Rank]
+	rk.clock += d
+	e.complete(call, rk.clock)
+	return e.yieldIfLate(rk)
+}
+
+// Finalize ends rank r: its function returned. What it left active is a missing Wait.
+func (e *Engine) Finalize(call *Op) {
+	rk := e.ranks[call.Rank]
+	e.complete(call, rk.clock)
+	for _, op := range rk.active {
+		state := "never completed"
+		if op.done {
+			state = "completed but never waited"
+		}
+		e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
+			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) %s before the rank finished", op.Rank, op.Kind, op.Peer, op.Tag, state)})
+	}
+	rk.active = nil
+	ids := make([]int, 0, len(rk.streams))
+	for id := range rk.streams {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if st := rk.streams[id]; !st.empty() {
+			op := st.entries[0][0]
+			e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
+				Message: fmt.Sprintf("rank %d: stream %d still had %s (peer %d) pending when the rank finished: Synchronize the stream before using its buffers", op.Rank, st.id, op.Kind, op.Peer)})
+		}
+	}
+	rk.state = stateDone
+	e.nDone++
+}
+
+// End reports what is left once no rank can run: sends nobody received.
+func (e *Engine) End() {
+	for _, rk := range e.ranks {
+		for _, s := range rk.unexpected {
+			if s.done && !e.stuck {
+				e.problem(Problem{Kind: KindUnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
+					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, s.Kind, rk.id, s.Tag, s.Bytes)})
+			}
+		}
+	}
+}
+
+// Group calls.
+
+// GroupStart opens a group on rank r: stream ops are held until GroupEnd.
+func (e *Engine) GroupStart(call *Op) {
+	rk := e.ranks[call.Rank]
+	rk.groupDepth++
+	e.complete(call, rk.clock)
+}
+
+// GroupEnd closes a group; at the outermost GroupEnd the held ops are enqueued
+// together, one entry per stream, so they progress together.
+func (e *Engine) GroupEnd(call *Op) {
+	rk := e.ranks[call.Rank]
+	if rk.groupDepth == 0 {
+		call.Err = trace.ErrInvalid
+		e.problem(Problem{Kind: KindInvalid, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: fmt.Sprintf("rank %d: GroupEnd without GroupStart", call.Rank)})
+		e.complete(call, rk.clock)
+		return
+	}
+	rk.groupDepth--
+	if rk.groupDepth == 0 {
+		ops := rk.groupOps
+		rk.groupOps = nil
+		var order []int
+		by := map[int][]*Op{}
+		for _, op := range ops {
+			if _, ok := by[op.Stream]; !ok {
+				order = append(order, op.Stream)
+			}
+			by[op.Stream] = append(by[op.Stream], op)
+		}
+		for _, id := range order {
+			e.stream(rk, id).enqueue(e, by[id], rk.clock)
+		}
+	}
+	e.complete(call, rk.clock)
+}
+
+// StreamOp enqueues a stream send or recv (op.Kind OpStreamSend/OpStreamRecv, op.Stream set).
+func (e *Engine) StreamOp(op *Op) {
+	rk := e.ranks[op.Rank]
+	op.Comm = CommStreams
+	op.Tag = 0
+	e.observePost(op)
+	op.stream = e.stream(rk, op.Stream)
+	if rk.groupDepth > 0 {
+		rk.groupOps = append(rk.groupOps, op)
+		return
+	}
+	op.stream.enqueue(e, []*Op{op}, rk.clock)
+}
+
+// Synchronize blocks the rank until the stream is drained.
+func (e *Engine) Synchronize(call *Op) bool {
+	rk := e.ranks[call.Rank]
+	st := e.stream(rk, call.Stream)
+	if st.empty() {
+		e.complete(call, rk.clock)
+		return e.yieldIfLate(rk)
+	}
+	rk.wait = waitStream
+	rk.waitSt = st
+	rk.state = stateBlocked
+	rk.blockedIn = call
+	return false
+}
+
+func (e *Engine) stream(rk *rank, id int) *stream {
+	st := rk.streams[id]
+	if st == nil {
+		st = &stream{rank: rk.id, id: id}
+		rk.streams[id] = st
+	}
+	return st
+}
+
+// stream is an in-order queue of entries; an entry is one op or one group's ops.
+type stream struct {
+	rank, id int
+	entries  [][]*Op
+}
+
+func (st *stream) empty() bool { return len(st.entries) == 0 }
+
+func (st *stream) enqueue(e *Engine, ops []*Op, t int64) {
+	for _, op := range ops {
+		op.stream = st
+	}
+	st.entries = append(st.entries, ops)
+	if len(st.entries) == 1 {
+		st.start(e, t)
+	}
+}
+
+// start posts the head entry's ops at time t.
+func (st *stream) start(e *Engine, t int64) {
+	for _, op := range st.entries[0] {
+		if op.Kind == trace.OpStreamSend {
+			e.postSend(op, t)
+		} else {
+			e.postRecv(op, t)
+		}
+	}
+}
+
+func (st *stream) opDone(e *Engine, op *Op, t int64) {
+	if len(st.entries) == 0 {
+		return
+	}
+	for _, o := range st.entries[0] {
+		if !o.done {
+			return
+		}
+	}
+	st.entries = st.entries[1:]
+	if len(st.entries) > 0 {
+		st.start(e, t)
+		return
+	}
+	rk := e.ranks[st.rank]
+	if rk.state == stateBlocked && rk.wait == waitStream && rk.waitSt == st {
+		rk.state = stateReady
+		e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+	}
+}

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Defaults of the link model and the eager protocol.
+const (
+	DefaultEagerLimit = 64 << 10       // bytes; messages up to this size are sent eagerly
+	DefaultLatency    = 2 * time.Microsecond
+	DefaultBandwidth  = 25e9 // bytes per second (an NVLink-class link)
+)
+
+// Config configures an Engine.
+type Config struct {
+	Ranks      int
+	Seed       uint64
+	EagerLimit int64         // 0 means DefaultEagerLimit; negative means no eager sends
+	Latency    time.Duration // 0 means DefaultLatency
+	Bandwidth  float64       // bytes/s; 0 means DefaultBandwidth
+	Faults     faults.Injector
+	// Observer, if set, sees every op when it is posted and when it completes.
+	Observer Observer
+}
+
+// Observer is told about ops as the engine processes them (the recorder is one).
+type Observer interface {
+	Posted(op *Op)
+	Completed(op *Op)
+}
+
+// Rank states.
+type rankState uint8
+
+const (
+	stateReady   rankState = iota // has a resume event queued or is running
+	stateBlocked                  // waiting on a condition
+	stateDone                     // finalized
+)
+
+type waitKind uint8
+
+const (
+	waitNone waitKind = iota
+	waitAll
+	waitAny
+	waitStream
+	waitCompute
+)
+
+type rank struct {
+	id     int
+	clock  int64
+	state  rankState
+	wait   waitKind
+	waitOn []*Op
+	waitSt *stream
+	// blockedIn is the op (call) the rank is blocked in, for reports.
+	blockedIn *Op
+	// posted holds this rank's unmatched receives in post order.
+	posted []*Op
+	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
+	unexpected []*Op
+	// inTransit per source: sends whose envelope is still on its way (FIFO keeps non-overtaking).
+	inTransit map[int][]*Op
+	// lastArrive per source: arrival time of the latest envelope, so a later send never overtakes.
+	lastArrive map[int]int64
+	streams    map[int]*stream
+	groupDepth int
+	groupOps   []*Op
+	active     []*Op // nonblocking ops not yet waited, tested complete or freed
+	seq        uint64
+	nextReq    uint64
+}
+
+// Engine is the deterministic simulation core: matching, modes, requests,
+// streams, groups, the virtual clock and the event queue. It has no goroutines:
+// a driver calls Next to learn which rank runs, then makes that rank's calls.
+type Engine struct {
+	cfg      Config
+	eager    int64
+	latency  int64
+	bw       float64
+	rng      *rand.Rand
+	ranks    []*rank
+	queue    eventQueue
+	now      int64
+	current  int // the rank the driver is running, or -1
+	problems []Problem
+	stuck    bool
+	nDone    int
+	sync     bool
+	mutate   bool
+}
+
+// New returns an engine for cfg.
+func New(cfg Config) *Engine {
+	e := &Engine{cfg: cfg, current: -1}
+	e.eager = cfg.EagerLimit
+	if e.eager == 0 {
+		e.eager = DefaultEagerLimit
+	}
+	e.latency = int64(cfg.Latency)
+	if e.latency == 0 {
+		e.latency = int64(DefaultLatency)
+	}
+	e.bw = cfg.Bandwidth
+	if e.bw == 0 {
+		e.bw = DefaultBandwidth
+	}
+	e.rng = rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	if cfg.Faults != nil {
+		e.sync = cfg.Faults.Sync()
+		e.mutate = cfg.Faults.Mutate()
+	}
+	e.ranks = make([]*rank, cfg.Ranks)
+	for i := range e.ranks {
+		e.ranks[i] = &rank{id: i, inTransit: map[int][]*Op{}, lastArrive: map[int]int64{}, streams: map[int]*stream{}}
+		e.push(event{t: 0, kind: evResume, rank: int32(i)})
+	}
+	return e
+}
+
+// Size is the number of ranks.
+func (e *Engine) Size() int { return len(e.ranks) }
+
+// Clock is the virtual time of rank r in nanoseconds.
+func (e *Engine) Clock(r int) int64 { return e.ranks[r].clock }
+
+// Problems returns what the run got wrong so far, in the order found.
+func (e *Engine) Problems() []Problem { return e.problems }
+
+// Stuck reports whether the run stopped because no rank could progress.
+func (e *Engine) Stuck() bool { return e.stuck }
+
+func (e *Engine) push(ev event) {
+	ev.tie = e.rng.Uint64()
+	e.queue.push(ev)
+}
+
+// Next processes queued events until a rank is to run and returns it. ok is
+// false when no rank can run: either every rank is done, or the run is stuck
+// (see Stuck), in which case the engine has recorded a stuck Problem.
+func (e *Engine) Next() (r int, ok bool) {
+	e.current = -1
+	for e.queue.len() > 0 {
+		ev := e.queue.pop()
+		if ev.t > e.now {
+			e.now = ev.t
+		}
+		switch ev.kind {
+		case evResume:
+			rk := e.ranks[ev.rank]
+			if rk.state == stateDone {
+				continue
+			}
+			if ev.t > rk.clock {
+				rk.clock = ev.t
+			}
+			if c := rk.blockedIn; c != nil {
+				e.finishCall(c, rk.clock)
+			}
+			rk.state = stateReady
+			rk.wait = waitNone
+			rk.waitOn = nil
+			rk.waitSt = nil
+			rk.blockedIn = nil
+			e.current = int(ev.rank)
+			return int(ev.rank), true
+		case evArrive:
+			e.arrive(ev.op)
+		case evComplete:
+			e.transferDone(ev.op)
+		}
+	}
+	if e.nDone < len(e.ranks) && !e.stuck {
+		e.stuck = true
+		e.problems = append(e.problems, e.stuckProblem())
+	}
+	return -1, false
+}
+
+// Blocked reports whether rank r is blocked (only meaningful once Next said
+// the run is stuck).
+func (e *Engine) Blocked(r int) bool { return e.ranks[r].state == stateBlocked }
+
+// BlockedOp returns the call rank r is blocked in, or nil.
+func (e *Engine) BlockedOp(r int) *Op { return e.ranks[r].blockedIn }
+
+// mayContinue says whether the running rank may go on without yielding: no
+// queued event is earlier than its clock.
+func (e *Engine) mayContinue(rk *rank) bool {
+	return e.queue.len() == 0 || rk.clock <= e.queue.minTime()
+}
+
+func (e *Engine) newOp(r int, kind trace.Op) *Op {
+	rk := e.ranks[r]
+	op := &Op{Rank: r, Seq: rk.seq, Kind: kind, PostT: rk.clock, MatchRank: trace.NoRank, Source: trace.NoRank}
+	rk.seq++
+	return op
+}
+
+func (e *Engine) observePost(op *Op) {
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.Posted(op)
+	}
+}
+
+func (e *Engine) complete(op *Op, t int64) {
+	if op.done {
+		return
+	}
+	op.done = true
+	op.DoneT = t
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.Completed(op)
+	}
+	if op.stream != nil {
+		op.stream.opDone(e, op, t)
+	}
+	rk := e.ranks[op.Rank]
+	if rk.state == stateBlocked && rk.wait != waitStream && rk.wait != waitCompute {
+		if e.waitSatisfied(rk) {
+			rk.state = stateReady
+			e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+		}
+	}
+}
+
+func (e *Engine) waitSatisfied(rk *rank) bool {
+	switch rk.wait {
+	case waitAll:
+		for _, op := range rk.waitOn {
+			if !op.done {
+				return false
+			}
+		}
+		return true
+	case waitAny:
+		for _, op := range rk.waitOn {
+			if op.done {
+				return true
+			}
+		}
+		return len(rk.waitOn) == 0
+	case waitStream:
+		return rk.waitSt.empty()
+	}
+	return true
+}
+
+func (e *Engine) problem(p Problem) { e.problems = append(e.problems, p) }
+
+// ErrRunStuck is returned by calls made after the run was found stuck.
+var ErrRunStuck = errors.New("run is stuck")

@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Kind names a kind of problem. The strings are the finding kinds of the report.
+type Kind string
+
+const (
+	KindDeadlock         Kind = "deadlock"
+	KindHang             Kind = "hang"
+	KindUnmatchedSend    Kind = "unmatched-send"
+	KindTruncation       Kind = "truncation"
+	KindTypeMismatch     Kind = "type-mismatch"
+	KindCountMismatch    Kind = "count-mismatch"
+	KindMissingWait      Kind = "missing-wait"
+	KindReadyWithoutRecv Kind = "ready-without-recv"
+	KindInvalid          Kind = "invalid-call"
+)
+
+// Problem is something a run did wrong, found by the engine itself.
+type Problem struct {
+	Kind    Kind
+	Ranks   []int
+	Ops     []*Op // the culprit ops; for a stuck run, the call each blocked rank is in
+	Message string
+	// Stuck details: one line per blocked rank, the wait-for cycle if any
+	// (ranks in order, first repeated at the end), and the nearest unmatched
+	// candidates for the waits.
+	Blocked    []Blocked
+	Cycle      []int
+	Candidates []string
+}
+
+// Blocked is one rank of a stuck run.
+type Blocked struct {
+	Rank    int
+	Call    *Op   // the call the rank is blocked in
+	Pending []*Op // the message ops that call waits for
+	WaitsOn []int // ranks that could still unblock it
+}
+
+// SiteFunc renders a call-site handle as "file:line".
+type SiteFunc func(site uintptr) string
+
+// Describe renders an op like "Send to rank 1 tag 0 (4194304 bytes)".
+func Describe(op *Op) string {
+	var b strings.Builder
+	b.WriteString(op.Kind.String())
+	switch {
+	case op.Kind.IsSend():
+		fmt.Fprintf(&b, " to rank %d", op.Peer)
+	case op.Kind.IsRecv():
+		if op.Peer == trace.AnySource {
+			b.WriteString(" from any rank")
+		} else {
+			fmt.Fprintf(&b, " from rank %d", op.Peer)
+		}
+	}
+	if (op.Kind.IsSend() || op.Kind.IsRecv()) && op.Comm != CommStreams {
+		if op.Tag == trace.AnyTag {
+			b.WriteString(" any tag")
+		} else {
+			fmt.Fprintf(&b, " tag %d", op.Tag)
+		}
+	}
+	if op.Kind.IsSend() || op.Kind.IsRecv() {
+		fmt.Fprintf(&b, " (%d bytes)", op.Bytes)
+	}
+	return b.String()
+}
+
+// Format renders the problem with call sites resolved by site.
+func (p *Problem) Format(site SiteFunc) string {
+	at := func(op *Op) string {
+		if site == nil {
+			return ""
+		}
+		if s := site(op.Site); s != "" {
+			return " at " + s
+		}
+		return ""
+	}
+	if p.Kind != KindDeadlock && p.Kind != KindHang {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %s", p.Kind, p.Message)
+		for _, op := range p.Ops {
+			fmt.Fprintf(&b, "\n    rank %d: %s%s", op.Rank, Describe(op), at(op))
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", p.Kind, p.Message)
+	for _, bl := range p.Blocked {
+		fmt.Fprintf(&b, "\n    rank %d blocked in %s%s", bl.Rank, Describe(bl.Call), at(bl.Call))
+		for _, op := range bl.Pending {
+			if op != bl.Call {
+				fmt.Fprintf(&b, "\n        waiting for %s%s", Describe(op), at(op))
+			}
+		}
+	}
+	for _, c := range p.Candidates {
+		fmt.Fprintf(&b, "\n    nearest candidate: %s", c)
+	}
+	return b.String()
+}
+
+// stuckProblem builds the deadlock/hang report of a run in which no rank can run.
+func (e *Engine) stuckProblem() Problem {
+	p := Problem{Kind: KindHang}
+	waits := map[int][]int{}
+	for _, rk := range e.ranks {
+		if rk.state != stateBlocked {
+			continue
+		}
+		bl := Blocked{Rank: rk.id, Call: rk.blockedIn}
+		switch rk.wait {
+		case waitStream:
+			if !rk.waitSt.empty() {
+				bl.Pending = append(bl.Pending, rk.waitSt.entries[0]...)
+			}
+		default:
+			for _, op := range rk.waitOn {
+				if !op.done {
+					bl.Pending = append(bl.Pending, op)
+				}
+			}
+		}
+		for _, op := range bl.Pending {
+			if op.Peer == trace.AnySource {
+				for _, o := range e.ranks {
+					if o.id != rk.id && o.state != stateDone {
+						bl.WaitsOn = append(bl.WaitsOn, o.id)
+					}
+				}
+			} else if op.Peer >= 0 && op.Peer < len(e.ranks) {
+				bl.WaitsOn = append(bl.WaitsOn, op.Peer)
+			}
+		}
+		slices.Sort(bl.WaitsOn)
+		bl.WaitsOn = slices.Compact(bl.WaitsOn)
+		waits[rk.id] = bl.WaitsOn
+		p.Blocked = append(p.Blocked, bl)
+		p.Ranks = append(p.Ranks, rk.id)
+		p.Ops = append(p.Ops, bl.Call)
+		for _, op := range bl.Pending {
+			if c := e.candidate(op); c != "" {
+				p.Candidates = append(p.Candidates, c)
+			}
+		}
+	}
+	p.Cycle = findCycle(p.Ranks, waits, e.ranks)
+	if p.Cycle != nil {
+		p.Kind = KindDeadlock
+		parts := make([]string, len(p.Cycle))
+		for i, r := range p.Cycle {
+			parts[i] = fmt.Sprint(r)
+		}
+		p.Message = "no rank can progress; wait-for cycle: rank " + strings.Join(parts, " -> rank ")
+	} else {
+		var why []string
+		for _, bl := range p.Blocked {
+			for _, w := range bl.WaitsOn {
+				if e.ranks[w].state == stateDone {
+					why = append(why, fmt.Sprintf("rank %d waits on rank %d, which has finished", bl.Rank, w))
+				} else {
+					why = append(why, fmt.Sprintf("rank %d waits on rank %d", bl.Rank, w))
+				}
+			}
+			if len(bl.WaitsOn) == 0 {
+				why = append(why, fmt.Sprintf("rank %d waits for a message no rank can send", bl.Rank))
+			}
+		}
+		p.Message = "no rank can progress; " + strings.Join(why, "; ")
+	}
+	return p
+}
+
+// candidate names the nearest unmatched op that op could have meant to match.
+func (e *Engine) candidate(op *Op) string {
+	if op.Kind.IsRecv() {
+		me := e.ranks[op.Rank]
+		for _, s := range me.unexpected {
+			if s.Comm == op.Comm {
+				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, Describe(op))
+			}
+		}
+		if op.Peer >= 0 && op.Peer < len(e.ranks) {
+			for _, rk := range e.ranks {
+				for _, s := range rk.unexpected {
+					if s.Rank == op.Peer && s.Comm == op.Comm {
+						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, Describe(op))
+					}
+				}
+			}
+		}
+		return ""
+	}
+	if op.Kind.IsSend() && op.Peer >= 0 && op.Peer < len(e.ranks) {
+		dst := e.ranks[op.Peer]
+		for _, r := range dst.posted {
+			if r.Comm == op.Comm {
+				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, Describe(r), op.Rank, Describe(op))
+			}
+		}
+		if dst.state == stateDone {
+			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, Describe(op), dst.id)
+		}
+	}
+	return ""
+}
+
+// findCycle returns a cycle of the wait-for graph among blocked ranks, or nil.
+func findCycle(blocked []int, waits map[int][]int, ranks []*rank) []int {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[int]int{}
+	var stack []int
+	var found []int
+	var visit func(r int) bool
+	visit = func(r int) bool {
+		color[r] = grey
+		stack = append(stack, r)
+		for _, w := range waits[r] {
+			if ranks[w].state != stateBlocked {
+				continue
+			}
+			switch color[w] {
+			case grey:
+				i := slices.Index(stack, w)
+				found = append(append([]int(nil), stack[i:]...), w)
+				return true
+			case white:
+				if visit(w) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[r] = black
+		return false
+	}
+	for _, r := range blocked {
+		if color[r] == white && visit(r) {
+			return found
+		}
+	}
+	return nil
+}
