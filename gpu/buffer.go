@@ -22,11 +22,11 @@ const (
 // Buffer is device memory of one rank: count elements of one dtype. Host code
 // fills and checks it through the typed views; communication calls move it.
 type Buffer struct {
-	alloc  uint32
-	dtype  Dtype
-	off    int   // byte offset in the allocation
-	count  int   // elements
-	data   []byte // exactly this buffer's bytes
+	alloc uint32
+	dtype Dtype
+	off   int    // byte offset in the allocation
+	count int    // elements
+	data  []byte // exactly this buffer's bytes
 }
 
 // Alloc allocates a zeroed buffer of count elements of dtype on this rank.

@@ -11,7 +11,7 @@ import (
 
 // Defaults of the link model and the eager protocol.
 const (
-	DefaultEagerLimit = 64 << 10       // bytes; messages up to this size are sent eagerly
+	DefaultEagerLimit = 64 << 10 // bytes; messages up to this size are sent eagerly
 	DefaultLatency    = 2 * time.Microsecond
 	DefaultBandwidth  = 25e9 // bytes per second (an NVLink-class link)
 )
