@@ -1,0 +1,19 @@
+// Package sim is the deterministic simulation engine under package gpu and
+// the replayer: matching, send modes, requests, streams, groups, the virtual
+// clock and one event queue ordered by (virtual time, seeded tie).
+//
+// It has no goroutines. A driver loops:
+//
+//	for {
+//		r, ok := e.Next() // processes arrivals and completions, picks the rank to run
+//		if !ok {
+//			break // all done, or e.Stuck()
+//		}
+//		// make rank r's calls: NewOp, PostSend, PostRecv, Block, Compute, ...
+//		// until one returns false (the rank blocked or must yield)
+//	}
+//
+// The code driver (package gpu) runs user goroutines this way; the trace
+// driver (package replay) steps cursors over a recorded trace. Both meet the
+// same rules, written once here.
+package sim
