@@ -3,7 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -229,14 +228,4 @@ func appendOnce(errs []error, err error) []error {
 		}
 	}
 	return append(errs, err)
-}
-
-// callerPC returns the program counter of the user code that called the
-// exported runtime method which called callerPC.
-func callerPC() uintptr {
-	var pc [1]uintptr
-	if runtime.Callers(3, pc[:]) == 0 {
-		return 0
-	}
-	return pc[0]
 }

@@ -131,26 +131,36 @@ func (r *Rank) block(call *sim.Op, ops []*sim.Op, any bool) error {
 // Send is a blocking standard-mode send of buf to rank dst with tag: eager
 // (returns at once) up to the eager limit, rendezvous (waits for the matching
 // receive and the transfer) above it.
+//
+//go:noinline
 func (r *Rank) Send(buf *Buffer, dst, tag int) error {
 	return r.send(trace.OpSend, sim.Standard, buf, dst, tag, callerPC())
 }
 
 // Ssend is a synchronous send: it returns only once the matching receive has started.
+//
+//go:noinline
 func (r *Rank) Ssend(buf *Buffer, dst, tag int) error {
 	return r.send(trace.OpSsend, sim.Synchronous, buf, dst, tag, callerPC())
 }
 
 // Bsend is a buffered send: it always completes locally.
+//
+//go:noinline
 func (r *Rank) Bsend(buf *Buffer, dst, tag int) error {
 	return r.send(trace.OpBsend, sim.Buffered, buf, dst, tag, callerPC())
 }
 
 // Rsend is a ready send: erroneous unless the matching receive is already posted.
+//
+//go:noinline
 func (r *Rank) Rsend(buf *Buffer, dst, tag int) error {
 	return r.send(trace.OpRsend, sim.Ready, buf, dst, tag, callerPC())
 }
 
 // Recv is a blocking receive into buf from rank src (or AnySource) with tag (or AnyTag).
+//
+//go:noinline
 func (r *Rank) Recv(buf *Buffer, src, tag int) (Status, error) {
 	if err := r.enter(); err != nil {
 		return Status{}, err
@@ -181,16 +191,22 @@ func (r *Rank) isend(kind trace.Op, mode sim.Mode, buf *Buffer, dst, tag int, pc
 
 // Isend starts a standard-mode send and returns at once. The buffer must not
 // be written until the request completes (Wait, Test).
+//
+//go:noinline
 func (r *Rank) Isend(buf *Buffer, dst, tag int) (*Request, error) {
 	return r.isend(trace.OpIsend, sim.Standard, buf, dst, tag, callerPC())
 }
 
 // Issend starts a synchronous send.
+//
+//go:noinline
 func (r *Rank) Issend(buf *Buffer, dst, tag int) (*Request, error) {
 	return r.isend(trace.OpIssend, sim.Synchronous, buf, dst, tag, callerPC())
 }
 
 // Irecv starts a receive and returns at once. The buffer must not be read until the request completes.
+//
+//go:noinline
 func (r *Rank) Irecv(buf *Buffer, src, tag int) (*Request, error) {
 	if err := r.enter(); err != nil {
 		return nil, err
@@ -224,6 +240,8 @@ func (r *Rank) waitCall(kind trace.Op, ops []*sim.Op, pc uintptr) *sim.Op {
 }
 
 // Wait blocks until the request completes and returns its status.
+//
+//go:noinline
 func (r *Rank) Wait(q *Request) (Status, error) {
 	if err := r.enter(); err != nil {
 		return Status{}, err
@@ -241,6 +259,8 @@ func (r *Rank) Wait(q *Request) (Status, error) {
 }
 
 // Waitall blocks until every request completes.
+//
+//go:noinline
 func (r *Rank) Waitall(reqs ...*Request) error {
 	if err := r.enter(); err != nil {
 		return err
@@ -255,6 +275,8 @@ func (r *Rank) Waitall(reqs ...*Request) error {
 
 // Waitany blocks until one of the requests completes and returns its index
 // (in reqs) and status. With no active request it returns -1 at once.
+//
+//go:noinline
 func (r *Rank) Waitany(reqs ...*Request) (int, Status, error) {
 	if err := r.enter(); err != nil {
 		return -1, Status{}, err
@@ -283,6 +305,8 @@ func (r *Rank) Waitany(reqs ...*Request) (int, Status, error) {
 }
 
 // Test reports whether the request has completed; if so it is retired like a Wait.
+//
+//go:noinline
 func (r *Rank) Test(q *Request) (bool, Status, error) {
 	if err := r.enter(); err != nil {
 		return false, Status{}, err
@@ -302,6 +326,8 @@ func (r *Rank) Test(q *Request) (bool, Status, error) {
 }
 
 // Testall reports whether every request has completed; if so all are retired.
+//
+//go:noinline
 func (r *Rank) Testall(reqs ...*Request) (bool, error) {
 	if err := r.enter(); err != nil {
 		return false, err
@@ -324,6 +350,8 @@ func (r *Rank) Testall(reqs ...*Request) (bool, error) {
 
 // Free releases the request without waiting for it. Freeing an active request
 // is reported as a missing Wait.
+//
+//go:noinline
 func (q *Request) Free() error {
 	r := q.r
 	if err := r.enter(); err != nil {
@@ -336,6 +364,8 @@ func (q *Request) Free() error {
 
 // Sendrecv sends sendbuf to dst and receives into recvbuf from src, posting
 // both at once so that exchanges between ranks cannot deadlock.
+//
+//go:noinline
 func (r *Rank) Sendrecv(sendbuf *Buffer, dst, sendtag int, recvbuf *Buffer, src, recvtag int) (Status, error) {
 	if err := r.enter(); err != nil {
 		return Status{}, err
@@ -350,6 +380,8 @@ func (r *Rank) Sendrecv(sendbuf *Buffer, dst, sendtag int, recvbuf *Buffer, src,
 }
 
 // Compute advances this rank's virtual clock by d, standing for work on the device.
+//
+//go:noinline
 func (r *Rank) Compute(d time.Duration) error {
 	if err := r.enter(); err != nil {
 		return err

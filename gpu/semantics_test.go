@@ -2,6 +2,8 @@ package gpu_test
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -676,4 +678,28 @@ func (syncFaults) Sync() bool   { return true }
 func (syncFaults) Mutate() bool { return false }
 func (syncFaults) Message(m faultsMessage) faultsAction {
 	return faultsAction{}
+}
+
+func TestCallSiteIsTheUserLine(t *testing.T) {
+	lines := make([]int, 2)
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Float32, large)
+		var err error
+		if r.ID() == 0 {
+			_, _, lines[0], _ = runtime.Caller(0)
+			err = r.Send(b, 1, 0)
+		} else {
+			_, _, lines[1], _ = runtime.Caller(0)
+			_, err = r.Recv(b, 0, 3)
+		}
+		return err
+	})
+	for i, want := range []string{
+		fmt.Sprintf("rank 0 blocked in Send to rank 1 tag 0 (4194304 bytes) at semantics_test.go:%d", lines[0]+1),
+		fmt.Sprintf("rank 1 blocked in Recv from rank 0 tag 3 (4194304 bytes) at semantics_test.go:%d", lines[1]+1),
+	} {
+		if !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("rank %d: missing %q in\n%v", i, want, err)
+		}
+	}
 }

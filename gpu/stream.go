@@ -35,16 +35,22 @@ func (s *Stream) enqueue(kind trace.Op, buf *Buffer, peer int, pc uintptr) error
 
 // Send enqueues a send of buf to rank peer. The i-th send to a peer matches
 // that peer's i-th recv from this rank; counts and datatypes must agree.
+//
+//go:noinline
 func (s *Stream) Send(buf *Buffer, peer int) error {
 	return s.enqueue(trace.OpStreamSend, buf, peer, callerPC())
 }
 
 // Recv enqueues a receive into buf from rank peer.
+//
+//go:noinline
 func (s *Stream) Recv(buf *Buffer, peer int) error {
 	return s.enqueue(trace.OpStreamRecv, buf, peer, callerPC())
 }
 
 // Synchronize blocks the host until every op enqueued on the stream is done.
+//
+//go:noinline
 func (s *Stream) Synchronize() error {
 	r := s.r
 	if err := r.enter(); err != nil {
@@ -62,6 +68,8 @@ func (s *Stream) Synchronize() error {
 
 // GroupStart begins a group: stream ops enqueued until the matching GroupEnd
 // progress together, so simultaneous exchanges do not deadlock.
+//
+//go:noinline
 func (r *Rank) GroupStart() error {
 	if err := r.enter(); err != nil {
 		return err
@@ -74,6 +82,8 @@ func (r *Rank) GroupStart() error {
 }
 
 // GroupEnd ends a group and enqueues its ops.
+//
+//go:noinline
 func (r *Rank) GroupEnd() error {
 	if err := r.enter(); err != nil {
 		return err

@@ -65,6 +65,9 @@ type Op struct {
 // Done reports whether the op has completed.
 func (op *Op) Done() bool { return op.done }
 
+// Eager reports whether the send was delivered eagerly (copied at post).
+func (op *Op) Eager() bool { return op.eager }
+
 // Waited reports whether the op's request was retired by a Wait, a
 // successful Test or Free.
 func (op *Op) Waited() bool { return op.waited }
