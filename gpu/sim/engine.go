@@ -96,6 +96,7 @@ type Engine struct {
 	nDone    int
 	sync     bool
 	mutate   bool
+	inPost   *Op // the send being posted, while its envelope is matched synchronously
 }
 
 // New returns an engine for cfg.

@@ -92,7 +92,9 @@ func (e *Engine) postSend(op *Op, t int64) {
 	op.arriveT = arrive
 	q := dst.inTransit[op.Rank]
 	if arrive == t && len(q) == 0 {
+		e.inPost = op
 		e.deliverEnvelope(dst, op, t)
+		e.inPost = nil
 		return
 	}
 	dst.inTransit[op.Rank] = append(q, op)
@@ -176,16 +178,17 @@ func (e *Engine) match(s, r *Op, t int64) {
 	} else {
 		r.StatusCnt = n
 	}
+	r.fromPost = s.eager || (!e.mutate && e.inPost == s)
 	if s.eager {
 		// The data travelled with the envelope; it lands one transfer after the post.
-		copy(r.Data, s.snapshot[:n])
+		copy(r.Data, s.snapshot[:min(n, int64(len(s.snapshot)))])
 		s.snapshot = nil
 		done := max(t, s.PostT+s.Delay+e.transferTime(s.Bytes))
 		e.push(event{t: done, kind: evComplete, op: r})
 		return
 	}
 	if !e.mutate {
-		copy(r.Data, s.Data[:n]) // the transfer reads the send buffer when it starts
+		copyPayload(r.Data, s.Data, n) // the transfer reads the send buffer when it starts
 	}
 	done := t + e.transferTime(s.Bytes)
 	e.push(event{t: done, kind: evComplete, op: r})
@@ -196,8 +199,15 @@ func (e *Engine) transferDone(r *Op) {
 	s := r.match
 	if !s.eager && e.mutate {
 		// Latest legal moment: the send completes now, so its buffer is read now.
-		copy(r.Data, s.Data[:min(s.Bytes, r.Bytes)])
+		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))
 	}
 	e.complete(r, e.now)
 	e.complete(s, e.now)
+}
+
+// copyPayload copies n bytes of a message. A replayed trace has no payloads
+// (nil buffers): then nothing is copied.
+func copyPayload(dst, src []byte, n int64) {
+	n = min(n, int64(len(dst)), int64(len(src)))
+	copy(dst[:n], src[:n])
 }

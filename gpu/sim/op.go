@@ -47,20 +47,28 @@ type Op struct {
 	StatusTag int
 	StatusCnt int64
 	Err       trace.ErrCode
-	Dropped   bool  // a fault dropped this message
-	Delay     int64 // injected extra latency, ns
+	// HashPost is the payload hash an observer took at post (0 = none); it
+	// rides on the op so the receiver's side can reuse it.
+	HashPost uint64
+	Dropped  bool  // a fault dropped this message
+	Delay    int64 // injected extra latency, ns
 
-	done      bool
-	freed     bool
-	waited    bool
-	eager     bool
-	syncMode  bool
-	snapshot  []byte // eager copy of the payload
-	match     *Op
-	arriveT   int64
-	stream    *stream
-	groupNext bool
+	done     bool
+	freed    bool
+	waited   bool
+	eager    bool
+	syncMode bool
+	snapshot []byte // eager copy of the payload
+	match    *Op
+	arriveT  int64
+	stream   *stream
+	fromPost bool
 }
+
+// DeliveredAtPost reports, for a completed receive, that its data was taken
+// from the send buffer as it was when the send was posted (eager, or matched
+// inside the send call), so its hash is the send's hash at post.
+func (op *Op) DeliveredAtPost() bool { return op.fromPost }
 
 // Done reports whether the op has completed.
 func (op *Op) Done() bool { return op.done }
