@@ -84,6 +84,7 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 			e.retire(rk, op)
 		}
 	}
+	call.Flag = all
 	e.complete(call, rk.clock)
 	return all
 }

@@ -50,6 +50,7 @@ type Op struct {
 	// HashPost is the payload hash an observer took at post (0 = none); it
 	// rides on the op so the receiver's side can reuse it.
 	HashPost uint64
+	Flag     bool  // the result of a Test or Testall
 	Dropped  bool  // a fault dropped this message
 	Delay    int64 // injected extra latency, ns
 
