@@ -96,6 +96,7 @@ type Engine struct {
 	nDone    int
 	sync     bool
 	mutate   bool
+	slab     []Op
 	inPost   *Op // the send being posted, while its envelope is matched synchronously
 }
 
@@ -201,7 +202,12 @@ func (e *Engine) mayContinue(rk *rank) bool {
 
 func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	rk := e.ranks[r]
-	op := &Op{Rank: r, Seq: rk.seq, Kind: kind, PostT: rk.clock, MatchRank: trace.NoRank, Source: trace.NoRank}
+	if len(e.slab) == 0 {
+		e.slab = make([]Op, 256) // one allocation for many ops; the GC frees a slab once none is referenced
+	}
+	op := &e.slab[0]
+	e.slab = e.slab[1:]
+	*op = Op{Rank: r, Seq: rk.seq, Kind: kind, PostT: rk.clock, MatchRank: trace.NoRank, Source: trace.NoRank}
 	rk.seq++
 	return op
 }

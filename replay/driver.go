@@ -1,0 +1,335 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Source yields the recorded events of each rank in order. A trace file's
+// reader is one (see Open); tests and benchmarks build others in memory.
+type Source interface {
+	Ranks() int
+	// Next decodes rank r's next event into ev. It returns false at the end
+	// of that rank's events or on error (reported by Err).
+	Next(r int, ev *trace.Event) bool
+	Err() error
+}
+
+// Config configures one replay.
+type Config struct {
+	Seed       uint64
+	Faults     faults.Injector
+	EagerLimit int64
+	Latency    int64   // ns
+	Bandwidth  float64 // bytes/s
+}
+
+// Outcome is what one replay did.
+type Outcome struct {
+	Problems []sim.Problem
+	Stuck    bool
+	Events   int64 // events read
+	// Races lists AnySource receives that matched a different send than in the recording.
+	Races []Race
+	// Corrupted lists receives that got data other than what was sent
+	// (under mutate: a send buffer rewritten while in flight).
+	Corrupted []Corruption
+}
+
+// Race is an AnySource receive whose match changed under replay.
+type Race struct {
+	Recv         *sim.Op
+	RecordedRank int
+	RecordedSeq  uint64
+	ReplayRank   int
+	ReplaySeq    uint64
+}
+
+// Corruption is a receive that got a send buffer rewritten while in flight.
+type Corruption struct {
+	Send, Recv *sim.Op
+}
+
+// rankCursor is the replay state of one rank: no goroutine, just a position.
+type rankCursor struct {
+	reqs      map[uint64]*sim.Op
+	sendrecv  *sim.Op
+	anySource map[uint64]*sim.Op // AnySource recvs by seq, until their recorded Done event is read
+	done      bool
+}
+
+type driver struct {
+	src   Source
+	e     *sim.Engine
+	ranks []rankCursor
+	ev    trace.Event
+	out   Outcome
+	// sendDone notes the sends whose recorded hash changed between post and completion.
+	mutated map[opKey]bool
+	mutate  bool
+	// recvs that were replayed AnySource, keyed for comparison with the record.
+	pending map[opKey]*sim.Op
+	// late holds receives of rendezvous sends whose buffer was read at the
+	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
+	late []*sim.Op
+}
+
+// transfers observes completions under mutate.
+type transfers driver
+
+func (t *transfers) Posted(*sim.Op) {}
+
+func (t *transfers) Completed(op *sim.Op) {
+	if op.Kind.IsRecv() && op.Matched() != nil && !op.Matched().Eager() {
+		t.late = append(t.late, op)
+	}
+}
+
+type opKey struct {
+	rank int
+	seq  uint64
+}
+
+// Replay runs the trace in src once on the engine under cfg. It has no
+// goroutines: each rank is a cursor stepped by the engine's scheduler.
+func Replay(src Source, cfg Config) (*Outcome, error) {
+	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks()), mutated: map[opKey]bool{}, pending: map[opKey]*sim.Op{}}
+	eager := cfg.EagerLimit
+	if eager == 0 {
+		eager = -1
+	}
+	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
+	var obs sim.Observer
+	if d.mutate {
+		obs = (*transfers)(d)
+	}
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: durationNS(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, Observer: obs})
+	for i := range d.ranks {
+		d.ranks[i] = rankCursor{reqs: map[uint64]*sim.Op{}, anySource: map[uint64]*sim.Op{}}
+	}
+	for {
+		r, ok := d.e.Next()
+		if !ok {
+			break
+		}
+		if err := d.step(r); err != nil {
+			return nil, err
+		}
+	}
+	if err := src.Err(); err != nil {
+		return nil, err
+	}
+	d.e.End()
+	for _, rv := range d.late {
+		s := rv.Matched()
+		if d.mutated[opKey{s.Rank, s.Seq}] {
+			d.out.Corrupted = append(d.out.Corrupted, Corruption{Send: s, Recv: rv})
+		}
+	}
+	d.out.Problems = d.e.Problems()
+	d.out.Stuck = d.e.Stuck()
+	return &d.out, nil
+}
+
+// step runs rank r's recorded calls until one blocks or yields.
+func (d *driver) step(r int) error {
+	c := &d.ranks[r]
+	for {
+		if c.done {
+			return nil
+		}
+		ev := &d.ev
+		if !d.src.Next(r, ev) {
+			if err := d.src.Err(); err != nil {
+				return err
+			}
+			// The recording ends here (cut short): the rank stops where it was.
+			c.done = true
+			call := d.e.NewOp(r, trace.OpFinalize)
+			d.e.Finalize(call)
+			return nil
+		}
+		d.out.Events++
+		if ev.Kind == trace.KindDone {
+			d.recordedDone(r, ev)
+			continue
+		}
+		cont, err := d.exec(r, c, ev)
+		if err != nil {
+			return err
+		}
+		if !cont {
+			return nil
+		}
+	}
+}
+
+func (d *driver) recordedDone(r int, ev *trace.Event) {
+	c := &d.ranks[r]
+	if ev.Op.IsSend() && ev.HashPost != 0 && ev.HashDone != 0 && ev.HashDone != ev.HashPost {
+		d.mutated[opKey{r, ev.Seq}] = true
+	}
+	if op, ok := c.anySource[ev.Seq]; ok {
+		delete(c.anySource, ev.Seq)
+		if op.Done() && ev.MatchRank >= 0 && (op.MatchRank != int(ev.MatchRank) || op.MatchSeq != ev.MatchSeq) {
+			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq})
+		}
+	}
+}
+
+func (d *driver) msgOp(r int, ev *trace.Event) *sim.Op {
+	op := d.e.NewOp(r, ev.Op)
+	if op.Seq != ev.Seq {
+		// The cursor and the engine count calls the same way; a gap means a foreign trace.
+		op.Seq = ev.Seq
+	}
+	op.Peer, op.Tag, op.Comm = int(ev.Peer), int(ev.Tag), int(ev.Comm)
+	op.Dtype, op.Count, op.Bytes = ev.Dtype, ev.Count, ev.Bytes
+	op.Site = uintptr(ev.Site)
+	op.Stream = int(ev.Stream)
+	return op
+}
+
+var errBadTrace = errors.New("trace does not replay")
+
+func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error) {
+	ops := make([]*sim.Op, 0, len(ev.Reqs))
+	for _, id := range ev.Reqs {
+		op, ok := c.reqs[id]
+		if !ok {
+			return nil, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
+	e := d.e
+	switch ev.Op {
+	case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
+		op := d.msgOp(r, ev)
+		op.Mode = modeOf(ev.Op)
+		e.PostSend(op)
+		return e.Block(op, []*sim.Op{op}, false), nil
+	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
+		op := d.msgOp(r, ev)
+		op.Mode = modeOf(ev.Op)
+		e.NewRequest(op)
+		c.reqs[ev.Req] = op
+		e.PostSend(op)
+		return true, nil
+	case trace.OpSendrecv:
+		op := d.msgOp(r, ev)
+		e.PostSend(op)
+		c.sendrecv = op
+		return true, nil
+	case trace.OpRecv:
+		op := d.msgOp(r, ev)
+		d.noteAnySource(c, op)
+		e.PostRecv(op)
+		ops := []*sim.Op{op}
+		if s := c.sendrecv; s != nil {
+			c.sendrecv = nil
+			ops = []*sim.Op{s, op}
+		}
+		return e.Block(op, ops, false), nil
+	case trace.OpIrecv:
+		op := d.msgOp(r, ev)
+		d.noteAnySource(c, op)
+		e.NewRequest(op)
+		c.reqs[ev.Req] = op
+		e.PostRecv(op)
+		return true, nil
+	case trace.OpWait, trace.OpWaitall, trace.OpWaitany:
+		ops, err := d.reqOps(r, c, ev)
+		if err != nil {
+			return false, err
+		}
+		call := d.msgOp(r, ev)
+		call.Reqs = ops
+		if ev.Op != trace.OpWaitany {
+			for _, id := range ev.Reqs {
+				delete(c.reqs, id) // completed once the wait returns: never named again
+			}
+		}
+		return e.Block(call, ops, ev.Op == trace.OpWaitany), nil
+	case trace.OpTest, trace.OpTestall:
+		ops, err := d.reqOps(r, c, ev)
+		if err != nil {
+			return false, err
+		}
+		call := d.msgOp(r, ev)
+		call.Reqs = ops
+		// The program's control flow followed the recorded answer: a Test that
+		// said "done" is where the program relied on completion, so it waits.
+		if d.peekFlag(r, ev.Seq) {
+			return e.Block(call, ops, false), nil
+		}
+		e.Post(call)
+		return true, nil
+	case trace.OpFree:
+		ops, err := d.reqOps(r, c, ev)
+		if err != nil || len(ops) != 1 {
+			return false, fmt.Errorf("%w: rank %d seq %d: Free needs one request", errBadTrace, r, ev.Seq)
+		}
+		e.Free(d.msgOp(r, ev), ops[0])
+		return true, nil
+	case trace.OpCompute:
+		return e.Compute(d.msgOp(r, ev), ev.Duration), nil
+	case trace.OpStreamSend, trace.OpStreamRecv:
+		e.StreamOp(d.msgOp(r, ev))
+		return true, nil
+	case trace.OpSynchronize:
+		return e.Synchronize(d.msgOp(r, ev)), nil
+	case trace.OpGroupStart:
+		e.GroupStart(d.msgOp(r, ev))
+		return true, nil
+	case trace.OpGroupEnd:
+		e.GroupEnd(d.msgOp(r, ev))
+		return true, nil
+	case trace.OpFinalize:
+		e.Finalize(d.msgOp(r, ev))
+		c.done = true
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: rank %d seq %d: op %s cannot be replayed", errBadTrace, r, ev.Seq, ev.Op)
+}
+
+// peekFlag reads ahead to the Done event of a Test (written right after its
+// post, since Test never blocks) and returns the recorded result.
+func (d *driver) peekFlag(r int, seq uint64) bool {
+	var ev trace.Event
+	for d.src.Next(r, &ev) {
+		d.out.Events++
+		if ev.Kind == trace.KindDone && ev.Seq == seq {
+			return ev.Flag
+		}
+		if ev.Kind == trace.KindDone {
+			d.recordedDone(r, &ev)
+		}
+	}
+	return false
+}
+
+func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
+	if op.Peer == trace.AnySource {
+		c.anySource[op.Seq] = op
+	}
+}
+
+func modeOf(o trace.Op) sim.Mode {
+	switch o {
+	case trace.OpSsend, trace.OpIssend:
+		return sim.Synchronous
+	case trace.OpBsend, trace.OpIbsend:
+		return sim.Buffered
+	case trace.OpRsend, trace.OpIrsend:
+		return sim.Ready
+	}
+	return sim.Standard
+}

@@ -1,0 +1,36 @@
+package replay_test
+
+import (
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+func TestRingReplaysClean(t *testing.T) {
+	out, err := replay.Replay(replay.RingSource(16, 50, 1024), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stuck || len(out.Problems) != 0 {
+		t.Fatalf("ring: %+v", out.Problems)
+	}
+	if want := int64(16 * (3*50 + 1)); out.Events != want {
+		t.Fatalf("events %d, want %d", out.Events, want)
+	}
+}
+
+// BenchmarkReplayRing replays a synthetic 1M-event ring trace of 1024 ranks.
+func BenchmarkReplayRing(b *testing.B) {
+	const ranks, iters = 1024, 325 // 1024 * (3*325+1) ≈ 1.0M events
+	b.ReportAllocs()
+	var events int64
+	for b.Loop() {
+		out, err := replay.Replay(replay.RingSource(ranks, iters, 1024), replay.Config{})
+		if err != nil || out.Stuck {
+			b.Fatal(err, out.Problems)
+		}
+		events += out.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
