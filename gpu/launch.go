@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // Sentinel errors. Launch's error wraps the ones that apply; calls made on a
@@ -57,6 +58,7 @@ type world struct {
 	current  atomic.Int32
 	stuck    bool
 	results  []error
+	rec      *recorder
 }
 
 // Launch runs fn once per rank on the simulated backend and returns when every
@@ -71,15 +73,35 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.wallTimeout <= 0 {
+		cfg.wallTimeout = defaultConfig().wallTimeout
+	}
+	sites := newSiteTable()
+	rec, err := recordingFromEnv(&cfg, ranks, sites)
+	if err != nil {
+		return err
+	}
+	if rec == nil && cfg.sink != nil {
+		rec = newRecorder(cfg.sink, HashFull, false, sites)
+	}
 	eager := cfg.eager
 	if eager == 0 {
 		eager = -1 // EagerLimit(0): nothing is small enough to go eagerly
 	}
+	observer := cfg.observer
+	if rec != nil {
+		if observer != nil {
+			observer = teeObserver{rec, observer}
+		} else {
+			observer = rec
+		}
+	}
 	w := &world{
-		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, Observer: cfg.observer}),
-		sites:    newSiteTable(),
+		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, Observer: observer}),
+		sites:    sites,
 		finished: make(chan struct{}),
 		results:  make([]error, ranks),
+		rec:      rec,
 	}
 	w.current.Store(-1)
 	for i := range ranks {
@@ -92,10 +114,32 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 	}
 	w.schedule(nil)
 	if err := w.watch(cfg.wallTimeout); err != nil {
+		// The abandoned rank may still call into the engine: leave the trace
+		// as it is (status running: cut short) rather than race its writer.
 		return err
 	}
-	return w.result()
+	err = w.result()
+	if rec != nil && rec.file != nil {
+		status, msg := trace.StatusComplete, ""
+		switch {
+		case errors.Is(err, ErrPanic):
+			status, msg = trace.StatusCrashed, err.Error()
+		case errors.Is(err, ErrStuck):
+			status, msg = trace.StatusHung, err.Error()
+		case err != nil:
+			msg = err.Error()
+		}
+		if cerr := rec.file.Close(status, msg); cerr != nil {
+			return errors.Join(err, fmt.Errorf("gpu: writing the trace: %w", cerr))
+		}
+	}
+	return err
 }
+
+type teeObserver [2]sim.Observer
+
+func (t teeObserver) Posted(op *sim.Op)    { t[0].Posted(op); t[1].Posted(op) }
+func (t teeObserver) Completed(op *sim.Op) { t[0].Completed(op); t[1].Completed(op) }
 
 // watch waits for the run to end, failing when no runtime call is made for d.
 func (w *world) watch(d time.Duration) error {
@@ -199,6 +243,12 @@ func (w *world) result() error {
 		if p.Kind == sim.KindDeadlock || p.Kind == sim.KindHang {
 			sentinels = appendOnce(sentinels, ErrStuck)
 		} else {
+			sentinels = appendOnce(sentinels, ErrProblem)
+		}
+	}
+	if w.rec != nil {
+		if m := w.rec.mutationText(); len(m) > 0 {
+			lines = append(lines, m...)
 			sentinels = appendOnce(sentinels, ErrProblem)
 		}
 	}

@@ -18,6 +18,7 @@ type config struct {
 	faults      faults.Injector
 	wallTimeout time.Duration
 	observer    sim.Observer
+	sink        EventSink
 }
 
 func defaultConfig() config {

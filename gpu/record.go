@@ -1,0 +1,173 @@
+package gpu
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Environment variables through which `p2ptrace record` asks a program built on
+// gpu to record itself. Without P2PTRACE_TRACE nothing is recorded.
+const (
+	EnvTrace    = "P2PTRACE_TRACE"    // path of the trace file to write
+	EnvHash     = "P2PTRACE_HASH"     // full (default), sample or off
+	EnvEager    = "P2PTRACE_EAGER"    // eager limit in bytes, overriding the program's
+	EnvSeed     = "P2PTRACE_SEED"     // scheduler seed, overriding the program's
+	EnvPayloads = "P2PTRACE_PAYLOADS" // "1": store payloads (size-capped)
+	EnvForce    = "P2PTRACE_FORCE"    // "1": overwrite an existing trace file
+)
+
+// Hash modes of a recording.
+const (
+	HashFull   = "full"   // every byte of every payload
+	HashSample = "sample" // at most sampleBytes spread over the payload
+	HashOff    = "off"
+)
+
+const sampleBytes = 4096
+
+// EventSink receives the events of a recorded run: a trace file's writer
+// (*trace.Writer), or anything that keeps them in memory.
+type EventSink interface {
+	Append(ev *trace.Event) // the event is only valid during the call
+	AddSite(s trace.Site)
+}
+
+// traceFile is a trace file being written (*trace.Writer).
+type traceFile interface {
+	Close(status trace.Status, message string) error
+}
+
+// payloadSink is an EventSink that also stores payloads.
+type payloadSink interface {
+	AddPayload(hash uint64, data []byte)
+}
+
+// RecordTo records the run into sink (hashing every payload fully), as
+// P2PTRACE_TRACE does into a file.
+func RecordTo(sink EventSink) Option { return func(c *config) { c.sink = sink } }
+
+// recorder is the engine Observer that turns ops into trace events.
+type recorder struct {
+	w        EventSink
+	file     traceFile // set when recording to a file of our own
+	sites    *siteTable
+	siteIDs  map[uintptr]uint32
+	hash     string
+	payloads bool
+	start    time.Time
+	ev       trace.Event
+	// mutations holds the in-flight mutations seen: a send buffer whose hash
+	// changed between post and completion.
+	mutations []*sim.Op
+}
+
+func newRecorder(sink EventSink, hash string, payloads bool, sites *siteTable) *recorder {
+	return &recorder{w: sink, sites: sites, siteIDs: map[uintptr]uint32{}, hash: hash, payloads: payloads, start: time.Now()}
+}
+
+func (rec *recorder) addPayload(hash uint64, data []byte) {
+	if p, ok := rec.w.(payloadSink); ok && rec.payloads {
+		p.AddPayload(hash, data)
+	}
+}
+
+func (rec *recorder) hashOf(b []byte) uint64 {
+	switch rec.hash {
+	case HashOff:
+		return 0
+	case HashSample:
+		if len(b) > sampleBytes {
+			d := xxhash.New()
+			step := len(b) / (sampleBytes / 64)
+			for i := 0; i+64 <= len(b); i += step {
+				d.Write(b[i : i+64])
+			}
+			var n [8]byte
+			for i := range n {
+				n[i] = byte(len(b) >> (8 * i))
+			}
+			d.Write(n[:])
+			return d.Sum64() | 1
+		}
+	}
+	return xxhash.Sum64(b) | 1 // never 0, which means "not hashed"
+}
+
+func (rec *recorder) site(pc uintptr) uint32 {
+	if pc == 0 {
+		return 0
+	}
+	if id, ok := rec.siteIDs[pc]; ok {
+		return id
+	}
+	s := rec.sites.resolve(pc)
+	id := uint32(len(rec.siteIDs) + 1)
+	rec.siteIDs[pc] = id
+	rec.w.AddSite(trace.Site{ID: id, Function: s.Function, File: s.File, Line: s.Line})
+	return id
+}
+
+func (rec *recorder) Posted(op *sim.Op) {
+	ev := &rec.ev
+	reqs := ev.Reqs[:0]
+	*ev = trace.Event{Kind: trace.KindPost, Rank: int32(op.Rank), Seq: op.Seq, Op: op.Kind,
+		Peer: int32(op.Peer), Tag: int32(op.Tag), Comm: int32(op.Comm), Stream: int32(op.Stream),
+		Dtype: op.Dtype, Count: op.Count, Bytes: op.Bytes, Req: op.Req, Site: rec.site(op.Site),
+		PostVT: op.PostT, PostWall: int64(time.Since(rec.start))}
+	if op.Kind == trace.OpCompute {
+		ev.Duration, ev.Count = op.Count, 0
+	}
+	for _, q := range op.Reqs {
+		reqs = append(reqs, q.Req)
+	}
+	ev.Reqs = reqs
+	if op.Kind.IsSend() && op.Data != nil {
+		ev.HashPost = rec.hashOf(op.Data)
+		op.HashPost = ev.HashPost
+		rec.addPayload(ev.HashPost, op.Data)
+	}
+	rec.w.Append(ev)
+}
+
+func (rec *recorder) Completed(op *sim.Op) {
+	ev := &rec.ev
+	reqs := ev.Reqs[:0]
+	*ev = trace.Event{Kind: trace.KindDone, Rank: int32(op.Rank), Seq: op.Seq, Op: op.Kind,
+		MatchVT: op.MatchT, DoneVT: op.DoneT, DoneWall: int64(time.Since(rec.start)),
+		MatchRank: int32(op.MatchRank), MatchSeq: op.MatchSeq, Source: int32(op.Source),
+		StatusTag: int32(op.StatusTag), StatusCnt: op.StatusCnt, Err: op.Err, Flag: op.Flag}
+	ev.Reqs = reqs
+	switch {
+	case op.Kind == trace.OpWaitany:
+		ev.Index, ev.Source = int32(op.Source), trace.NoRank
+	case op.Kind.IsSend() && op.Data != nil:
+		ev.HashPost = op.HashPost
+		if !op.Eager() && op.HashPost != 0 { // an eager send's buffer is free once posted
+			ev.HashDone = rec.hashOf(op.Data)
+			if ev.HashDone != op.HashPost {
+				rec.mutations = append(rec.mutations, op)
+			}
+		}
+	case op.Kind.IsRecv() && op.Data != nil && op.Source >= 0 && op.DeliveredAtPost() && op.Matched() != nil && op.Matched().Bytes <= int64(len(op.Data)):
+		ev.HashDone = op.Matched().HashPost // the data is the send's at post: no second pass
+	case op.Kind.IsRecv() && op.Data != nil && op.Source >= 0:
+		ev.HashDone = rec.hashOf(op.Data[:min(int64(len(op.Data)), op.StatusCnt*int64(max(op.Dtype.Size(), 1)))])
+		rec.addPayload(ev.HashDone, op.Data)
+	}
+	rec.w.Append(ev)
+}
+
+// mutationText reports the in-flight mutations seen.
+func (rec *recorder) mutationText() []string {
+	var out []string
+	for _, op := range rec.mutations {
+		out = append(out, fmt.Sprintf("in-flight-mutation: rank %d: the buffer of %s was written between the call%s and its completion (hash at post != hash at completion): wait for the request before writing the buffer",
+			op.Rank, sim.Describe(op), rec.sites.at(op.Site)))
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+)
+
+// The kinds of finding, as they appear in reports.
+const (
+	KindDeadlock         = "deadlock"
+	KindHang             = "hang"
+	KindUnmatchedSend    = "unmatched-send"
+	KindTruncation       = "truncation"
+	KindTypeMismatch     = "type-mismatch"
+	KindCountMismatch    = "count-mismatch"
+	KindCorruptedData    = "corrupted-data"
+	KindInFlightMutation = "in-flight-mutation"
+	KindMissingWait      = "missing-wait"
+	KindReadyWithoutRecv = "ready-without-recv"
+	KindMessageRace      = "message-race"
+	KindUnsafeBuffering  = "unsafe-buffering"
+)
+
+// Causes of a finding.
+const (
+	CauseProgram = "program" // a latent bug of the program
+	CauseFault   = "fault"   // explained by an injected fault
+)
+
+// OpRef names one op of a finding.
+type OpRef struct {
+	Rank int    `json:"rank"`
+	Seq  uint64 `json:"seq"`
+	Op   string `json:"op"`
+	Peer int    `json:"peer"`
+	Tag  int    `json:"tag"`
+	Site string `json:"site"` // relative file:line
+}
+
+// Finding is one thing a run got wrong.
+type Finding struct {
+	Kind       string   `json:"kind"`
+	Ranks      []int    `json:"ranks"`
+	Ops        []OpRef  `json:"ops"`
+	Cause      string   `json:"cause"`
+	Fault      string   `json:"fault,omitempty"`
+	Message    string   `json:"message"`
+	Hint       string   `json:"hint"`
+	Cycle      []int    `json:"cycle,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
+}
+
+// Signature identifies a finding across runs: its kind and the sites of its ops.
+func (f *Finding) Signature() string {
+	var b strings.Builder
+	b.WriteString(f.Kind)
+	for _, o := range f.Ops {
+		fmt.Fprintf(&b, "|%d:%s:%s", o.Rank, o.Op, o.Site)
+	}
+	return b.String()
+}
+
+// Report is the findings of a replay (or several, deduplicated).
+type Report struct {
+	Findings []Finding `json:"findings"`
+}
+
+var hints = map[string]string{
+	KindDeadlock:         "reorder the calls so that one rank receives first, or use Sendrecv, or Isend+Irecv+Waitall",
+	KindHang:             "check the peer rank and tag of the waiting call against the nearest candidate",
+	KindUnmatchedSend:    "post a matching receive on the destination rank, or remove the send",
+	KindTruncation:       "make the receive buffer at least as large as the largest message it can match",
+	KindTypeMismatch:     "use the same datatype on both ends",
+	KindCountMismatch:    "stream send and recv of a pair must have the same count and datatype",
+	KindCorruptedData:    "do not write a send buffer until its request completed (Wait or Test)",
+	KindInFlightMutation: "do not write a send buffer until its request completed (Wait or Test)",
+	KindMissingWait:      "Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing",
+	KindReadyWithoutRecv: "post the receive before the ready send (e.g. behind a barrier), or use Send",
+	KindMessageRace:      "receive from a specific source, or make the program independent of arrival order",
+	KindUnsafeBuffering:  "the send completes only while the runtime buffers it: use Isend+Irecv+Waitall or Sendrecv, or reorder",
+}
+
+// Hint returns the fix hint of a kind.
+func Hint(kind string) string { return hints[kind] }
+
+func ref(op *sim.Op, site sim.SiteFunc) OpRef {
+	r := OpRef{Rank: op.Rank, Seq: op.Seq, Op: op.Kind.String(), Peer: op.Peer, Tag: op.Tag}
+	if site != nil {
+		r.Site = site(op.Site)
+	}
+	return r
+}
+
+// Explain turns a replay's outcome into findings. faultDesc describes the
+// faults of the run ("" for none); sync and drops say which ones were active.
+func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, dropped bool) []Finding {
+	var fs []Finding
+	for i := range out.Problems {
+		p := &out.Problems[i]
+		f := Finding{Kind: string(p.Kind), Ranks: slices.Clone(p.Ranks), Cause: CauseProgram, Message: p.Message, Hint: hints[string(p.Kind)], Cycle: p.Cycle, Candidates: p.Candidates}
+		if p.Kind == sim.KindInvalid {
+			f.Kind = KindHang
+		}
+		for _, op := range p.Ops {
+			f.Ops = append(f.Ops, ref(op, site))
+		}
+		if p.Kind == sim.KindDeadlock || p.Kind == sim.KindHang {
+			f.Message = p.Format(site)
+			switch {
+			case dropped:
+				f.Cause, f.Fault = CauseFault, faultDesc
+				f.Hint = "the injected drop explains this hang: the receive never got its message; a real lossy transport would need a timeout or retry"
+			case sync:
+				f.Hint = "the recorded run completed only because sends were buffered (eager); with zero buffering it deadlocks: " + hints[KindDeadlock]
+			}
+		}
+		fs = append(fs, f)
+		if sync && !dropped && p.Kind == sim.KindDeadlock {
+			for _, bl := range p.Blocked {
+				for _, op := range append([]*sim.Op{bl.Call}, bl.Pending...) {
+					if op.Kind.IsSend() && op.Mode == sim.Standard {
+						fs = append(fs, Finding{Kind: KindUnsafeBuffering, Ranks: []int{op.Rank, op.Peer}, Ops: []OpRef{ref(op, site)}, Cause: CauseProgram,
+							Message: fmt.Sprintf("rank %d: %s completes only if the runtime buffers it", op.Rank, sim.Describe(op)), Hint: hints[KindUnsafeBuffering]})
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, c := range out.Corrupted {
+		fs = append(fs, Finding{Kind: KindCorruptedData, Ranks: []int{c.Recv.Rank, c.Send.Rank}, Ops: []OpRef{ref(c.Recv, site), ref(c.Send, site)},
+			Cause: CauseProgram, Fault: faultDesc,
+			Message: fmt.Sprintf("rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send)),
+			Hint:    hints[KindCorruptedData]})
+	}
+	for _, r := range out.Races {
+		fs = append(fs, Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},
+			Cause: CauseProgram, Fault: faultDesc,
+			Message: fmt.Sprintf("rank %d's %s matched rank %d's op %d when recorded but rank %d's op %d under replay", r.Recv.Rank, sim.Describe(r.Recv), r.RecordedRank, r.RecordedSeq, r.ReplayRank, r.ReplaySeq),
+			Hint:    hints[KindMessageRace]})
+	}
+	return fs
+}
+
+// Text renders the report for people.
+func (r *Report) Text() string {
+	if len(r.Findings) == 0 {
+		return "no findings\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d finding(s)\n", len(r.Findings))
+	for i, f := range r.Findings {
+		fmt.Fprintf(&b, "\n[%d] %s (cause: %s)", i+1, f.Kind, f.Cause)
+		if f.Fault != "" {
+			fmt.Fprintf(&b, " under %s", f.Fault)
+		}
+		fmt.Fprintf(&b, "\n    %s\n", strings.ReplaceAll(f.Message, "\n", "\n    "))
+		for _, o := range f.Ops {
+			fmt.Fprintf(&b, "    rank %d op %d %s (peer %d, tag %d) at %s\n", o.Rank, o.Seq, o.Op, o.Peer, o.Tag, o.Site)
+		}
+		fmt.Fprintf(&b, "    hint: %s\n", f.Hint)
+	}
+	return b.String()
+}
+
+// JSON renders the report for tools: a document with a top-level findings array.
+func (r *Report) JSON() ([]byte, error) {
+	doc := *r
+	if doc.Findings == nil {
+		doc.Findings = []Finding{}
+	}
+	return json.MarshalIndent(doc, "", "  ")
+}
