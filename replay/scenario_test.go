@@ -133,3 +133,45 @@ func TestMutateCorruptsInFlightIsend(t *testing.T) {
 		t.Fatalf("%+v", fs[0])
 	}
 }
+
+type delayFrom struct{ src int }
+
+func (delayFrom) Sync() bool   { return false }
+func (delayFrom) Mutate() bool { return false }
+func (d delayFrom) Message(m faults.Message) faults.Action {
+	if m.Src == d.src {
+		return faults.Action{Delay: 50_000}
+	}
+	return faults.Action{}
+}
+
+func TestDelayRevealsMessageRace(t *testing.T) {
+	c, ev := record(t, 3, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		if r.ID() != 0 {
+			if r.ID() == 2 {
+				if err := r.Compute(1000); err != nil { // rank 1 comes first when recorded
+					return err
+				}
+			}
+			return r.Send(b, 0, 0)
+		}
+		for range 2 {
+			if _, err := r.Recv(b, gpu.AnySource, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	out, err := replay.Replay(ev.Source(), replay.Config{EagerLimit: 64 << 10, Faults: delayFrom{src: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := replay.Explain(out, c.Site, "delay", false, false)
+	if got := kinds(fs); got != "[message-race/program message-race/program]" {
+		t.Fatalf("findings %s", got)
+	}
+	if fs[0].Ranks[0] != 0 || fs[0].Ranks[1] != 1 || fs[0].Ranks[2] != 2 {
+		t.Fatalf("ranks %v: want receiver 0, recorded sender 1, replayed sender 2", fs[0].Ranks)
+	}
+}
