@@ -1,0 +1,605 @@
+package trace
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// guard runs f, turning a panic or a memory fault (a damaged file mapped
+// into memory) into an error.
+func guard(f func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", errPanicked, r)
+		}
+	}()
+	return f()
+}
+
+var errPanicked = errors.New("reading the file failed")
+
+// Reader reads a trace. A Reader and its Cursors must be used from one
+// goroutine at a time.
+type Reader struct {
+	path  string
+	db    *bolt.DB
+	tx    *bolt.Tx
+	hdr   Header
+	sites []Site // sorted by ID
+	ranks int
+}
+
+func damaged(path, format string, args ...any) error {
+	return fmt.Errorf("trace %s: %w: %s", path, ErrDamaged, fmt.Sprintf(format, args...))
+}
+
+func notTrace(path, why string) error {
+	return fmt.Errorf("%s: %w: %s", path, ErrNotTrace, why)
+}
+
+// bbolt file layout used by the pre-checks.
+const (
+	boltMagic      = 0xED0CDAED
+	boltMetaFlag   = 0x04
+	boltPageHeader = 16
+	noFreelist     = math.MaxUint64
+)
+
+type boltMeta struct {
+	ok             bool
+	pageSize       uint32
+	freelist, pgid uint64
+}
+
+// readMeta parses the meta page at off of the file.
+func readMeta(f *os.File, off int64) (boltMeta, bool) {
+	var b [boltPageHeader + 64]byte
+	if _, err := f.ReadAt(b[:], off); err != nil {
+		return boltMeta{}, false
+	}
+	flags := binary.LittleEndian.Uint16(b[8:])
+	m := b[boltPageHeader:]
+	if flags&boltMetaFlag == 0 || binary.LittleEndian.Uint32(m) != boltMagic {
+		return boltMeta{}, false
+	}
+	return boltMeta{
+		ok:       true,
+		pageSize: binary.LittleEndian.Uint32(m[8:]),
+		freelist: binary.LittleEndian.Uint64(m[32:]),
+		pgid:     binary.LittleEndian.Uint64(m[40:]),
+	}, true
+}
+
+// precheck looks at the raw file before bbolt maps it: that it is a bbolt
+// file, and that the pages its meta pages point at lie inside the file.
+func precheck(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open trace: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open trace: %w", err)
+	}
+	if fi.IsDir() {
+		return notTrace(path, "is a directory")
+	}
+	size := fi.Size()
+	if size == 0 {
+		return notTrace(path, "the file is empty")
+	}
+	m0, ok0 := readMeta(f, 0)
+	var m1 boltMeta
+	ok1 := false
+	for _, ps := range []int64{int64(m0.pageSize), 4096, 8192, 16384, 65536} {
+		if ps > 0 && ps <= 1<<20 {
+			if m1, ok1 = readMeta(f, ps); ok1 {
+				break
+			}
+		}
+	}
+	if !ok0 && !ok1 {
+		var head [64]byte
+		n, _ := io.ReadFull(f, head[:])
+		if size < 4096 && n > 0 && strings.HasPrefix(string(head[:n]), "\x00") {
+			return damaged(path, "truncated to %d bytes", size)
+		}
+		return notTrace(path, "not a bbolt database")
+	}
+	for _, m := range []boltMeta{m0, m1} {
+		if !m.ok || m.pageSize < 512 || m.pageSize > 1<<20 {
+			continue
+		}
+		ps := uint64(m.pageSize)
+		if m.pgid > uint64(size)/ps {
+			return damaged(path, "truncated: %d bytes, the database needs %d", size, m.pgid*ps)
+		}
+		if m.freelist == noFreelist {
+			continue
+		}
+		if m.freelist >= m.pgid {
+			return damaged(path, "freelist page %d beyond the end of the database", m.freelist)
+		}
+		var ph [boltPageHeader + 8]byte
+		if _, err := f.ReadAt(ph[:], int64(m.freelist*ps)); err != nil {
+			return damaged(path, "cannot read the freelist page: %v", err)
+		}
+		count := uint64(binary.LittleEndian.Uint16(ph[10:]))
+		overflow := uint64(binary.LittleEndian.Uint32(ph[12:]))
+		room := (overflow+1)*ps - boltPageHeader
+		if m.freelist+overflow >= m.pgid {
+			return damaged(path, "freelist pages beyond the end of the database")
+		}
+		if count == 0xFFFF {
+			count = binary.LittleEndian.Uint64(ph[16:]) + 1
+		}
+		if count > room/8 {
+			return damaged(path, "freelist overflows its pages")
+		}
+	}
+	return nil
+}
+
+// Open opens the trace at path for reading (read-only, shared lock). It
+// checks the bbolt structure, the magic and the format version.
+func Open(path string) (*Reader, error) {
+	if err := precheck(path); err != nil {
+		return nil, err
+	}
+	r := &Reader{path: path}
+	err := guard(func() error {
+		db, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+		if err != nil {
+			switch {
+			case errors.Is(err, berrors.ErrTimeout):
+				return lockedError(path)
+			case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch):
+				return notTrace(path, "not a bbolt database ("+err.Error()+")")
+			}
+			return damaged(path, "%v", err)
+		}
+		r.db = db
+		tx, err := db.Begin(false)
+		if err != nil {
+			return damaged(path, "%v", err)
+		}
+		r.tx = tx
+		return nil
+	})
+	if err != nil {
+		r.Close()
+		if errors.Is(err, errPanicked) {
+			err = damaged(path, "%v", err)
+		}
+		return nil, err
+	}
+	if err := r.load(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) load() error {
+	path := r.path
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("open trace: %w", err)
+	}
+	if fi.Size() < r.tx.Size() {
+		return damaged(path, "truncated: %d bytes, the database needs %d", fi.Size(), r.tx.Size())
+	}
+	var magic, hj []byte
+	err = guard(func() error {
+		// Touch every page we will use, in this goroutine, before bbolt's
+		// own check (which runs in a goroutine of its own) does.
+		if err := r.walk(); err != nil {
+			return err
+		}
+		meta := r.tx.Bucket(bucketMeta)
+		if meta == nil {
+			return notTrace(path, "a bbolt database without the p2ptrace meta bucket")
+		}
+		magic = append([]byte(nil), meta.Get(keyMagic)...)
+		hj = append([]byte(nil), meta.Get(keyHeader)...)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, errPanicked) {
+			err = damaged(path, "%v", err)
+		}
+		return err
+	}
+	if string(magic) != Magic {
+		return notTrace(path, "a bbolt database without the p2ptrace magic")
+	}
+	if err := r.check(); err != nil {
+		return err
+	}
+	if len(hj) == 0 {
+		return damaged(path, "the header is missing")
+	}
+	if err := json.Unmarshal(hj, &r.hdr); err != nil {
+		return damaged(path, "the header is not valid JSON: %v", err)
+	}
+	if r.hdr.FormatVersion > FormatVersion {
+		return fmt.Errorf("%s: %w: trace format version %d is newer than this p2ptrace supports (%d); upgrade p2ptrace",
+			path, ErrNewerVersion, r.hdr.FormatVersion, FormatVersion)
+	}
+	if r.hdr.FormatVersion < 1 {
+		return damaged(path, "bad format version %d in the header", r.hdr.FormatVersion)
+	}
+	if r.hdr.WorldSize < 0 || r.hdr.WorldSize > maxRank {
+		return damaged(path, "bad world size %d in the header", r.hdr.WorldSize)
+	}
+	err = guard(func() error {
+		if sb := r.tx.Bucket(bucketSites); sb != nil {
+			if err := sb.ForEach(func(k, v []byte) error {
+				if len(k) != 4 {
+					return damaged(path, "bad site key %x", k)
+				}
+				s, err := decodeSite(binary.BigEndian.Uint32(k), v)
+				if err != nil {
+					return damaged(path, "site %d: %v", binary.BigEndian.Uint32(k), err)
+				}
+				r.sites = append(r.sites, s)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		r.ranks = r.hdr.WorldSize
+		rb := r.tx.Bucket(bucketRanks)
+		if rb == nil {
+			return damaged(path, "the ranks bucket is missing")
+		}
+		{
+			return rb.ForEachBucket(func(k []byte) error {
+				if len(k) != 4 || binary.BigEndian.Uint32(k) >= maxRank {
+					return damaged(path, "bad rank bucket key %x", k)
+				}
+				r.ranks = max(r.ranks, int(binary.BigEndian.Uint32(k))+1)
+				return nil
+			})
+		}
+	})
+	if err != nil && errors.Is(err, errPanicked) {
+		err = damaged(path, "%v", err)
+	}
+	sort.Slice(r.sites, func(i, j int) bool { return r.sites[i].ID < r.sites[j].ID })
+	return err
+}
+
+// walk visits every bucket, key and value (the last byte of each value).
+func (r *Reader) walk() error {
+	var sink byte
+	var visit func(b *bolt.Bucket, depth int) error
+	visit = func(b *bolt.Bucket, depth int) error {
+		if depth > 4 {
+			return damaged(r.path, "buckets nested too deep")
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v == nil {
+				sub := b.Bucket(k)
+				if sub == nil {
+					return damaged(r.path, "bucket %q unreadable", k)
+				}
+				if err := visit(sub, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(v) > 0 {
+				sink ^= v[len(v)-1]
+			}
+		}
+		return nil
+	}
+	err := r.tx.ForEach(func(name []byte, b *bolt.Bucket) error { return visit(b, 0) })
+	_ = sink
+	return err
+}
+
+// check runs bbolt's consistency check.
+func (r *Reader) check() error {
+	var errs []string
+	done := make(chan struct{})
+	ch := r.tx.Check()
+	go func() {
+		defer close(done)
+		for err := range ch {
+			if len(errs) < 10 {
+				errs = append(errs, err.Error())
+			}
+		}
+	}()
+	<-done
+	if len(errs) > 0 {
+		return damaged(r.path, "bbolt check: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Close releases the file.
+func (r *Reader) Close() error {
+	if r == nil {
+		return nil
+	}
+	var err error
+	if r.tx != nil {
+		guard(func() error { return r.tx.Rollback() })
+		r.tx = nil
+	}
+	if r.db != nil {
+		err = r.db.Close()
+		r.db = nil
+	}
+	return err
+}
+
+// Path is the file the Reader reads.
+func (r *Reader) Path() string { return r.path }
+
+// Header returns the trace header.
+func (r *Reader) Header() Header { return r.hdr }
+
+// Incomplete reports whether the recording was cut short: its status is
+// still running.
+func (r *Reader) Incomplete() bool { return r.hdr.Status == StatusRunning }
+
+// Ranks is the number of ranks: the header's world size, or more if the
+// trace has events of higher ranks.
+func (r *Reader) Ranks() int { return r.ranks }
+
+// Sites returns the call-site table sorted by ID.
+func (r *Reader) Sites() []Site { return append([]Site(nil), r.sites...) }
+
+// Site returns the site with the given ID.
+func (r *Reader) Site(id uint32) (Site, bool) {
+	i := sort.Search(len(r.sites), func(i int) bool { return r.sites[i].ID >= id })
+	if i < len(r.sites) && r.sites[i].ID == id {
+		return r.sites[i], true
+	}
+	return Site{}, false
+}
+
+// Payload returns the stored payload of hash (a copy), if any and intact.
+func (r *Reader) Payload(hash uint64) ([]byte, bool) {
+	if r.tx == nil {
+		return nil, false
+	}
+	var out []byte
+	err := guard(func() error {
+		pb := r.tx.Bucket(bucketPayloads)
+		if pb == nil {
+			return nil
+		}
+		var k [8]byte
+		binary.BigEndian.PutUint64(k[:], hash)
+		v := pb.Get(k[:])
+		if len(v) < 4 || crc32.Checksum(v[4:], castagnoli) != binary.LittleEndian.Uint32(v) {
+			return nil
+		}
+		out = append([]byte{}, v[4:]...)
+		return nil
+	})
+	return out, err == nil && out != nil
+}
+
+func (r *Reader) rankBucket(rank int) (*bolt.Bucket, error) {
+	var b *bolt.Bucket
+	err := guard(func() error {
+		if r.tx == nil {
+			return fmt.Errorf("trace %s: %w", r.path, ErrClosed)
+		}
+		rb := r.tx.Bucket(bucketRanks)
+		if rb == nil || rank < 0 || rank > math.MaxUint32 {
+			return nil
+		}
+		var k [4]byte
+		binary.BigEndian.PutUint32(k[:], uint32(rank))
+		b = rb.Bucket(k[:])
+		return nil
+	})
+	return b, err
+}
+
+// Cursor streams the events of one rank in order.
+type Cursor struct {
+	r       *Reader
+	rank    int
+	bc      *bolt.Cursor
+	started bool
+	index   uint64 // of the next block
+	buf     []byte
+	dec     decoder
+	inBlock bool
+	err     error
+	done    bool
+}
+
+// Rank returns a cursor over the events of rank r (none if the rank has no events).
+func (r *Reader) Rank(rank int) *Cursor {
+	c := &Cursor{r: r, rank: rank}
+	b, err := r.rankBucket(rank)
+	if err != nil {
+		c.err = damagedIfPanic(r.path, err)
+		c.done = true
+		return c
+	}
+	if b == nil {
+		c.done = true
+		return c
+	}
+	c.bc = b.Cursor()
+	return c
+}
+
+func damagedIfPanic(path string, err error) error {
+	if errors.Is(err, errPanicked) {
+		return damaged(path, "%v", err)
+	}
+	return err
+}
+
+// Next decodes the next event into ev, reusing the capacity of ev.Reqs. It
+// returns false at the end of the rank or on an error (see Err).
+func (c *Cursor) Next(ev *Event) bool {
+	for !c.done {
+		if c.inBlock {
+			ok, err := c.dec.next(ev)
+			if err != nil {
+				c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
+				return false
+			}
+			if ok {
+				return true
+			}
+			c.inBlock = false
+		}
+		if !c.nextBlock() {
+			return false
+		}
+	}
+	return false
+}
+
+func (c *Cursor) fail(err error) {
+	c.err = damaged(c.r.path, "rank %d: %v", c.rank, err)
+	c.done = true
+}
+
+// nextBlock copies the next block out of the file and starts decoding it.
+func (c *Cursor) nextBlock() bool {
+	var k []byte
+	err := guard(func() error {
+		if c.r.tx == nil {
+			return fmt.Errorf("trace %s: %w", c.r.path, ErrClosed)
+		}
+		var v []byte
+		if !c.started {
+			k, v = c.bc.First()
+			c.started = true
+		} else {
+			k, v = c.bc.Next()
+		}
+		if k != nil {
+			if v == nil {
+				return fmt.Errorf("block key %x is a bucket", k)
+			}
+			c.buf = append(c.buf[:0], v...)
+		}
+		k = append([]byte(nil), k...)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			c.err, c.done = err, true
+		} else {
+			c.fail(err)
+		}
+		return false
+	}
+	if len(k) == 0 {
+		c.done = true
+		return false
+	}
+	if len(k) != 8 {
+		c.fail(fmt.Errorf("bad block key %x", k))
+		return false
+	}
+	if idx := binary.BigEndian.Uint64(k); idx != c.index {
+		c.fail(fmt.Errorf("block %d missing (next block is %d)", c.index, idx))
+		return false
+	}
+	c.index++
+	if err := c.dec.reset(c.buf); err != nil {
+		c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
+		return false
+	}
+	if int(c.dec.rank) != c.rank {
+		c.fail(fmt.Errorf("block %d belongs to rank %d", c.index-1, c.dec.rank))
+		return false
+	}
+	c.inBlock = true
+	return true
+}
+
+// Err returns the error that stopped Next, if any (nil at a clean end).
+func (c *Cursor) Err() error { return c.err }
+
+// Blocks is the number of blocks the cursor has read so far.
+func (c *Cursor) Blocks() int64 { return int64(c.index) }
+
+// VerifyResult summarizes a sound trace.
+type VerifyResult struct {
+	Events int64
+	Blocks int64
+}
+
+// Verify checks the whole trace: every block's checksum and decoding, and,
+// when the recording ended (status not running), the event count of every
+// rank against the header. The error lists what is damaged and wraps
+// ErrDamaged.
+func (r *Reader) Verify() error {
+	_, err := r.VerifyResult()
+	return err
+}
+
+// VerifyResult is Verify that also counts events and blocks.
+func (r *Reader) VerifyResult() (VerifyResult, error) {
+	var res VerifyResult
+	if r.tx == nil {
+		return res, fmt.Errorf("trace %s: %w", r.path, ErrClosed)
+	}
+	var problems []string
+	if err := r.check(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	final := r.hdr.Status != StatusRunning
+	var ev Event
+	var total int64
+	for rank := 0; rank < r.ranks; rank++ {
+		c := r.Rank(rank)
+		var n int64
+		for c.Next(&ev) {
+			n++
+		}
+		res.Blocks += c.Blocks()
+		total += n
+		if err := c.Err(); err != nil {
+			problems = append(problems, strings.TrimPrefix(err.Error(), "trace "+r.path+": "+ErrDamaged.Error()+": "))
+			continue
+		}
+		if final && rank < len(r.hdr.RankEvents) && r.hdr.RankEvents[rank] != n {
+			problems = append(problems, fmt.Sprintf("rank %d: %d events, the header says %d", rank, n, r.hdr.RankEvents[rank]))
+		}
+	}
+	res.Events = total
+	if final && len(problems) == 0 && total != r.hdr.Events {
+		problems = append(problems, fmt.Sprintf("%d events, the header says %d", total, r.hdr.Events))
+	}
+	if len(problems) > 0 {
+		if len(problems) > 20 {
+			problems = append(problems[:20], fmt.Sprintf("and %d more", len(problems)-20))
+		}
+		return res, fmt.Errorf("trace %s: %w: %s", r.path, ErrDamaged, strings.Join(problems, "; "))
+	}
+	return res, nil
+}
