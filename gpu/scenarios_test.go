@@ -16,10 +16,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // moduleRoot walks up from the test's working directory to go.mod.
@@ -325,5 +330,398 @@ func TestScenarioPrograms(t *testing.T) {
 				t.Errorf("finding kinds %q, want %q\nstderr:\n%s", kinds, c.kinds, run.stderr)
 			}
 		})
+	}
+}
+
+// The same patterns in process: errors.Is, Problems' Kind, Ranks and Ops,
+// each culprit op's call site (this file's lines marked "// culprit: ip-..."),
+// and determinism over seeds.
+
+// siteLine resolves an op's call site to file:line (base name of the file).
+func siteLine(op *sim.Op) string {
+	fr, _ := runtime.CallersFrames([]uintptr{op.Site}).Next()
+	return fmt.Sprintf("%s:%d", filepath.Base(fr.File), fr.Line)
+}
+
+// here is "scenarios_test.go:LINE" of the line of this file marked "// culprit: MARKER".
+func here(t *testing.T, marker string) string {
+	t.Helper()
+	return fmt.Sprintf("scenarios_test.go:%d", markerLine(t, "scenarios_test.go", marker))
+}
+
+func runError(t *testing.T, err error, sentinel error) *gpu.RunError {
+	t.Helper()
+	var re *gpu.RunError
+	if !errors.As(err, &re) {
+		t.Fatalf("Launch error %v (%T), want a *gpu.RunError", err, err)
+	}
+	if !errors.Is(err, sentinel) {
+		t.Fatalf("Launch error does not wrap %v:\n%v", sentinel, err)
+	}
+	other := gpu.ErrProblem
+	if sentinel == gpu.ErrProblem {
+		other = gpu.ErrStuck
+	}
+	if errors.Is(err, other) {
+		t.Fatalf("Launch error wraps %v as well as %v:\n%v", other, sentinel, err)
+	}
+	return re
+}
+
+// wantProblem checks a problem's kind, ranks, and its ops as (rank, kind, site) triples.
+func wantProblem(t *testing.T, p sim.Problem, kind sim.Kind, ranks []int, ops ...string) {
+	t.Helper()
+	if p.Kind != kind || !slices.Equal(p.Ranks, ranks) {
+		t.Errorf("problem %s ranks %v, want %s ranks %v", p.Kind, p.Ranks, kind, ranks)
+	}
+	var got []string
+	for _, op := range p.Ops {
+		got = append(got, fmt.Sprintf("rank %d %s at %s", op.Rank, op.Kind, siteLine(op)))
+	}
+	if !slices.Equal(got, ops) {
+		t.Errorf("%s problem ops:\n got %q\nwant %q", kind, got, ops)
+	}
+}
+
+func headToHead(n int) func(r *gpu.Rank) error {
+	return func(r *gpu.Rank) error {
+		sbuf, rbuf := r.Alloc(gpu.Float32, n), r.Alloc(gpu.Float32, n)
+		peer := 1 - r.ID()
+		if r.ID() == 0 {
+			if err := r.Send(sbuf, peer, 0); err != nil { // culprit: ip-send-a
+				return err
+			}
+		} else {
+			if err := r.Send(sbuf, peer, 0); err != nil { // culprit: ip-send-b
+				return err
+			}
+		}
+		_, err := r.Recv(rbuf, peer, 0)
+		return err
+	}
+}
+
+func TestScenarioInProcessHeadToHead(t *testing.T) {
+	if err := gpu.Launch(2, headToHead(1024)); err != nil {
+		t.Fatalf("small head-to-head: %v", err)
+	}
+	// Without eager buffering the small exchange deadlocks too: the latent bug.
+	for _, c := range []struct {
+		n    int
+		opts []gpu.Option
+	}{{1 << 20, nil}, {1024, []gpu.Option{gpu.EagerLimit(-1)}}} {
+		err := gpu.Launch(2, headToHead(c.n), c.opts...)
+		re := runError(t, err, gpu.ErrStuck)
+		if len(re.Problems) != 1 {
+			t.Fatalf("%d problems, want 1:\n%v", len(re.Problems), err)
+		}
+		p := re.Problems[0]
+		wantProblem(t, p, sim.KindDeadlock, []int{0, 1},
+			"rank 0 Send at "+here(t, "ip-send-a"), "rank 1 Send at "+here(t, "ip-send-b"))
+		if !slices.Equal(p.Cycle, []int{0, 1, 0}) {
+			t.Errorf("cycle %v, want [0 1 0]", p.Cycle)
+		}
+		for i, op := range p.Ops {
+			if op.Peer != 1-i || op.Tag != 0 || op.Bytes != int64(4*c.n) {
+				t.Errorf("rank %d blocked op peer %d tag %d bytes %d", i, op.Peer, op.Tag, op.Bytes)
+			}
+		}
+		for i, e := range re.RankErrors {
+			if !errors.Is(e, gpu.ErrStuck) {
+				t.Errorf("rank %d's own error %v, want one wrapping ErrStuck", i, e)
+			}
+		}
+	}
+}
+
+func TestScenarioInProcessHangs(t *testing.T) {
+	small := 1024
+	cases := []struct {
+		name      string
+		ranks     int
+		fn        func(r *gpu.Rank) error
+		blocked   []int
+		op        string
+		candidate string
+	}{
+		{"wrong-rank", 3, func(r *gpu.Rank) error {
+			buf := r.Alloc(gpu.Float32, small)
+			switch r.ID() {
+			case 0:
+				return r.Send(buf, 2, 0)
+			case 1:
+				_, err := r.Recv(buf, 0, 0) // culprit: ip-wrong-rank-recv
+				return err
+			}
+			return nil
+		}, []int{1}, "rank 1 Recv at " + here(t, "ip-wrong-rank-recv"),
+			"rank 0 sent tag 0 to rank 2, not to rank 1; rank 1 waits for Recv from rank 0 tag 0 (4096 bytes)"},
+		{"wrong-tag", 2, func(r *gpu.Rank) error {
+			buf := r.Alloc(gpu.Float32, small)
+			if r.ID() == 0 {
+				return r.Send(buf, 1, 0)
+			}
+			_, err := r.Recv(buf, 0, 1) // culprit: ip-wrong-tag-recv
+			return err
+		}, []int{1}, "rank 1 Recv at " + here(t, "ip-wrong-tag-recv"),
+			"rank 0 sent tag 0 to rank 1; rank 1 waits for Recv from rank 0 tag 1 (4096 bytes)"},
+		{"send-no-recv", 2, func(r *gpu.Rank) error {
+			if r.ID() == 0 {
+				return r.Send(r.Alloc(gpu.Float32, 1<<20), 1, 0) // culprit: ip-send-no-recv
+			}
+			return nil
+		}, []int{0}, "rank 0 Send at " + here(t, "ip-send-no-recv"),
+			"rank 0 sends Send to rank 1 tag 0 (4194304 bytes), but rank 1 has finished without receiving it"},
+		{"nccl-headtohead", 2, func(r *gpu.Rank) error {
+			s := r.Stream()
+			if err := s.Send(r.Alloc(gpu.Float32, small), 1-r.ID()); err != nil {
+				return err
+			}
+			if err := s.Recv(r.Alloc(gpu.Float32, small), 1-r.ID()); err != nil {
+				return err
+			}
+			return s.Synchronize() // culprit: ip-nccl-sync
+		}, []int{0, 1}, "Stream.Synchronize at " + here(t, "ip-nccl-sync"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := gpu.Launch(c.ranks, c.fn)
+			re := runError(t, err, gpu.ErrStuck)
+			if len(re.Problems) != 1 {
+				t.Fatalf("%d problems, want 1:\n%v", len(re.Problems), err)
+			}
+			p := re.Problems[0]
+			kind := sim.KindHang
+			var ops []string
+			for _, r := range c.blocked {
+				if strings.HasPrefix(c.op, "rank ") {
+					ops = append(ops, c.op)
+				} else {
+					ops = append(ops, fmt.Sprintf("rank %d %s", r, c.op))
+				}
+			}
+			if c.name == "nccl-headtohead" {
+				kind = sim.KindDeadlock // the two streams wait on each other
+			}
+			wantProblem(t, p, kind, c.blocked, ops...)
+			if c.candidate != "" && !slices.Equal(p.Candidates, []string{c.candidate}) {
+				t.Errorf("candidates %q, want [%q]", p.Candidates, c.candidate)
+			}
+		})
+	}
+}
+
+func TestScenarioInProcessProblems(t *testing.T) {
+	t.Run("send-no-recv-small", func(t *testing.T) {
+		err := gpu.Launch(2, func(r *gpu.Rank) error {
+			if r.ID() == 0 {
+				return r.Send(r.Alloc(gpu.Float32, 1024), 1, 0) // culprit: ip-unmatched
+			}
+			return nil
+		})
+		re := runError(t, err, gpu.ErrProblem)
+		if len(re.Problems) != 1 {
+			t.Fatalf("%d problems, want 1:\n%v", len(re.Problems), err)
+		}
+		// Ranks: the sender and the rank it meant to reach.
+		wantProblem(t, re.Problems[0], sim.KindUnmatchedSend, []int{0, 1}, "rank 0 Send at "+here(t, "ip-unmatched"))
+	})
+	t.Run("isend-nowait-leak", func(t *testing.T) {
+		err := gpu.Launch(2, func(r *gpu.Rank) error {
+			buf := r.Alloc(gpu.Float32, 1024)
+			if r.ID() == 0 {
+				_, err := r.Isend(buf, 1, 0) // culprit: ip-leak-isend
+				return err
+			}
+			_, err := r.Irecv(buf, 0, 0) // culprit: ip-leak-irecv
+			return err
+		})
+		re := runError(t, err, gpu.ErrProblem)
+		if len(re.Problems) != 2 {
+			t.Fatalf("%d problems, want 2:\n%v", len(re.Problems), err)
+		}
+		wantProblem(t, re.Problems[0], sim.KindMissingWait, []int{0}, "rank 0 Isend at "+here(t, "ip-leak-isend"))
+		wantProblem(t, re.Problems[1], sim.KindMissingWait, []int{1}, "rank 1 Irecv at "+here(t, "ip-leak-irecv"))
+	})
+	t.Run("isend-nowait-free", func(t *testing.T) {
+		err := gpu.Launch(2, func(r *gpu.Rank) error {
+			buf := r.Alloc(gpu.Float32, 1<<20)
+			if r.ID() == 0 {
+				q, err := r.Isend(buf, 1, 0) // culprit: ip-free-isend
+				if err != nil {
+					return err
+				}
+				return q.Free() // culprit: ip-free
+			}
+			_, err := r.Recv(buf, 0, 0)
+			return err
+		})
+		re := runError(t, err, gpu.ErrProblem)
+		if len(re.Problems) != 1 {
+			t.Fatalf("%d problems, want 1:\n%v", len(re.Problems), err)
+		}
+		wantProblem(t, re.Problems[0], sim.KindMissingWait, []int{0},
+			"rank 0 Isend at "+here(t, "ip-free-isend"), "rank 0 Request.Free at "+here(t, "ip-free"))
+	})
+	pipeline := func(chunks int) func(r *gpu.Rank) error {
+		const chunk = 16384
+		return func(r *gpu.Rank) error {
+			buf := r.Alloc(gpu.Float32, chunks*chunk)
+			if r.ID() == 0 {
+				var reqs [4]*gpu.Request
+				for i := range chunks {
+					q, err := r.Isend(buf.Slice(i*chunk, chunk), 1, i) // culprit: ip-pipeline-isend
+					if err != nil {
+						return err
+					}
+					reqs[i%4] = q
+					if i%4 == 3 {
+						if err := r.Waitall(reqs[:]...); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			}
+			for i := range chunks {
+				if _, err := r.Recv(buf.Slice(i*chunk, chunk), 0, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	t.Run("pipeline-chunks", func(t *testing.T) {
+		if err := gpu.Launch(2, pipeline(8)); err != nil {
+			t.Fatalf("8 chunks: %v", err)
+		}
+		re := runError(t, gpu.Launch(2, pipeline(10)), gpu.ErrProblem)
+		if len(re.Problems) != 2 {
+			t.Fatalf("%d problems, want 2:\n%v", len(re.Problems), re)
+		}
+		for i, p := range re.Problems {
+			wantProblem(t, p, sim.KindMissingWait, []int{0}, "rank 0 Isend at "+here(t, "ip-pipeline-isend"))
+			if p.Ops[0].Tag != 8+i {
+				t.Errorf("missing Wait %d is for tag %d, want %d", i, p.Ops[0].Tag, 8+i)
+			}
+		}
+	})
+	t.Run("nccl-count-mismatch", func(t *testing.T) {
+		err := gpu.Launch(2, func(r *gpu.Rank) error {
+			s := r.Stream()
+			if r.ID() == 0 {
+				if err := s.Send(r.Alloc(gpu.Float32, 1<<20), 1); err != nil { // culprit: ip-count-send
+					return err
+				}
+			} else if err := s.Recv(r.Alloc(gpu.Float32, 512<<10), 0); err != nil { // culprit: ip-count-recv
+				return err
+			}
+			return s.Synchronize()
+		})
+		re := runError(t, err, gpu.ErrProblem)
+		if len(re.Problems) != 1 {
+			t.Fatalf("%d problems, want 1:\n%v", len(re.Problems), err)
+		}
+		wantProblem(t, re.Problems[0], sim.KindCountMismatch, []int{0, 1},
+			"rank 0 Stream.Send at "+here(t, "ip-count-send"), "rank 1 Stream.Recv at "+here(t, "ip-count-recv"))
+	})
+}
+
+// discard is an EventSink that keeps nothing.
+type discard struct{}
+
+func (discard) Append(*trace.Event)  {}
+func (discard) AddSite(s trace.Site) {}
+
+func TestScenarioInProcessIsendMutate(t *testing.T) {
+	mutate := func(r *gpu.Rank) error {
+		buf := r.Alloc(gpu.Float32, 1<<20)
+		if r.ID() == 0 {
+			if err := r.Compute(time.Millisecond); err != nil {
+				return err
+			}
+			q, err := r.Isend(buf, 1, 0) // culprit: ip-mutate-isend
+			if err != nil {
+				return err
+			}
+			buf.Float32s()[0] = -1
+			_, err = r.Wait(q)
+			return err
+		}
+		_, err := r.Recv(buf, 0, 0)
+		return err
+	}
+	if err := gpu.Launch(2, mutate); err != nil {
+		t.Fatalf("not recorded: %v", err)
+	}
+	err := gpu.Launch(2, mutate, gpu.RecordTo(discard{}))
+	runError(t, err, gpu.ErrProblem)
+	want := "in-flight-mutation: rank 0: the buffer of Isend to rank 1 tag 0 (4194304 bytes) was written between the call at " + here(t, "ip-mutate-isend")
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("recorded run:\n%v\nwant it to start with\n%s", err, want)
+	}
+}
+
+// anysourceRace: ranks 1 and 2 send to rank 0 at the same virtual time; rank 0
+// receives from AnySource twice, replies first to the first sender, and
+// returns an error naming the order, so that the outcome is in the error text.
+func anysourceRace(r *gpu.Rank) error {
+	buf := r.Alloc(gpu.Int32, 16)
+	if r.ID() == 0 {
+		var order []int
+		for range 2 {
+			st, err := r.Recv(buf, gpu.AnySource, 0)
+			if err != nil {
+				return err
+			}
+			order = append(order, st.Source)
+		}
+		for place, dst := range order {
+			buf.Int32s()[0] = int32(place)
+			if err := r.Send(buf, dst, 1); err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("order %v", order)
+	}
+	if err := r.Send(buf, 0, 0); err != nil {
+		return err
+	}
+	_, err := r.Recv(buf, 0, 1)
+	return err
+}
+
+func TestScenarioInProcessDeterminism(t *testing.T) {
+	var h2h string
+	orders := map[string]int{}
+	for seed := range uint64(50) {
+		var texts [2]string
+		for i := range texts {
+			texts[i] = fmt.Sprint(gpu.Launch(2, headToHead(1<<20), gpu.Seed(seed)))
+		}
+		if texts[0] != texts[1] {
+			t.Fatalf("seed %d: headtohead-large error text differs between runs:\n%s\n---\n%s", seed, texts[0], texts[1])
+		}
+		if seed == 0 {
+			h2h = texts[0]
+		} else if texts[0] != h2h {
+			t.Fatalf("seed %d: headtohead-large error text differs from seed 0's:\n%s\n---\n%s", seed, texts[0], h2h)
+		}
+		for i := range texts {
+			texts[i] = fmt.Sprint(gpu.Launch(3, anysourceRace, gpu.Seed(seed)))
+		}
+		if texts[0] != texts[1] {
+			t.Fatalf("seed %d: anysource-race outcome differs between runs:\n%s\n---\n%s", seed, texts[0], texts[1])
+		}
+		if texts[0] != "rank 0: order [1 2]" && texts[0] != "rank 0: order [2 1]" {
+			t.Fatalf("seed %d: anysource-race: %s", seed, texts[0])
+		}
+		orders[texts[0]]++
+	}
+	if !strings.Contains(h2h, "deadlock") {
+		t.Fatalf("headtohead-large: %s", h2h)
+	}
+	if len(orders) != 2 {
+		t.Errorf("anysource-race: 50 seeds gave only %v: the tie between ranks 1 and 2 does not reach the seeded scheduler", orders)
 	}
 }
