@@ -43,15 +43,19 @@ type OpRef struct {
 
 // Finding is one thing a run got wrong.
 type Finding struct {
-	Kind       string   `json:"kind"`
-	Ranks      []int    `json:"ranks"`
-	Ops        []OpRef  `json:"ops"`
-	Cause      string   `json:"cause"`
-	Fault      string   `json:"fault,omitempty"`
+	Kind  string  `json:"kind"`
+	Ranks []int   `json:"ranks"`
+	Ops   []OpRef `json:"ops"`
+	Cause string  `json:"cause"`
+	Fault string  `json:"fault,omitempty"` // the injection that explains it (cause fault)
+	// RevealedBy is the fault plan of the run that showed the finding ("" = as recorded).
+	RevealedBy string   `json:"revealed_by,omitempty"`
 	Message    string   `json:"message"`
 	Hint       string   `json:"hint"`
 	Cycle      []int    `json:"cycle,omitempty"`
 	Candidates []string `json:"candidates,omitempty"`
+	// Seed is the replay seed that showed the finding (with --explore, the first).
+	Seed *uint64 `json:"seed,omitempty"`
 }
 
 // Signature identifies a finding across runs: its kind and the sites of its ops.
@@ -96,8 +100,10 @@ func ref(op *sim.Op, site sim.SiteFunc) OpRef {
 }
 
 // Explain turns a replay's outcome into findings. faultDesc describes the
-// faults of the run ("" for none); sync and drops say which ones were active.
-func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, dropped bool) []Finding {
+// faults of the run ("" for none); sync says zero buffering was on; drops
+// describes the messages a fault dropped ("" for none).
+func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops string) []Finding {
+	dropped := drops != ""
 	var fs []Finding
 	for i := range out.Problems {
 		p := &out.Problems[i]
@@ -112,7 +118,7 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, dropp
 			f.Message = p.Format(site)
 			switch {
 			case dropped:
-				f.Cause, f.Fault = CauseFault, faultDesc
+				f.Cause, f.Fault = CauseFault, drops
 				f.Hint = "the injected drop explains this hang: the receive never got its message; a real lossy transport would need a timeout or retry"
 			case sync:
 				f.Hint = "the recorded run completed only because sends were buffered (eager); with zero buffering it deadlocks: " + hints[KindDeadlock]
@@ -133,15 +139,18 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, dropp
 	}
 	for _, c := range out.Corrupted {
 		fs = append(fs, Finding{Kind: KindCorruptedData, Ranks: []int{c.Recv.Rank, c.Send.Rank}, Ops: []OpRef{ref(c.Recv, site), ref(c.Send, site)},
-			Cause: CauseProgram, Fault: faultDesc,
+			Cause:   CauseProgram,
 			Message: fmt.Sprintf("rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send)),
 			Hint:    hints[KindCorruptedData]})
 	}
 	for _, r := range out.Races {
 		fs = append(fs, Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},
-			Cause: CauseProgram, Fault: faultDesc,
+			Cause:   CauseProgram,
 			Message: fmt.Sprintf("rank %d's %s matched rank %d's op %d when recorded but rank %d's op %d under replay", r.Recv.Rank, sim.Describe(r.Recv), r.RecordedRank, r.RecordedSeq, r.ReplayRank, r.ReplaySeq),
 			Hint:    hints[KindMessageRace]})
+	}
+	for i := range fs {
+		fs[i].RevealedBy = faultDesc
 	}
 	return fs
 }
@@ -155,8 +164,14 @@ func (r *Report) Text() string {
 	fmt.Fprintf(&b, "%d finding(s)\n", len(r.Findings))
 	for i, f := range r.Findings {
 		fmt.Fprintf(&b, "\n[%d] %s (cause: %s)", i+1, f.Kind, f.Cause)
+		if f.RevealedBy != "" {
+			fmt.Fprintf(&b, " under %s", f.RevealedBy)
+			if f.Seed != nil {
+				fmt.Fprintf(&b, " (seed %d)", *f.Seed)
+			}
+		}
 		if f.Fault != "" {
-			fmt.Fprintf(&b, " under %s", f.Fault)
+			fmt.Fprintf(&b, "\n    explained by the injected fault: %s", f.Fault)
 		}
 		fmt.Fprintf(&b, "\n    %s\n", strings.ReplaceAll(f.Message, "\n", "\n    "))
 		for _, o := range f.Ops {

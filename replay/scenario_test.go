@@ -64,7 +64,7 @@ func TestReplayAsRecordedIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := replay.Explain(out, c.Site, "", false, false); len(fs) != 0 {
+	if fs := replay.Explain(out, c.Site, "", false, ""); len(fs) != 0 {
 		t.Fatalf("findings %s", kinds(fs))
 	}
 }
@@ -75,7 +75,7 @@ func TestSyncDeadlockIsTheProgramsUnsafeBuffering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := replay.Explain(out, c.Site, "sync", true, false)
+	fs := replay.Explain(out, c.Site, "sync", true, "")
 	if got, want := kinds(fs), "[deadlock/program unsafe-buffering/program unsafe-buffering/program]"; got != want {
 		t.Fatalf("findings %s, want %s", got, want)
 	}
@@ -97,7 +97,7 @@ func TestDropHangIsTheFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := replay.Explain(out, c.Site, "drop", false, true)
+	fs := replay.Explain(out, c.Site, "drop", false, "drop on rank 0 -> 1 tag 0 (Send seq 0)")
 	if got := kinds(fs); got != "[hang/fault]" {
 		t.Fatalf("findings %s", got)
 	}
@@ -125,7 +125,7 @@ func TestMutateCorruptsInFlightIsend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := replay.Explain(out, c.Site, "mutate", false, false)
+	fs := replay.Explain(out, c.Site, "mutate", false, "")
 	if got := kinds(fs); got != "[corrupted-data/program]" {
 		t.Fatalf("findings %s", got)
 	}
@@ -167,11 +167,77 @@ func TestDelayRevealsMessageRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := replay.Explain(out, c.Site, "delay", false, false)
+	fs := replay.Explain(out, c.Site, "delay", false, "")
 	if got := kinds(fs); got != "[message-race/program message-race/program]" {
 		t.Fatalf("findings %s", got)
 	}
 	if fs[0].Ranks[0] != 0 || fs[0].Ranks[1] != 1 || fs[0].Ranks[2] != 2 {
 		t.Fatalf("ranks %v: want receiver 0, recorded sender 1, replayed sender 2", fs[0].Ranks)
+	}
+}
+
+func TestCheckBatteryFindsLatentBugs(t *testing.T) {
+	c, ev := record(t, 2, headToHead(16))
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	fs, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(fs); got != "[deadlock/program unsafe-buffering/program unsafe-buffering/program]" {
+		t.Fatalf("findings %s", got)
+	}
+	if fs[0].RevealedBy != "sync" || fs[0].Fault != "" {
+		t.Fatalf("revealed by %q, fault %q", fs[0].RevealedBy, fs[0].Fault)
+	}
+}
+
+func TestCheckOfCleanProgramIsClean(t *testing.T) {
+	c, ev := record(t, 2, func(r *gpu.Rank) error {
+		s, d := r.Alloc(gpu.Float32, 1<<20), r.Alloc(gpu.Float32, 1<<20)
+		_, err := r.Sendrecv(s, 1-r.ID(), 0, d, 1-r.ID(), 0)
+		return err
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	fs, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, 2)
+	if err != nil || len(fs) != 0 {
+		t.Fatalf("%v %s", err, kinds(fs))
+	}
+}
+
+func TestReportsAreDeterministic(t *testing.T) {
+	c, ev := record(t, 3, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		if r.ID() != 0 {
+			return r.Send(b, 0, r.ID())
+		}
+		for range 2 {
+			if _, err := r.Recv(b, gpu.AnySource, gpu.AnyTag); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	specs, err := faults.ParseAll([]string{"delay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for i := range 20 {
+		fs, err := replay.Explore(open, replay.Config{EagerLimit: 64 << 10}, c.Site, specs, 0, 16, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := replay.Report{Findings: fs}
+		js, _ := rep.JSON()
+		out := rep.Text() + string(js)
+		if i == 0 {
+			first = out
+			if len(fs) == 0 {
+				t.Fatal("16 delay seeds found no race")
+			}
+		} else if out != first {
+			t.Fatalf("run %d differs:\n%s\n---\n%s", i, out, first)
+		}
 	}
 }
