@@ -1,3 +1,0 @@
-package gpu
-
-func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, error) { return nil, nil }
