@@ -83,6 +83,12 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 	}
 	if rec == nil && cfg.sink != nil {
 		rec = newRecorder(cfg.sink, HashFull, false, sites)
+		if hs, ok := cfg.sink.(interface{ SetHeader(func(*trace.Header)) }); ok {
+			hs.SetHeader(func(h *trace.Header) {
+				h.WorldSize, h.Backend, h.EagerLimit, h.Seed = ranks, "sim", cfg.eager, cfg.seed
+				h.LatencyNS, h.BandwidthBps, h.HashMode = int64(cfg.latency), cfg.bandwidth, HashFull
+			})
+		}
 	}
 	eager := cfg.eager
 	if eager == 0 {

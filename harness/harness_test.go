@@ -1,0 +1,273 @@
+package harness_test
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/harness"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const large = 1 << 20
+
+// The scenario patterns (as in testdata/train).
+
+func pingpong(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, large)
+	if r.ID() == 0 {
+		b.Float32s()[9] = 9
+		if err := r.Send(b, 1, 0); err != nil {
+			return err
+		}
+		_, err := r.Recv(b, 1, 0)
+		return err
+	}
+	if _, err := r.Recv(b, 0, 0); err != nil {
+		return err
+	}
+	if b.Float32s()[9] != 9 {
+		return fmt.Errorf("rank 1 got %v, want 9", b.Float32s()[9])
+	}
+	return r.Send(b, 0, 0)
+}
+
+func sendrecvExchange(r *gpu.Rank) error {
+	s, d := r.Alloc(gpu.Float32, 4096), r.Alloc(gpu.Float32, 4096)
+	s.Float32s()[0] = float32(r.ID())
+	if _, err := r.Sendrecv(s, 1-r.ID(), 0, d, 1-r.ID(), 0); err != nil {
+		return err
+	}
+	if d.Float32s()[0] != float32(1-r.ID()) {
+		return fmt.Errorf("rank %d got %v", r.ID(), d.Float32s()[0])
+	}
+	return nil
+}
+
+func ncclGroup(r *gpu.Rank) error {
+	s, d := r.Alloc(gpu.Float32, 1024), r.Alloc(gpu.Float32, 1024)
+	st := r.Stream()
+	r.GroupStart()
+	st.Send(s, 1-r.ID())
+	st.Recv(d, 1-r.ID())
+	r.GroupEnd()
+	return st.Synchronize()
+}
+
+func headToHeadSmall(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 16)
+	if err := r.Send(b, 1-r.ID(), 0); err != nil {
+		return err
+	}
+	_, err := r.Recv(b, 1-r.ID(), 0)
+	return err
+}
+
+// isendMutate writes its send buffer while the Isend is in flight; rank 1
+// checks what arrived.
+func isendMutate(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, large)
+	if r.ID() == 0 {
+		if err := r.Compute(time.Millisecond); err != nil {
+			return err
+		}
+		q, err := r.Isend(b, 1, 0)
+		if err != nil {
+			return err
+		}
+		b.Float32s()[5] = 55 // the bug: the request is still in flight
+		_, err = r.Wait(q)
+		return err
+	}
+	if _, err := r.Recv(b, 0, 0); err != nil {
+		return err
+	}
+	if b.Float32s()[5] != 0 {
+		return fmt.Errorf("rank 1: element 5 is %v, want 0", b.Float32s()[5])
+	}
+	return nil
+}
+
+func irecvReadEarly(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 8)
+	if r.ID() == 0 {
+		b.Float32s()[0] = 1
+		return r.Send(b, 1, 0)
+	}
+	q, err := r.Irecv(b, 0, 0)
+	if err != nil {
+		return err
+	}
+	early := b.Float32s()[0] // the bug: read before Wait
+	if _, err := r.Wait(q); err != nil {
+		return err
+	}
+	if early != 1 {
+		return fmt.Errorf("rank 1 read %v before Wait, want 1: a missing Wait", early)
+	}
+	return nil
+}
+
+func TestCleanPatternsPassSweeps(t *testing.T) {
+	for name, fn := range map[string]func(*gpu.Rank) error{"pingpong": pingpong, "sendrecv-exchange": sendrecvExchange, "nccl-group": ncclGroup} {
+		t.Run(name, func(t *testing.T) {
+			fs := harness.Run(t, 2, fn, harness.Faults("sync"), harness.Faults("delay"), harness.Faults("mutate"), harness.Seeds(100))
+			if len(fs) != 0 {
+				t.Fatalf("%d failures", len(fs))
+			}
+		})
+	}
+}
+
+func TestBadPatternsFailWithTheirFinding(t *testing.T) {
+	cases := []struct {
+		name   string
+		fn     func(*gpu.Rank) error
+		faults string
+		want   string
+	}{
+		{"headtohead-small", headToHeadSmall, "sync", "deadlock"},
+		{"isend-mutate", isendMutate, "mutate", harness.KindRankError},
+		{"isend-mutate-recorded", isendMutate, "", "in-flight-mutation"},
+		{"irecv-read-early", irecvReadEarly, "delay:d=10us,p=1", harness.KindRankError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []harness.Option{harness.Seeds(3), harness.Expect(c.want)}
+			if c.faults != "" {
+				opts = append(opts, harness.Faults(c.faults))
+			}
+			harness.Run(t, 2, c.fn, opts...)
+		})
+	}
+}
+
+// captureTB records what a harness.Run reports instead of failing the test.
+type captureTB struct {
+	testing.TB
+	errs []string
+}
+
+func (c *captureTB) Errorf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+}
+func (c *captureTB) Fatalf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+}
+func (c *captureTB) Helper() {}
+
+var (
+	seedRe   = regexp.MustCompile(`-p2ptrace\.seed=(\d+)`)
+	replayRe = regexp.MustCompile(`p2ptrace replay --fault '([^']+)' --seed (\d+) (\S+)`)
+)
+
+func TestReproCommandsReproduce(t *testing.T) {
+	tb := &captureTB{TB: t}
+	fs := harness.Run(tb, 2, headToHeadSmall, harness.Faults("sync"), harness.Seeds(2))
+	if len(tb.errs) != 1 || len(fs) != 3 && len(fs) != 2 {
+		t.Fatalf("want one report of the sync failures, got %d reports, %d failures", len(tb.errs), len(fs))
+	}
+	msg := tb.errs[0]
+	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(1 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("report lacks %q:\n%s", want, msg)
+		}
+	}
+	// The go test line: rerun that seed through the flags.
+	m := seedRe.FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("no seed in %s", msg)
+	}
+	setFlag(t, "p2ptrace.seed", m[1])
+	setFlag(t, "p2ptrace.fault", "sync")
+	again := &captureTB{TB: t}
+	fs2 := harness.Run(again, 2, headToHeadSmall)
+	if len(fs2) != 1 || fs2[0].Kinds[0] != "deadlock" || strconv.FormatUint(fs2[0].Seed, 10) != m[1] {
+		t.Fatalf("rerun gave %+v", fs2)
+	}
+	// The replay line: the saved trace under the same fault and seed.
+	rm := replayRe.FindStringSubmatch(msg)
+	if rm == nil {
+		t.Fatalf("no replay line in %s", msg)
+	}
+	tr, err := replay.OpenTrace(rm[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	specs, err := faults.ParseAll([]string{rm[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := strconv.ParseUint(rm[2], 10, 64)
+	found, err := replay.Run(tr.Open, tr.Config(), tr.Site, specs, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) == 0 || found[0].Kind != "deadlock" || found[0].Ops[0].Site == "" || !strings.HasPrefix(found[0].Ops[0].Site, "harness/harness_test.go:") && !strings.HasPrefix(found[0].Ops[0].Site, "harness_test.go:") {
+		t.Fatalf("replay of %s: %+v", rm[3], found)
+	}
+}
+
+func setFlag(t *testing.T, name, value string) {
+	t.Helper()
+	old := flag.Lookup(name).Value.String()
+	if err := flag.Set(name, value); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { flag.Set(name, old) })
+}
+
+func TestShrinkingFindsTheOneDrop(t *testing.T) {
+	tb := &captureTB{TB: t}
+	fs := harness.Run(tb, 2, pingpong, harness.Faults("drop:p=1,nth=all"), harness.Seeds(1))
+	if len(fs) != 1 || len(fs[0].Minimal) != 1 || !fs[0].Minimal[0].Drop {
+		t.Fatalf("failures %+v", fs)
+	}
+	if !strings.Contains(tb.errs[0], "minimal injections that still fail:\n  drop") {
+		t.Fatalf("%s", tb.errs[0])
+	}
+}
+
+func TestFailingRunDoesNotAffectSiblings(t *testing.T) {
+	var sibling bool
+	t.Run("group", func(t *testing.T) {
+		t.Run("bad", func(t *testing.T) {
+			tb := &captureTB{TB: t}
+			harness.Run(tb, 2, headToHeadSmall, harness.Faults("sync"), harness.Seeds(1))
+			if len(tb.errs) == 0 {
+				t.Fatal("the bad pattern passed")
+			}
+		})
+		t.Run("good", func(t *testing.T) {
+			harness.Run(t, 2, pingpong, harness.Faults("sync"), harness.Seeds(5))
+			sibling = !t.Failed()
+		})
+	})
+	if !sibling {
+		t.Fatal("the sibling of a failing harness.Run failed")
+	}
+}
+
+func TestPanicIsReportedAsThatRanksPanic(t *testing.T) {
+	tb := &captureTB{TB: t}
+	harness.Run(tb, 2, func(r *gpu.Rank) error {
+		if r.ID() == 1 {
+			panic("bad index")
+		}
+		return nil
+	}, harness.Seeds(1))
+	if len(tb.errs) != 1 || !strings.Contains(tb.errs[0], "rank panicked: rank 1: bad index") || !strings.Contains(tb.errs[0], "goroutine ") {
+		t.Fatalf("%v", tb.errs)
+	}
+}
