@@ -271,3 +271,72 @@ func TestPanicIsReportedAsThatRanksPanic(t *testing.T) {
 		t.Fatalf("%v", tb.errs)
 	}
 }
+
+func TestEqualNamesFirstDifference(t *testing.T) {
+	var got, want *gpu.Buffer
+	err := gpu.Launch(1, func(r *gpu.Rank) error {
+		got, want = r.Alloc(gpu.Float32, 100), r.Alloc(gpu.Float32, 100)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Float32s()[42] = 1.5
+	tb := &captureTB{TB: t}
+	if harness.Equal(tb, got, want) || len(tb.errs) != 1 {
+		t.Fatal("Equal passed different buffers")
+	}
+	if !strings.HasPrefix(tb.errs[0], "buffers differ first at element 42: got 1.5, want 0 (1 of 100 elements differ)\nelements 38..46 (-want +got):") {
+		t.Fatalf("%s", tb.errs[0])
+	}
+	if !harness.Equal(t, want, want) {
+		t.Fatal("Equal failed equal buffers")
+	}
+}
+
+func TestReplayOfStoredTrace(t *testing.T) {
+	dir := t.TempDir()
+	setFlag(t, "p2ptrace.dir", dir)
+	tb := &captureTB{TB: t}
+	fs := harness.Run(tb, 2, headToHeadSmall, harness.Faults("sync"), harness.Seeds(1))
+	if len(fs) != 1 || fs[0].TracePath == "" {
+		t.Fatalf("%+v", fs)
+	}
+	found := harness.Replay(t, fs[0].TracePath, harness.Faults("sync"), harness.Seeds(2), harness.Expect("deadlock", "unsafe-buffering"))
+	if len(found) != 3 {
+		t.Fatalf("findings %+v", found)
+	}
+}
+
+func BenchmarkRunPingpong(b *testing.B) {
+	for b.Loop() {
+		harness.Run(b, 2, pingpong, harness.Seeds(1))
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}
+
+func ring8(r *gpu.Rank) error {
+	const n = 8
+	s, d := r.Alloc(gpu.Float32, 256), r.Alloc(gpu.Float32, 256)
+	for range 10 {
+		qs, err := r.Isend(s, (r.ID()+1)%n, 0)
+		if err != nil {
+			return err
+		}
+		qr, err := r.Irecv(d, (r.ID()+n-1)%n, 0)
+		if err != nil {
+			return err
+		}
+		if err := r.Waitall(qs, qr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func BenchmarkRunRing8(b *testing.B) {
+	for b.Loop() {
+		harness.Run(b, 8, ring8, harness.Seeds(1))
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}
