@@ -8,7 +8,6 @@ package gpu_test
 // In-process tests run the same patterns through gpu.Launch directly.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -24,88 +23,20 @@ import (
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
-// moduleRoot walks up from the test's working directory to go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's working directory")
-		}
-		dir = parent
-	}
-}
+func moduleRoot(t *testing.T) string { return scenariotest.ModuleRoot(t) }
 
-// buildScenarios builds every program under testdata/train into a
-// temporary folder (one go build for all) and returns the folder.
-func buildScenarios(t *testing.T, root string) string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(root, "testdata", "train"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	args := []string{"build", "-o", bin + string(filepath.Separator)}
-	for _, e := range entries {
-		if e.IsDir() {
-			args = append(args, "./testdata/train/"+e.Name())
-		}
-	}
-	if len(args) < 4 {
-		t.Fatal("no programs under testdata/train")
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bin
-}
+func buildScenarios(t *testing.T, root string) string { return scenariotest.Build(t, root) }
 
-// culprit returns "testdata/train/NAME/main.go:LINE" for the line of the
-// program's source marked "// culprit: MARKER".
 func culprit(t *testing.T, root, name, marker string) string {
-	t.Helper()
-	rel := "testdata/train/" + name + "/main.go"
-	return rel + ":" + fmt.Sprint(markerLine(t, filepath.Join(root, rel), marker))
+	return scenariotest.Culprit(t, root, name, marker)
 }
 
-// markerLine is the line number of the unique line of file ending in "// culprit: MARKER".
 func markerLine(t *testing.T, file, marker string) int {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	want := "// culprit: " + marker
-	found := 0
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		if strings.HasSuffix(strings.TrimSpace(sc.Text()), want) {
-			if found != 0 {
-				t.Fatalf("%s: marker %q on lines %d and %d", file, marker, found, n)
-			}
-			found = n
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if found == 0 {
-		t.Fatalf("%s: no line marked %q", file, want)
-	}
-	return found
+	return scenariotest.MarkerLine(t, file, marker)
 }
 
 type scenarioRun struct {
