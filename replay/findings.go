@@ -118,6 +118,8 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 			f.Message = p.Format(site)
 			switch {
 			case dropped:
+				// A lost message, not the program's waits, is the root: a hang.
+				f.Kind, f.Cycle = KindHang, nil
 				f.Cause, f.Fault = CauseFault, drops
 				f.Hint = "the injected drop explains this hang: the receive never got its message; a real lossy transport would need a timeout or retry"
 			case sync:
