@@ -3,9 +3,12 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -118,8 +121,16 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 	for _, rk := range w.ranks {
 		go rk.main(fn)
 	}
+	var sigs chan os.Signal
+	if rec != nil && rec.file != nil {
+		// Recording for p2ptrace record: an interrupt flushes and marks the
+		// trace before the signal does what it would have done.
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+	}
 	w.schedule(nil)
-	if err := w.watch(cfg.wallTimeout); err != nil {
+	if err := w.watch(cfg.wallTimeout, sigs, rec); err != nil {
 		// The abandoned rank may still call into the engine: leave the trace
 		// as it is (status running: cut short) rather than race its writer.
 		return err
@@ -148,7 +159,7 @@ func (t teeObserver) Posted(op *sim.Op)    { t[0].Posted(op); t[1].Posted(op) }
 func (t teeObserver) Completed(op *sim.Op) { t[0].Completed(op); t[1].Completed(op) }
 
 // watch waits for the run to end, failing when no runtime call is made for d.
-func (w *world) watch(d time.Duration) error {
+func (w *world) watch(d time.Duration, sigs chan os.Signal, rec *recorder) error {
 	tick := time.NewTicker(min(d/4+time.Millisecond, 100*time.Millisecond))
 	defer tick.Stop()
 	last, since := w.progress.Load(), time.Now()
@@ -156,6 +167,14 @@ func (w *world) watch(d time.Duration) error {
 		select {
 		case <-w.finished:
 			return nil
+		case sig := <-sigs:
+			_ = rec.file.Close(trace.StatusCrashed, fmt.Sprintf("interrupted by %v: the run was stopped", sig))
+			signal.Stop(sigs)
+			if s, ok := sig.(syscall.Signal); ok {
+				_ = syscall.Kill(os.Getpid(), s)
+			}
+			time.Sleep(time.Second)
+			os.Exit(130)
 		case <-tick.C:
 			if p := w.progress.Load(); p != last {
 				last, since = p, time.Now()
