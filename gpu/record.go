@@ -147,7 +147,12 @@ func (rec *recorder) Completed(op *sim.Op) {
 		ev.Index, ev.Source = int32(op.Source), trace.NoRank
 	case op.Kind.IsSend() && op.Data != nil:
 		ev.HashPost = op.HashPost
-		if !op.Eager() && op.HashPost != 0 { // an eager send's buffer is free once posted
+		// An eager send's buffer is free once posted; a blocking send's cannot
+		// change while the sender waits. Only the others can be mutated in flight.
+		switch {
+		case op.HostBlocked():
+			ev.HashDone = op.HashPost // the sender waited in the call: unchanged, no second pass
+		case !op.Eager() && op.HashPost != 0:
 			ev.HashDone = rec.hashOf(op.Data)
 			if ev.HashDone != op.HashPost {
 				rec.mutations = append(rec.mutations, op)

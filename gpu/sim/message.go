@@ -178,7 +178,9 @@ func (e *Engine) match(s, r *Op, t int64) {
 	} else {
 		r.StatusCnt = n
 	}
-	r.fromPost = s.eager || (!e.mutate && e.inPost == s)
+	// The receiver gets the send buffer as posted when it was copied then, or
+	// when the sender is blocked in its call: its code cannot have written it.
+	r.fromPost = s.eager || s.HostBlocked() || (!e.mutate && e.inPost == s)
 	if s.eager {
 		// The data travelled with the envelope; it lands one transfer after the post.
 		copy(r.Data, s.snapshot[:min(n, int64(len(s.snapshot)))])

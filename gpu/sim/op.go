@@ -74,6 +74,16 @@ func (op *Op) DeliveredAtPost() bool { return op.fromPost }
 // Done reports whether the op has completed.
 func (op *Op) Done() bool { return op.done }
 
+// HostBlocked reports whether the sender's host code waits in the call until
+// the send completes (a blocking send), so it cannot write the buffer meanwhile.
+func (op *Op) HostBlocked() bool {
+	switch op.Kind {
+	case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend, trace.OpSendrecv:
+		return true
+	}
+	return false
+}
+
 // Eager reports whether the send was delivered eagerly (copied at post).
 func (op *Op) Eager() bool { return op.eager }
 
