@@ -62,7 +62,10 @@ multi-rank program into one trace file, and shows, verifies, exports and
 replays it.
 
 Exit status: 0 clean, 1 findings, 2 usage or input errors.`,
-		Example: `  p2ptrace show run.p2ptrace
+		Example: `  p2ptrace record -o run.p2ptrace ./testdata/train/headtohead-small
+  p2ptrace check run.p2ptrace
+  p2ptrace replay --fault sync run.p2ptrace
+  p2ptrace show run.p2ptrace
   p2ptrace verify run.p2ptrace
   p2ptrace export --format chrome -o run.json run.p2ptrace`,
 		SilenceUsage:  true,
@@ -81,6 +84,9 @@ Exit status: 0 clean, 1 findings, 2 usage or input errors.`,
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
 
+	root.AddCommand(newRecordCmd(f))
+	root.AddCommand(newReplayCmd(f))
+	root.AddCommand(newCheckCmd(f))
 	root.AddCommand(newShowCmd(f))
 	root.AddCommand(newVerifyCmd(f))
 	root.AddCommand(newExportCmd(f))

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+type replayOptions struct {
+	faults  []string
+	seed    uint64
+	explore int
+	json    bool
+}
+
+func newReplayCmd(f *factory) *cobra.Command {
+	o := &replayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay [--fault SPEC]... [--seed N] [--explore N] [--json] TRACE",
+		Short: "Rerun a trace deterministically under injected faults and report what goes wrong",
+		Long: `Replay TRACE on the simulation engine under the given faults. With --explore N,
+replay N seeds (starting at --seed) and report each finding once, with the
+first seed that shows it. The same trace, faults and seed print the same bytes.
+
+Exit status: 0 no findings, 1 findings, 2 usage or input error.
+
+` + faults.HelpText,
+		Example: `  p2ptrace replay trace.db
+  p2ptrace replay --fault sync trace.db
+  p2ptrace replay --fault delay:rank=1,max=5ms,p=0.3 --explore 100 trace.db
+  p2ptrace replay --fault drop:src=0,dst=1,tag=3,nth=2 --json trace.db`,
+		Args: exactArgs(1, "one trace file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			specs, err := faults.ParseAll(o.faults)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			if o.explore < 0 {
+				return usageErrorf("--explore %d: want a positive number of seeds", o.explore)
+			}
+			tr, err := openReplay(f, args[0])
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			n := max(o.explore, 1)
+			bar := newProgress(f.Err, n, "replaying", o.json || n == 1)
+			fs, err := replay.Explore(tr.Open, tr.Config(), tr.Site, specs, o.seed, n, bar.set)
+			bar.finish()
+			if err != nil {
+				return inputError(fmt.Errorf("replaying %s: %w", args[0], err))
+			}
+			return printReport(f.Out, fs, o.json)
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.faults, "fault", nil, "fault to inject, KIND[:key=value,...] (repeatable)")
+	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "scheduler and fault seed (the first, with --explore)")
+	cmd.Flags().IntVar(&o.explore, "explore", 0, "replay this many seeds and deduplicate the findings")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// openReplay opens a trace for replay, noting on stderr when it was cut short.
+func openReplay(f *factory, path string) (*replay.Trace, error) {
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	if tr.Incomplete() {
+		fmt.Fprintf(f.Err, "p2ptrace: %s is incomplete: the recording was cut short; replaying what is there\n", path)
+	}
+	return tr, nil
+}
+
+func printReport(w io.Writer, fs []replay.Finding, asJSON bool) error {
+	rep := replay.Report{Findings: fs}
+	if asJSON {
+		js, err := rep.JSON()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\n", js)
+	} else {
+		fmt.Fprint(w, rep.Text())
+	}
+	if len(fs) > 0 {
+		return findingsError(fmt.Errorf("%d finding(s)", len(fs)))
+	}
+	return nil
+}
+
+// progress shows a bar on stderr, only when it is a terminal; it counts with
+// the caller's calls and redraws from the bar's own throttle.
+type progress struct{ bar *progressbar.ProgressBar }
+
+func newProgress(w io.Writer, total int, what string, quiet bool) *progress {
+	file, ok := w.(*os.File)
+	if quiet || !ok || !isatty.IsTerminal(file.Fd()) {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())}
+}
+
+func (p *progress) set(done int) {
+	if p.bar != nil {
+		p.bar.Set(done)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// recordInProcess records fn into a trace file, as `p2ptrace record` would.
+func recordInProcess(t *testing.T, name string, ranks int, fn func(*gpu.Rank) error) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".db")
+	w, err := trace.Create(path, trace.Header{Command: []string{name}}, trace.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := gpu.Launch(ranks, fn, gpu.RecordTo(w))
+	status := trace.StatusComplete
+	if runErr != nil {
+		status = trace.StatusHung
+	}
+	if err := w.Close(status, ""); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func headToHeadSmall(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 16)
+	if err := r.Send(b, 1-r.ID(), 0); err != nil {
+		return err
+	}
+	_, err := r.Recv(b, 1-r.ID(), 0)
+	return err
+}
+
+func anySourceRace(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Int32, 1)
+	if r.ID() != 0 {
+		return r.Send(b, 0, 0)
+	}
+	for range 2 {
+		if _, err := r.Recv(b, gpu.AnySource, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+func TestReplayUnderSyncGolden(t *testing.T) {
+	path := recordInProcess(t, "headtohead-small", 2, headToHeadSmall)
+	code, out, errs := runCmd(t, "replay", "--fault", "sync", path)
+	if code != 1 || errs != "p2ptrace: 3 finding(s)\n" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	golden(t, "replay-sync.golden", out)
+	code, out, _ = runCmd(t, "replay", path)
+	if code != 0 || out != "no findings\n" {
+		t.Fatalf("as recorded: exit %d:\n%s", code, out)
+	}
+}
+
+func TestCheckJSONGolden(t *testing.T) {
+	path := recordInProcess(t, "headtohead-small", 2, headToHeadSmall)
+	code, out, _ := runCmd(t, "check", "--json", path)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Findings []map[string]any `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"kind", "ranks", "ops", "cause", "message", "hint"} {
+		if _, ok := doc.Findings[0][key]; !ok {
+			t.Errorf("finding lacks %q", key)
+		}
+	}
+	golden(t, "check.golden.json", out)
+}
+
+func TestReplayIsDeterministic(t *testing.T) {
+	path := recordInProcess(t, "anysource-race", 3, anySourceRace)
+	var first string
+	for i := range 5 {
+		code, out, _ := runCmd(t, "replay", "--fault", "delay", "--explore", "20", "--json", path)
+		if code != 1 || !strings.Contains(out, `"kind": "message-race"`) {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		if i == 0 {
+			first = out
+		} else if out != first {
+			t.Fatalf("run %d printed other bytes", i)
+		}
+	}
+}
+
+func TestReplayUsageAndInputErrors(t *testing.T) {
+	path := recordInProcess(t, "headtohead-small", 2, headToHeadSmall)
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--fault", "delya", path}, `p2ptrace: bad fault spec "delya": unknown kind "delya" (valid kinds: delay, drop, mutate, sync)` + "\n"},
+		{[]string{"replay", "--fault", "delay:foo=1", path}, `p2ptrace: bad fault spec "delay:foo=1": unknown key "foo" for delay (valid keys: `},
+		{[]string{"replay", "--explore", "-1", path}, "p2ptrace: --explore -1: want a positive number of seeds\n"},
+		{[]string{"replay"}, "p2ptrace: p2ptrace replay: want one trace file, got 0 arguments\n"},
+		{[]string{"replay", missing}, "p2ptrace: "},
+		{[]string{"check", missing}, "p2ptrace: "},
+		{[]string{"record"}, "p2ptrace: p2ptrace record: want PROGRAM [ARGS...]\n"},
+		{[]string{"record", "-o", filepath.Join(t.TempDir(), "x.db"), "./no/such/program"}, "p2ptrace: usage: no such program: ./no/such/program\n"},
+		{[]string{"record", "--hash", "md5", "/bin/true"}, "p2ptrace: usage: --hash \"md5\": want full, sample or off\n"},
+	}
+	for _, c := range cases {
+		code, _, errs := runCmd(t, c.args...)
+		if code != 2 || !strings.HasPrefix(errs, c.want) || strings.Contains(errs, "goroutine ") {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
