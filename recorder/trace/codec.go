@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"math/bits"
 )
 
 // Field numbers of the presence bitmask. The numbering is part of the file
@@ -59,9 +60,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // context is the transformed field values of the previous event of one
 // (kind, op) pair in the current block: the prediction for the next one.
 type context struct {
-	gen  uint32
-	vals [nFields]uint64
-	reqs []byte // encoded Reqs
+	gen       uint32
+	vals      [nFields]uint64
+	reqs      []byte     // encoded Reqs
+	cold      coldFields // encoder only: the raw cold fields of vals
+	coldValid bool
 }
 
 // timeState is the per-rank running state the transforms are relative to.
@@ -143,8 +146,13 @@ func appendReqs(dst []byte, reqs []uint64, last uint64) []byte {
 
 // transform computes the transformed field values of ev into vals.
 func transform(vals *[nFields]uint64, ev *Event, rank int32, st *timeState) {
-	done := ev.Kind == KindDone
-	if done {
+	transformHot(vals, ev, st)
+	transformCold(vals, ev, rank)
+}
+
+// transformHot computes fields 0 to fReqs: the times, Seq, Req, MatchSeq.
+func transformHot(vals *[nFields]uint64, ev *Event, st *timeState) {
+	if ev.Kind == KindDone {
 		vals[fSeq] = zz(int64(st.next - 1 - ev.Seq))
 		vals[fPostVT] = zz(ev.PostVT)
 		vals[fPostWall] = zz(ev.PostWall)
@@ -164,6 +172,11 @@ func transform(vals *[nFields]uint64, ev *Event, rank int32, st *timeState) {
 		vals[fReq] = reqTransform(ev.Req, st.lastReq)
 	}
 	vals[fReqs] = 0 // compared as bytes
+}
+
+// transformCold computes the fields after fReqs: each a function of one
+// field of the event alone (and of the block's rank).
+func transformCold(vals *[nFields]uint64, ev *Event, rank int32) {
 	vals[fPeer] = zz(int64(ev.Peer))
 	vals[fTag] = zz(int64(ev.Tag))
 	vals[fBytes] = zz(ev.Bytes)
@@ -192,6 +205,37 @@ func transform(vals *[nFields]uint64, ev *Event, rank int32, st *timeState) {
 	vals[fHashDone] = ev.HashDone
 }
 
+// coldFields is the raw fields transformCold reads: when they equal the
+// context's, so do their transforms, and the encoder skips them.
+type coldFields struct {
+	Peer, Tag, Comm, Stream, Group, Source, StatusTag, MatchRank, Index int32
+	Site, Alloc                                                         uint32
+	Dtype                                                               Dtype
+	Err                                                                 ErrCode
+	Flag                                                                bool
+	_                                                                   uint8
+	Count, Bytes, Offset, Length, Duration, StatusCnt                   int64
+	HashPost, HashDone                                                  uint64
+}
+
+func coldEqual(p *coldFields, ev *Event) bool {
+	return ev.Peer == p.Peer && ev.Tag == p.Tag && ev.Bytes == p.Bytes && ev.Count == p.Count &&
+		ev.Dtype == p.Dtype && ev.Site == p.Site && ev.MatchRank == p.MatchRank && ev.Source == p.Source &&
+		ev.StatusTag == p.StatusTag && ev.StatusCnt == p.StatusCnt && ev.Comm == p.Comm &&
+		ev.Stream == p.Stream && ev.Group == p.Group && ev.Alloc == p.Alloc && ev.Offset == p.Offset &&
+		ev.Length == p.Length && ev.Duration == p.Duration && ev.Flag == p.Flag && ev.Index == p.Index &&
+		ev.Err == p.Err && ev.HashPost == p.HashPost && ev.HashDone == p.HashDone
+}
+
+func coldOf(cf *coldFields, ev *Event) {
+	*cf = coldFields{
+		Peer: ev.Peer, Tag: ev.Tag, Comm: ev.Comm, Stream: ev.Stream, Group: ev.Group, Source: ev.Source,
+		StatusTag: ev.StatusTag, MatchRank: ev.MatchRank, Index: ev.Index, Site: ev.Site, Alloc: ev.Alloc,
+		Dtype: ev.Dtype, Err: ev.Err, Flag: ev.Flag, Count: ev.Count, Bytes: ev.Bytes, Offset: ev.Offset,
+		Length: ev.Length, Duration: ev.Duration, StatusCnt: ev.StatusCnt, HashPost: ev.HashPost, HashDone: ev.HashDone,
+	}
+}
+
 func advance(st *timeState, ev *Event) {
 	if ev.Kind == KindDone {
 		st.lastVT = ev.DoneVT
@@ -217,6 +261,7 @@ func (e *encoder) context(i int) *context {
 		c.vals = [nFields]uint64{}
 		c.reqs = c.reqs[:0]
 		c.reqs = append(c.reqs, 0) // the encoding of no Reqs
+		c.coldValid = false
 	}
 	return c
 }
@@ -225,19 +270,28 @@ func (e *encoder) context(i int) *context {
 func (e *encoder) encode(ev *Event) {
 	done := ev.Kind == KindDone
 	c := e.context(ctxIndex(ev.Op, done))
-	transform(&e.vals, ev, e.rank, &e.st)
-	e.reqs = appendReqs(e.reqs[:0], ev.Reqs, e.st.lastReq)
-
-	var mask uint64
-	for i := 0; i < nFields; i++ {
-		if e.vals[i] != c.vals[i] {
-			mask |= 1 << i
+	transformHot(&e.vals, ev, &e.st)
+	mask := hotMask(&e.vals, &c.vals)
+	if !c.coldValid || !coldEqual(&c.cold, ev) {
+		transformCold(&e.vals, ev, e.rank)
+		mask |= coldMask(&e.vals, &c.vals)
+		coldOf(&c.cold, ev)
+		c.coldValid = true
+	}
+	if len(ev.Reqs) == 0 {
+		if len(c.reqs) != 1 || c.reqs[0] != 0 {
+			e.reqs = append(e.reqs[:0], 0)
+			mask |= 1 << fReqs
+			c.reqs = append(c.reqs[:0], 0)
+		}
+	} else {
+		e.reqs = appendReqs(e.reqs[:0], ev.Reqs, e.st.lastReq)
+		if string(e.reqs) != string(c.reqs) {
+			mask |= 1 << fReqs
+			c.reqs = append(c.reqs[:0], e.reqs...)
 		}
 	}
-	if string(e.reqs) != string(c.reqs) {
-		mask |= 1 << fReqs
-		c.reqs = append(c.reqs[:0], e.reqs...)
-	}
+
 	tag := uint64(ev.Op) << 1
 	if done {
 		tag |= 1
@@ -245,7 +299,8 @@ func (e *encoder) encode(ev *Event) {
 	b := binary.AppendUvarint(e.buf, tag)
 	b = binary.AppendUvarint(b, mask)
 	for m := mask; m != 0; m &= m - 1 {
-		i := trailingZeros(m)
+		i := bits.TrailingZeros64(m)
+		c.vals[i] = e.vals[i]
 		switch i {
 		case fReqs:
 			b = append(b, e.reqs...)
@@ -255,7 +310,6 @@ func (e *encoder) encode(ev *Event) {
 			b = binary.AppendUvarint(b, e.vals[i])
 		}
 	}
-	c.vals = e.vals
 	e.buf = b
 	e.n++
 	advance(&e.st, ev)
@@ -272,19 +326,6 @@ func (e *encoder) finish() []byte {
 	v := e.buf[start:]
 	binary.LittleEndian.PutUint32(v, crc32.Checksum(v[blockPrefix:], castagnoli))
 	return v
-}
-
-func trailingZeros(m uint64) int {
-	n := 0
-	for m&0xff == 0 {
-		m >>= 8
-		n += 8
-	}
-	for m&1 == 0 {
-		m >>= 1
-		n++
-	}
-	return n
 }
 
 var errShortBlock = errors.New("block shorter than its header")
@@ -362,14 +403,6 @@ func (d *decoder) uvarint() (uint64, error) {
 	return v, nil
 }
 
-func toInt32(u uint64, name string) (int32, error) {
-	v := unzz(u)
-	if v < math.MinInt32 || v > math.MaxInt32 {
-		return 0, fmt.Errorf("%s %d out of range", name, v)
-	}
-	return int32(v), nil
-}
-
 // next decodes the next event into ev. It returns false with a nil error at
 // the end of the block.
 func (d *decoder) next(ev *Event) (bool, error) {
@@ -395,10 +428,10 @@ func (d *decoder) next(ev *Event) (bool, error) {
 		return false, fmt.Errorf("unknown fields in mask %#x", mask)
 	}
 	c := d.context(ctxIndex(op, done))
-	d.vals = c.vals
+	vals := &c.vals
 	reqs := ev.Reqs[:0]
 	for m := mask; m != 0; m &= m - 1 {
-		i := trailingZeros(m)
+		i := bits.TrailingZeros64(m)
 		switch i {
 		case fReqs:
 			start := d.data
@@ -419,41 +452,33 @@ func (d *decoder) next(ev *Event) (bool, error) {
 			if len(d.data) < 8 {
 				return false, errors.New("truncated hash")
 			}
-			d.vals[i] = binary.LittleEndian.Uint64(d.data)
+			vals[i] = binary.LittleEndian.Uint64(d.data)
 			d.data = d.data[8:]
 		default:
-			v, err := d.uvarint()
-			if err != nil {
-				return false, err
+			v, k := binary.Uvarint(d.data)
+			if k <= 0 {
+				return false, errors.New("truncated or overlong varint")
 			}
-			d.vals[i] = v
+			d.data = d.data[k:]
+			vals[i] = v
 		}
 	}
 	if mask&(1<<fReqs) == 0 && len(c.reqs) == 0 {
 		return false, errors.New("corrupt request context")
 	}
-	if err := d.build(ev, op, done, reqs, c.reqs); err != nil {
+	if err := d.build(ev, vals, op, done, reqs, c.reqs); err != nil {
 		return false, err
 	}
-	c.vals = d.vals
 	d.left--
 	advance(&d.st, ev)
 	return true, nil
 }
 
+func fits32(x int64) bool { return int64(int32(x)) == x }
+
 // build inverts transform.
-func (d *decoder) build(ev *Event, op Op, done bool, reqs []uint64, encReqs []byte) error {
-	v := &d.vals
+func (d *decoder) build(ev *Event, v *[nFields]uint64, op Op, done bool, reqs []uint64, encReqs []byte) error {
 	st := &d.st
-	var err error
-	get32 := func(i int, name string) int32 {
-		if err != nil {
-			return 0
-		}
-		var x int32
-		x, err = toInt32(v[i], name)
-		return x
-	}
 	*ev = Event{Reqs: reqs}
 	ev.Rank = d.rank
 	ev.Op = op
@@ -478,52 +503,35 @@ func (d *decoder) build(ev *Event, op Op, done bool, reqs []uint64, encReqs []by
 		ev.MatchSeq = v[fMatchSeq]
 		ev.Req = reqInverse(v[fReq], st.lastReq)
 	}
-	ev.Peer = get32(fPeer, "peer")
-	ev.Tag = get32(fTag, "tag")
+	peer, tag := unzz(v[fPeer]), unzz(v[fTag])
+	mr := unzz(v[fMatchRank]) + int64(d.rank)
+	src, stag := unzz(v[fSource]), unzz(v[fStatusTag])
+	comm, stream, group := unzz(v[fComm]), unzz(v[fStream]), unzz(v[fGroup])
+	index := unzz(v[fIndex])
+	if !fits32(peer) || !fits32(tag) || !fits32(mr) || !fits32(src) || !fits32(stag) ||
+		!fits32(comm) || !fits32(stream) || !fits32(group) || !fits32(index) ||
+		v[fDtype] > math.MaxUint8 || v[fErr] > math.MaxUint8 || v[fFlag] > 1 ||
+		v[fSite] > math.MaxUint32 || v[fAlloc] > math.MaxUint32 {
+		return errors.New("field value out of range")
+	}
+	ev.Peer, ev.Tag, ev.MatchRank = int32(peer), int32(tag), int32(mr)
+	ev.Source, ev.StatusTag = int32(src), int32(stag)
+	ev.Comm, ev.Stream, ev.Group, ev.Index = int32(comm), int32(stream), int32(group), int32(index)
+	ev.Dtype = Dtype(v[fDtype])
+	ev.Err = ErrCode(v[fErr])
+	ev.Flag = v[fFlag] == 1
+	ev.Site = uint32(v[fSite])
+	ev.Alloc = uint32(v[fAlloc])
 	ev.Bytes = unzz(v[fBytes])
 	ev.Count = unzz(v[fCount])
-	if v[fDtype] > math.MaxUint8 {
-		return fmt.Errorf("bad dtype %d", v[fDtype])
-	}
-	ev.Dtype = Dtype(v[fDtype])
-	if v[fSite] > math.MaxUint32 {
-		return fmt.Errorf("bad site %d", v[fSite])
-	}
-	ev.Site = uint32(v[fSite])
-	mr := unzz(v[fMatchRank]) + int64(d.rank)
-	if mr < math.MinInt32 || mr > math.MaxInt32 {
-		return fmt.Errorf("match rank %d out of range", mr)
-	}
-	ev.MatchRank = int32(mr)
-	ev.Source = get32(fSource, "source")
-	ev.StatusTag = get32(fStatusTag, "status tag")
 	ev.StatusCnt = unzz(v[fStatusCnt])
-	ev.Comm = get32(fComm, "communicator")
-	ev.Stream = get32(fStream, "stream")
-	ev.Group = get32(fGroup, "group")
-	if v[fAlloc] > math.MaxUint32 {
-		return fmt.Errorf("bad allocation %d", v[fAlloc])
-	}
-	ev.Alloc = uint32(v[fAlloc])
 	ev.Offset = unzz(v[fOffset])
 	ev.Length = unzz(v[fLength])
 	ev.Duration = unzz(v[fDuration])
-	switch v[fFlag] {
-	case 0:
-	case 1:
-		ev.Flag = true
-	default:
-		return fmt.Errorf("bad flag %d", v[fFlag])
-	}
-	ev.Index = get32(fIndex, "index")
-	if v[fErr] > math.MaxUint8 {
-		return fmt.Errorf("bad error code %d", v[fErr])
-	}
-	ev.Err = ErrCode(v[fErr])
 	ev.HashPost = v[fHashPost]
 	ev.HashDone = v[fHashDone]
-	if err != nil {
-		return err
+	if len(encReqs) == 1 && encReqs[0] == 0 {
+		return nil
 	}
 	// Reqs, relative to the request state before this event.
 	p := encReqs
@@ -543,4 +551,46 @@ func (d *decoder) build(ev *Event, op Op, done bool, reqs []uint64, encReqs []by
 		ev.Reqs = append(ev.Reqs, prev)
 	}
 	return nil
+}
+
+// nz is 1 if x is nonzero, else 0.
+func nz(x uint64) uint64 { return (x | -x) >> 63 }
+
+// hotMask has bit i set where a[i] != b[i], for the fields before fReqs
+// (unrolled: constant shifts).
+func hotMask(a, b *[nFields]uint64) uint64 {
+	return nz(a[0]^b[0])<<0 |
+		nz(a[1]^b[1])<<1 |
+		nz(a[2]^b[2])<<2 |
+		nz(a[3]^b[3])<<3 |
+		nz(a[4]^b[4])<<4 |
+		nz(a[5]^b[5])<<5 |
+		nz(a[6]^b[6])<<6 |
+		nz(a[7]^b[7])<<7
+}
+
+// coldMask is hotMask for the fields after fReqs.
+func coldMask(a, b *[nFields]uint64) uint64 {
+	return nz(a[9]^b[9])<<9 |
+		nz(a[10]^b[10])<<10 |
+		nz(a[11]^b[11])<<11 |
+		nz(a[12]^b[12])<<12 |
+		nz(a[13]^b[13])<<13 |
+		nz(a[14]^b[14])<<14 |
+		nz(a[15]^b[15])<<15 |
+		nz(a[16]^b[16])<<16 |
+		nz(a[17]^b[17])<<17 |
+		nz(a[18]^b[18])<<18 |
+		nz(a[19]^b[19])<<19 |
+		nz(a[20]^b[20])<<20 |
+		nz(a[21]^b[21])<<21 |
+		nz(a[22]^b[22])<<22 |
+		nz(a[23]^b[23])<<23 |
+		nz(a[24]^b[24])<<24 |
+		nz(a[25]^b[25])<<25 |
+		nz(a[26]^b[26])<<26 |
+		nz(a[27]^b[27])<<27 |
+		nz(a[28]^b[28])<<28 |
+		nz(a[29]^b[29])<<29 |
+		nz(a[30]^b[30])<<30
 }

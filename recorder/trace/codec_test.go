@@ -221,3 +221,40 @@ func TestRingBlockSize(t *testing.T) {
 func fixCRC(v []byte) {
 	binary.LittleEndian.PutUint32(v, crc32.Checksum(v[blockPrefix:], castagnoli))
 }
+
+func BenchmarkEncode(b *testing.B) {
+	evs := ringEvents(1, 8, 256)
+	var e encoder
+	e.rank = 1
+	e.reset()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(e.buf) > 16<<10 {
+			e.finish()
+			e.reset()
+		}
+		e.encode(&evs[i%len(evs)])
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	v := encodeBlock(1, ringEvents(1, 8, 256))
+	var d decoder
+	var ev Event
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		if err := d.reset(v); err != nil {
+			b.Fatal(err)
+		}
+		for i < b.N {
+			ok, err := d.next(&ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			i++
+		}
+	}
+}
