@@ -35,12 +35,13 @@ var errPanicked = errors.New("reading the file failed")
 // Reader reads a trace. A Reader and its Cursors must be used from one
 // goroutine at a time.
 type Reader struct {
-	path  string
-	db    *bolt.DB
-	tx    *bolt.Tx
-	hdr   Header
-	sites []Site // sorted by ID
-	ranks int
+	path    string
+	db      *bolt.DB
+	tx      *bolt.Tx
+	hdr     Header
+	sites   []Site // sorted by ID
+	ranks   int
+	rankIDs []int // ranks with a bucket, ascending
 }
 
 func damaged(path, format string, args ...any) error {
@@ -151,6 +152,9 @@ func precheck(path string) error {
 		if count > room/8 {
 			return damaged(path, "freelist overflows its pages")
 		}
+	}
+	if err := prewalk(f, size); err != nil {
+		return damaged(path, "%v", err)
 	}
 	return nil
 }
@@ -274,6 +278,7 @@ func (r *Reader) load() error {
 					return damaged(path, "bad rank bucket key %x", k)
 				}
 				r.ranks = max(r.ranks, int(binary.BigEndian.Uint32(k))+1)
+				r.rankIDs = append(r.rankIDs, int(binary.BigEndian.Uint32(k)))
 				return nil
 			})
 		}
@@ -574,26 +579,34 @@ func (r *Reader) VerifyResult() (VerifyResult, error) {
 	}
 	final := r.hdr.Status != StatusRunning
 	var ev Event
-	var total int64
-	for rank := 0; rank < r.ranks; rank++ {
+	counts := map[int]int64{}
+	for _, rank := range r.rankIDs {
 		c := r.Rank(rank)
 		var n int64
 		for c.Next(&ev) {
 			n++
 		}
 		res.Blocks += c.Blocks()
-		total += n
+		res.Events += n
+		counts[rank] = n
 		if err := c.Err(); err != nil {
 			problems = append(problems, strings.TrimPrefix(err.Error(), "trace "+r.path+": "+ErrDamaged.Error()+": "))
-			continue
-		}
-		if final && rank < len(r.hdr.RankEvents) && r.hdr.RankEvents[rank] != n {
-			problems = append(problems, fmt.Sprintf("rank %d: %d events, the header says %d", rank, n, r.hdr.RankEvents[rank]))
 		}
 	}
-	res.Events = total
-	if final && len(problems) == 0 && total != r.hdr.Events {
-		problems = append(problems, fmt.Sprintf("%d events, the header says %d", total, r.hdr.Events))
+	if final && len(problems) == 0 {
+		for rank, want := range r.hdr.RankEvents {
+			if counts[rank] != want {
+				problems = append(problems, fmt.Sprintf("rank %d: %d events, the header says %d", rank, counts[rank], want))
+			}
+		}
+		for _, rank := range r.rankIDs {
+			if rank >= len(r.hdr.RankEvents) {
+				problems = append(problems, fmt.Sprintf("rank %d: %d events, not in the header", rank, counts[rank]))
+			}
+		}
+		if res.Events != r.hdr.Events {
+			problems = append(problems, fmt.Sprintf("%d events, the header says %d", res.Events, r.hdr.Events))
+		}
 	}
 	if len(problems) > 0 {
 		if len(problems) > 20 {

@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -558,4 +559,61 @@ func FuzzOpen(f *testing.F) {
 		}
 		exercise(p)
 	})
+}
+
+// A branch page pointing at itself: bbolt alone would loop forever.
+func TestPageCycle(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.p2ptrace")
+	opts := fastOpts
+	opts.BlockSize = 256
+	writeTrace(t, path, trace.Header{WorldSize: 1}, opts, ring(1, 3000))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ps = 4096
+	found := false
+	for id := 2; (id+1)*ps <= len(b); id++ {
+		p := b[id*ps:]
+		if binary.LittleEndian.Uint64(p) == uint64(id) && binary.LittleEndian.Uint16(p[8:]) == 0x01 && binary.LittleEndian.Uint16(p[10:]) > 1 {
+			binary.LittleEndian.PutUint64(p[16+8:], uint64(id)) // element 0 -> this page
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Skip("no branch page")
+	}
+	bad := filepath.Join(dir, "cycle")
+	os.WriteFile(bad, b, 0o644)
+	_, err = trace.Open(bad)
+	if !errors.Is(err, trace.ErrDamaged) || !strings.Contains(err.Error(), "referenced twice") {
+		t.Fatalf("err = %v, want ErrDamaged for a page cycle", err)
+	}
+}
+
+func TestVerifyCountsAgainstHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.p2ptrace")
+	writeTrace(t, path, trace.Header{WorldSize: 2}, fastOpts, ring(2, 10))
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("meta")).Put([]byte("header"), []byte(`{"format_version":1,"ranks":2,"status":"complete","events":120,"rank_events":[60,61]}`))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	err = r.Verify()
+	if !errors.Is(err, trace.ErrDamaged) || !strings.Contains(err.Error(), "rank 1: 60 events, the header says 61") {
+		t.Fatalf("Verify = %v", err)
+	}
 }

@@ -1,0 +1,173 @@
+package trace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"os"
+)
+
+// The bbolt page layout, as far as the pre-walk needs it (bbolt v1.x file
+// format: internal/common/page.go).
+const (
+	pageBranch   = 0x01
+	pageLeaf     = 0x02
+	elemSize     = 16
+	leafIsBucket = 0x01
+	maxDepth     = 64
+)
+
+// pageWalker walks the B+tree of a bbolt file with plain reads and full
+// bounds checks, before bbolt maps the file: bbolt trusts page ids and
+// element offsets, so a damaged file could make it read outside the file or
+// loop forever on a cycle of pages.
+type pageWalker struct {
+	f       *os.File
+	ps      uint64
+	hwm     uint64
+	visited []uint64 // bitset of page ids
+}
+
+func (w *pageWalker) seen(id uint64) bool {
+	b := &w.visited[id/64]
+	if *b&(1<<(id%64)) != 0 {
+		return true
+	}
+	*b |= 1 << (id % 64)
+	return false
+}
+
+// metaChecksumOK reports whether a meta page's checksum (FNV-64a of the
+// meta fields) is right.
+func metaChecksumOK(m []byte) bool {
+	h := fnv.New64a()
+	h.Write(m[:56])
+	return h.Sum64() == binary.LittleEndian.Uint64(m[56:])
+}
+
+func (w *pageWalker) page(id uint64, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("page tree deeper than %d", maxDepth)
+	}
+	if id < 2 || id >= w.hwm {
+		return fmt.Errorf("page %d beyond the end of the database (%d pages)", id, w.hwm)
+	}
+	var hdr [16]byte
+	if _, err := w.f.ReadAt(hdr[:], int64(id*w.ps)); err != nil {
+		return fmt.Errorf("page %d: %v", id, err)
+	}
+	if got := binary.LittleEndian.Uint64(hdr[:]); got != id {
+		return fmt.Errorf("page %d has id %d", id, got)
+	}
+	overflow := uint64(binary.LittleEndian.Uint32(hdr[12:]))
+	if overflow >= w.hwm-id {
+		return fmt.Errorf("page %d overflows the database", id)
+	}
+	for i := id; i <= id+overflow; i++ {
+		if w.seen(i) {
+			return fmt.Errorf("page %d referenced twice", i)
+		}
+	}
+	buf := make([]byte, (overflow+1)*w.ps)
+	if _, err := w.f.ReadAt(buf, int64(id*w.ps)); err != nil {
+		return fmt.Errorf("page %d: %v", id, err)
+	}
+	return w.elems(buf, fmt.Sprintf("page %d", id), depth)
+}
+
+// elems checks the elements of a page image p (a real or an inline page).
+func (w *pageWalker) elems(p []byte, name string, depth int) error {
+	if len(p) < 16 {
+		return fmt.Errorf("%s: short page", name)
+	}
+	flags := binary.LittleEndian.Uint16(p[8:])
+	count := int(binary.LittleEndian.Uint16(p[10:]))
+	if 16+count*elemSize > len(p) {
+		return fmt.Errorf("%s: %d elements overflow the page", name, count)
+	}
+	for i := 0; i < count; i++ {
+		off := 16 + i*elemSize
+		e := p[off : off+elemSize]
+		switch flags {
+		case pageBranch:
+			pos, ksize := uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
+			if uint64(off)+pos+ksize > uint64(len(p)) {
+				return fmt.Errorf("%s: element %d outside the page", name, i)
+			}
+			if err := w.page(binary.LittleEndian.Uint64(e[8:]), depth+1); err != nil {
+				return err
+			}
+		case pageLeaf:
+			lf := binary.LittleEndian.Uint32(e)
+			pos := uint64(binary.LittleEndian.Uint32(e[4:]))
+			ksize := uint64(binary.LittleEndian.Uint32(e[8:]))
+			vsize := uint64(binary.LittleEndian.Uint32(e[12:]))
+			end := uint64(off) + pos + ksize + vsize
+			if end > uint64(len(p)) {
+				return fmt.Errorf("%s: element %d outside the page", name, i)
+			}
+			if lf&leafIsBucket == 0 {
+				continue
+			}
+			v := p[uint64(off)+pos+ksize : end]
+			if len(v) < 16 {
+				return fmt.Errorf("%s: element %d: short bucket header", name, i)
+			}
+			if root := binary.LittleEndian.Uint64(v); root != 0 {
+				if err := w.page(root, depth+1); err != nil {
+					return err
+				}
+			} else if err := w.elems(v[16:], name+" (inline bucket)", depth+1); err != nil {
+				return err
+			}
+		default:
+			if count == 0 {
+				continue
+			}
+			return fmt.Errorf("%s: not a branch or leaf page (flags %#x)", name, flags)
+		}
+	}
+	return nil
+}
+
+// prewalk walks the tree of the newest valid meta page.
+func prewalk(f *os.File, size int64) error {
+	var best []byte
+	var bestTx uint64
+	var ps uint64
+	for _, off := range []int64{0, -1} {
+		var b [16 + 64]byte
+		if off == -1 {
+			if ps == 0 {
+				ps = 4096
+			}
+			off = int64(ps)
+		}
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			continue
+		}
+		m := b[16:]
+		if binary.LittleEndian.Uint32(m) != boltMagic || !metaChecksumOK(m) {
+			continue
+		}
+		if off == 0 {
+			ps = uint64(binary.LittleEndian.Uint32(m[8:]))
+		}
+		if tx := binary.LittleEndian.Uint64(m[48:]); best == nil || tx > bestTx {
+			best, bestTx = append([]byte(nil), m...), tx
+		}
+	}
+	if best == nil {
+		return nil // bbolt's Open reports it
+	}
+	ps = uint64(binary.LittleEndian.Uint32(best[8:]))
+	if ps < 512 || ps > 1<<20 {
+		return fmt.Errorf("bad page size %d", ps)
+	}
+	hwm := binary.LittleEndian.Uint64(best[40:])
+	if hwm > uint64(size)/ps {
+		return fmt.Errorf("truncated: %d bytes, the database needs %d", size, hwm*ps)
+	}
+	w := &pageWalker{f: f, ps: ps, hwm: hwm, visited: make([]uint64, hwm/64+1)}
+	return w.page(binary.LittleEndian.Uint64(best[16:]), 0)
+}
