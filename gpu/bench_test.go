@@ -9,35 +9,10 @@ import (
 // BenchmarkSmallMessages measures runtime calls per second on the code
 // driver: a ping-pong of 16-byte messages, every Send and Recv a call.
 func BenchmarkSmallMessages(b *testing.B) {
-	n := b.N
 	b.ReportAllocs()
 	b.ResetTimer()
-	err := gpu.Launch(2, func(r *gpu.Rank) error {
-		buf := r.Alloc(gpu.Float32, 4)
-		peer := 1 - r.ID()
-		for range n {
-			if r.ID() == 0 {
-				if err := r.Send(buf, peer, 0); err != nil {
-					return err
-				}
-				if _, err := r.Recv(buf, peer, 0); err != nil {
-					return err
-				}
-			} else {
-				if _, err := r.Recv(buf, peer, 0); err != nil {
-					return err
-				}
-				if err := r.Send(buf, peer, 0); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	calls := float64(4 * n)
+	pingpongCalls(b, b.N, 16)
+	calls := float64(4 * b.N)
 	b.ReportMetric(calls/b.Elapsed().Seconds(), "calls/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/calls, "ns/call")
 }

@@ -134,20 +134,7 @@ func TestShowEventsGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	out = strings.ReplaceAll(out, dir, "DIR")
-	golden := filepath.Join("testdata", "show-events.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if out != string(want) {
-		t.Errorf("show --events differs from %s (go test -update rewrites it):\n%s", golden, out)
-	}
+	golden(t, "show-events.golden", strings.ReplaceAll(out, dir, "DIR"))
 }
 
 func TestShowJSON(t *testing.T) {
