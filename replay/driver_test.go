@@ -1,0 +1,107 @@
+package replay_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// everyCall uses every op the trace driver replays; a clean program must
+// replay clean, as recorded.
+func everyCall(r *gpu.Rank) error {
+	peer := 1 - r.ID()
+	a, b := r.Alloc(gpu.Float32, 1<<18), r.Alloc(gpu.Float32, 1<<18)
+	small := r.Alloc(gpu.Int32, 4)
+	if err := r.Compute(time.Duration(r.ID()+1) * time.Microsecond); err != nil {
+		return err
+	}
+	// Test loop on an Irecv.
+	q, err := r.Irecv(small, peer, 1)
+	if err != nil {
+		return err
+	}
+	if err := r.Ssend(small, peer, 1); err != nil && r.ID() == 0 {
+		return err
+	}
+	for {
+		ok, _, err := r.Test(q)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+		if err := r.Compute(time.Microsecond); err != nil {
+			return err
+		}
+	}
+	// Waitany over two receives, Testall over two sends.
+	q1, _ := r.Irecv(a, peer, 2)
+	q2, _ := r.Irecv(b, peer, 3)
+	s1, _ := r.Isend(a, peer, 3)
+	s2, _ := r.Issend(b, peer, 2)
+	for range 2 {
+		if _, _, err := r.Waitany(q1, q2); err != nil {
+			return err
+		}
+	}
+	for {
+		ok, err := r.Testall(s1, s2)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+		if err := r.Compute(time.Microsecond); err != nil {
+			return err
+		}
+	}
+	// Sendrecv, Bsend/Recv.
+	if _, err := r.Sendrecv(a, peer, 4, b, peer, 4); err != nil {
+		return err
+	}
+	if err := r.Bsend(small, peer, 5); err != nil {
+		return err
+	}
+	if _, err := r.Recv(small, gpu.AnySource, 5); err != nil {
+		return err
+	}
+	// Streams with a group, and a second stream.
+	st, st2 := r.Stream(), r.NewStream()
+	r.GroupStart()
+	st.Send(a, peer)
+	st.Recv(b, peer)
+	r.GroupEnd()
+	if err := st.Synchronize(); err != nil {
+		return err
+	}
+	if r.ID() == 0 {
+		st2.Send(small, peer)
+	} else {
+		st2.Recv(small, peer)
+	}
+	return st2.Synchronize()
+}
+
+func TestEveryCallReplaysAsRecorded(t *testing.T) {
+	for seed := range uint64(10) {
+		c := replay.NewCollector()
+		if err := gpu.Launch(2, everyCall, gpu.Seed(seed), gpu.RecordTo(c)); err != nil {
+			t.Fatalf("seed %d: recorded run: %v", seed, err)
+		}
+		ev := c.Events(2)
+		out, err := replay.Replay(ev.Source(), replay.Config{Seed: seed, EagerLimit: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := replay.Explain(out, c.Site, "", false, ""); len(fs) != 0 || out.Stuck {
+			t.Fatalf("seed %d: %s", seed, kinds(fs))
+		}
+		if want := int64(len(ev[0]) + len(ev[1])); out.Events != want {
+			t.Fatalf("seed %d: replayed %d events of %d", seed, out.Events, want)
+		}
+	}
+}
