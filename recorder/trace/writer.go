@@ -166,6 +166,7 @@ func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(path)
 		}
+		os.Remove(path)
 		return nil, fmt.Errorf("create trace %s: %w", path, err)
 	}
 	h.FormatVersion = FormatVersion
@@ -557,12 +558,14 @@ func (w *Writer) Close(status Status, message string) error {
 }
 
 func (w *Writer) close(status Status, message string) error {
+	w.mu.Lock()
+	w.closed = true // from now on Append drops events
+	w.space.Broadcast()
+	w.mu.Unlock()
 	close(w.stop)
 	<-w.stopped
 	werr := w.write(true)
 	w.mu.Lock()
-	w.closed = true
-	w.space.Broadcast()
 	w.hdr.Status = status
 	w.hdr.Message = message
 	w.hdr.FormatVersion = FormatVersion
