@@ -51,6 +51,7 @@
 //	                      backend, eager_limit, latency_ns,
 //	                      bandwidth_bytes_per_s, seed, hash, start_unix_ns,
 //	                      end_unix_ns, status, message, events, rank_events
+//	          "header_crc32c" -> CRC32C (LE uint32) of the header JSON
 //	sites     uint32 BE site ID -> uvarint line, uvarint len + function,
 //	                      uvarint len + file, CRC32C (LE uint32) of the rest
 //	payloads  uint64 BE hash -> CRC32C (LE uint32) of the data, then the data
@@ -63,7 +64,8 @@
 // "hung", "crashed"), end time, message and event counts (events,
 // rank_events). A header still "running" means the recorder was killed: the
 // blocks written so far are valid. A reader refuses a format_version greater
-// than its own FormatVersion.
+// than its own FormatVersion; the magic, header and header_crc32c keys keep
+// their meaning in every version, so that an older reader can say so.
 //
 // A block is one bbolt value holding many consecutive events of one rank:
 //
@@ -115,7 +117,8 @@
 //
 // Writers set FillPercent 1.0 on every bucket (keys are appended in order)
 // and size blocks (DefaultBlockSize) to fill whole bbolt pages; a ring
-// trace costs about 6 bytes per event.
+// trace (Isend/Irecv/Waitall, no hashes) uses about 5.6 bytes of pages per
+// event (BenchmarkBytesPerEvent); the file itself grows in bbolt's steps.
 package trace
 
 // FormatVersion is the version of the file format described in FORMAT,

@@ -208,7 +208,7 @@ func (r *Reader) load() error {
 	if fi.Size() < r.tx.Size() {
 		return damaged(path, "truncated: %d bytes, the database needs %d", fi.Size(), r.tx.Size())
 	}
-	var magic, hj []byte
+	var magic, hj, hcrc []byte
 	err = guard(func() error {
 		// Touch every page we will use, in this goroutine, before bbolt's
 		// own check (which runs in a goroutine of its own) does.
@@ -221,6 +221,7 @@ func (r *Reader) load() error {
 		}
 		magic = append([]byte(nil), meta.Get(keyMagic)...)
 		hj = append([]byte(nil), meta.Get(keyHeader)...)
+		hcrc = append([]byte(nil), meta.Get(keyHeaderCRC)...)
 		return nil
 	})
 	if err != nil {
@@ -237,6 +238,9 @@ func (r *Reader) load() error {
 	}
 	if len(hj) == 0 {
 		return damaged(path, "the header is missing")
+	}
+	if len(hcrc) != 4 || binary.LittleEndian.Uint32(hcrc) != crc32.Checksum(hj, castagnoli) {
+		return damaged(path, "the header fails its checksum")
 	}
 	if err := json.Unmarshal(hj, &r.hdr); err != nil {
 		return damaged(path, "the header is not valid JSON: %v", err)

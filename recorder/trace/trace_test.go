@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -407,7 +408,7 @@ func TestNewerVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("header"), []byte(`{"format_version":99,"status":"complete"}`))
+		return putHeaderJSON(tx, `{"format_version":99,"status":"complete"}`)
 	})
 	db.Close()
 	if err != nil {
@@ -601,7 +602,7 @@ func TestVerifyCountsAgainstHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("header"), []byte(`{"format_version":1,"ranks":2,"status":"complete","events":120,"rank_events":[60,61]}`))
+		return putHeaderJSON(tx, `{"format_version":1,"ranks":2,"status":"complete","events":120,"rank_events":[60,61]}`)
 	})
 	db.Close()
 	if err != nil {
@@ -615,5 +616,34 @@ func TestVerifyCountsAgainstHeader(t *testing.T) {
 	err = r.Verify()
 	if !errors.Is(err, trace.ErrDamaged) || !strings.Contains(err.Error(), "rank 1: 60 events, the header says 61") {
 		t.Fatalf("Verify = %v", err)
+	}
+}
+
+// putHeaderJSON replaces the header of a trace, with its checksum.
+func putHeaderJSON(tx *bolt.Tx, js string) error {
+	meta := tx.Bucket([]byte("meta"))
+	if err := meta.Put([]byte("header"), []byte(js)); err != nil {
+		return err
+	}
+	c := crc32.Checksum([]byte(js), crc32.MakeTable(crc32.Castagnoli))
+	return meta.Put([]byte("header_crc32c"), binary.LittleEndian.AppendUint32(nil, c))
+}
+
+func TestHeaderChecksum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.p2ptrace")
+	writeTrace(t, path, trace.Header{Backend: "sim"}, fastOpts, nil)
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		m := tx.Bucket([]byte("meta"))
+		h := append([]byte(nil), m.Get([]byte("header"))...)
+		return m.Put([]byte("header"), []byte(strings.Replace(string(h), `"sim"`, `"sjm"`, 1)))
+	})
+	db.Close()
+	_, err = trace.Open(path)
+	if !errors.Is(err, trace.ErrDamaged) || !strings.Contains(err.Error(), "the header fails its checksum") {
+		t.Fatalf("err = %v", err)
 	}
 }

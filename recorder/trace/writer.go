@@ -76,6 +76,7 @@ var (
 	bucketRanks    = []byte("ranks")
 	keyMagic       = []byte("magic")
 	keyHeader      = []byte("header")
+	keyHeaderCRC   = []byte("header_crc32c")
 )
 
 // Magic is the value of meta/magic in every trace.
@@ -201,7 +202,7 @@ func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 			if err := meta.Put(keyMagic, []byte(Magic)); err != nil {
 				return err
 			}
-			return meta.Put(keyHeader, hj)
+			return putHeader(meta, hj)
 		})
 	}
 	if err != nil {
@@ -475,7 +476,7 @@ func storeAll(tx *bolt.Tx, blocks []block, sites []Site, payloads []payload, hj 
 			return errors.New("bucket meta missing")
 		}
 		mb.FillPercent = 1.0
-		if err := mb.Put(keyHeader, hj); err != nil {
+		if err := putHeader(mb, hj); err != nil {
 			return err
 		}
 	}
@@ -596,4 +597,12 @@ func (w *Writer) close(status Status, message string) error {
 		cerr = fmt.Errorf("close trace %s: %w", w.path, cerr)
 	}
 	return errors.Join(werr, herr, cerr, aerr)
+}
+
+// putHeader stores the header JSON and its checksum.
+func putHeader(meta *bolt.Bucket, hj []byte) error {
+	if err := meta.Put(keyHeader, hj); err != nil {
+		return err
+	}
+	return meta.Put(keyHeaderCRC, binary.LittleEndian.AppendUint32(nil, crc32.Checksum(hj, castagnoli)))
 }
