@@ -108,7 +108,12 @@ func (r *Rank) send(kind trace.Op, mode sim.Mode, buf *Buffer, dst, tag int, pc 
 	op := r.msgOp(kind, buf, dst, tag, pc)
 	op.Mode = mode
 	r.w.eng.PostSend(op)
-	return r.block(op, []*sim.Op{op}, false)
+	if !r.w.eng.BlockOn(op) {
+		if err := r.pause(op); err != nil {
+			return err
+		}
+	}
+	return opError(op)
 }
 
 func (r *Rank) block(call *sim.Op, ops []*sim.Op, any bool) error {
@@ -167,8 +172,12 @@ func (r *Rank) Recv(buf *Buffer, src, tag int) (Status, error) {
 	}
 	op := r.msgOp(trace.OpRecv, buf, src, tag, callerPC())
 	r.w.eng.PostRecv(op)
-	err := r.block(op, []*sim.Op{op}, false)
-	return status(op), err
+	if !r.w.eng.BlockOn(op) {
+		if err := r.pause(op); err != nil {
+			return status(op), err
+		}
+	}
+	return status(op), opError(op)
 }
 
 func status(op *sim.Op) Status {

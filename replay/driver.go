@@ -59,6 +59,7 @@ type rankCursor struct {
 	reqs      map[uint64]*sim.Op
 	sendrecv  *sim.Op
 	anySource map[uint64]*sim.Op // AnySource recvs by seq, until their recorded Done event is read
+	scratch   []*sim.Op
 	done      bool
 }
 
@@ -196,8 +197,12 @@ func (d *driver) msgOp(r int, ev *trace.Event) *sim.Op {
 
 var errBadTrace = errors.New("trace does not replay")
 
+// reqOps looks up the requests of a wait-family call. The slice is the
+// rank's scratch: the engine holds it only while the rank is blocked in that
+// call, and the rank makes no other call meanwhile.
 func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error) {
-	ops := make([]*sim.Op, 0, len(ev.Reqs))
+	ops := c.scratch[:0]
+	defer func() { c.scratch = ops[:0] }()
 	for _, id := range ev.Reqs {
 		op, ok := c.reqs[id]
 		if !ok {
@@ -215,7 +220,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		op := d.msgOp(r, ev)
 		op.Mode = modeOf(ev.Op)
 		e.PostSend(op)
-		return e.Block(op, []*sim.Op{op}, false), nil
+		return e.BlockOn(op), nil
 	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
 		op := d.msgOp(r, ev)
 		op.Mode = modeOf(ev.Op)
@@ -232,12 +237,11 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		op := d.msgOp(r, ev)
 		d.noteAnySource(c, op)
 		e.PostRecv(op)
-		ops := []*sim.Op{op}
 		if s := c.sendrecv; s != nil {
 			c.sendrecv = nil
-			ops = []*sim.Op{s, op}
+			return e.Block(op, []*sim.Op{s, op}, false), nil
 		}
-		return e.Block(op, ops, false), nil
+		return e.BlockOn(op), nil
 	case trace.OpIrecv:
 		op := d.msgOp(r, ev)
 		d.noteAnySource(c, op)

@@ -28,6 +28,14 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 	return false
 }
 
+// BlockOn is Block on the call's own message op (a blocking Send or Recv),
+// without allocating the one-element slice.
+func (e *Engine) BlockOn(call *Op) bool {
+	rk := e.ranks[call.Rank]
+	rk.one[0] = call
+	return e.Block(call, rk.one[:], false)
+}
+
 // finishCall completes a call op whose condition holds, and fills its status.
 func (e *Engine) finishCall(call *Op, t int64) {
 	rk := e.ranks[call.Rank]

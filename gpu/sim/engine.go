@@ -76,6 +76,7 @@ type rank struct {
 	active     []*Op // nonblocking ops not yet waited, tested complete or freed
 	seq        uint64
 	nextReq    uint64
+	one        [1]*Op // BlockOn's wait list
 }
 
 // Engine is the deterministic simulation core: matching, modes, requests,
