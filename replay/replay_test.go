@@ -3,6 +3,8 @@ package replay_test
 import (
 	"testing"
 
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
@@ -33,4 +35,36 @@ func BenchmarkReplayRing(b *testing.B) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
+
+// BenchmarkExploreSmallScenario measures replay seeds per second on a small
+// scenario (an AnySource race of 3 ranks) under delay, as --explore does.
+func BenchmarkExploreSmallScenario(b *testing.B) {
+	c := replay.NewCollector()
+	err := gpu.Launch(3, func(r *gpu.Rank) error {
+		buf := r.Alloc(gpu.Int32, 1)
+		if r.ID() != 0 {
+			return r.Send(buf, 0, 0)
+		}
+		for range 2 {
+			if _, err := r.Recv(buf, gpu.AnySource, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, gpu.RecordTo(c))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := c.Events(3)
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	specs, err := faults.ParseAll([]string{"delay"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if _, err := replay.Explore(open, replay.Config{EagerLimit: 64 << 10}, c.Site, specs, 0, b.N, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 }
