@@ -277,7 +277,6 @@ func (w *world) result() error {
 			sentinels = appendOnce(sentinels, ErrProblem)
 		}
 	}
-	var rankErrs []error
 	for i, err := range w.results {
 		if err == nil || errors.Is(err, ErrStuck) {
 			continue
@@ -288,7 +287,6 @@ func (w *world) result() error {
 		} else {
 			lines = append(lines, fmt.Sprintf("rank %d: %v", i, err))
 		}
-		rankErrs = append(rankErrs, err)
 	}
 	if len(lines) == 0 {
 		return nil

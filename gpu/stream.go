@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
@@ -97,5 +96,3 @@ func (r *Rank) GroupEnd() error {
 	}
 	return nil
 }
-
-var _ = sim.CommStreams

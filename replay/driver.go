@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -72,8 +73,6 @@ type driver struct {
 	// sendDone notes the sends whose recorded hash changed between post and completion.
 	mutated map[opKey]bool
 	mutate  bool
-	// recvs that were replayed AnySource, keyed for comparison with the record.
-	pending map[opKey]*sim.Op
 	// late holds receives of rendezvous sends whose buffer was read at the
 	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
 	late []*sim.Op
@@ -98,7 +97,7 @@ type opKey struct {
 // Replay runs the trace in src once on the engine under cfg. It has no
 // goroutines: each rank is a cursor stepped by the engine's scheduler.
 func Replay(src Source, cfg Config) (*Outcome, error) {
-	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks()), mutated: map[opKey]bool{}, pending: map[opKey]*sim.Op{}}
+	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks()), mutated: map[opKey]bool{}}
 	eager := cfg.EagerLimit
 	if eager == 0 {
 		eager = -1
@@ -108,7 +107,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	if d.mutate {
 		obs = (*transfers)(d)
 	}
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: durationNS(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, Observer: obs})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, Observer: obs})
 	for i := range d.ranks {
 		d.ranks[i] = rankCursor{reqs: map[uint64]*sim.Op{}, anySource: map[uint64]*sim.Op{}}
 	}

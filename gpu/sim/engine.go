@@ -91,7 +91,6 @@ type Engine struct {
 	ranks    []*rank
 	queue    eventQueue
 	now      int64
-	current  int // the rank the driver is running, or -1
 	problems []Problem
 	stuck    bool
 	nDone    int
@@ -103,7 +102,7 @@ type Engine struct {
 
 // New returns an engine for cfg.
 func New(cfg Config) *Engine {
-	e := &Engine{cfg: cfg, current: -1}
+	e := &Engine{cfg: cfg}
 	e.eager = cfg.EagerLimit
 	if e.eager == 0 {
 		e.eager = DefaultEagerLimit
@@ -150,7 +149,6 @@ func (e *Engine) push(ev event) {
 // false when no rank can run: either every rank is done, or the run is stuck
 // (see Stuck), in which case the engine has recorded a stuck Problem.
 func (e *Engine) Next() (r int, ok bool) {
-	e.current = -1
 	for e.queue.len() > 0 {
 		ev := e.queue.pop()
 		if ev.t > e.now {
@@ -173,7 +171,6 @@ func (e *Engine) Next() (r int, ok bool) {
 			rk.waitOn = nil
 			rk.waitSt = nil
 			rk.blockedIn = nil
-			e.current = int(ev.rank)
 			return int(ev.rank), true
 		case evArrive:
 			e.arrive(ev.op)

@@ -53,11 +53,11 @@ func (e *Engine) postSend(op *Op, t int64) {
 	dst := e.ranks[op.Peer]
 	switch {
 	case op.Comm == CommStreams:
-		op.syncMode = true // NCCL sends block the stream until the peer's recv runs
+		// NCCL sends block the stream until the peer's recv runs: never eager.
 	case op.Mode == Buffered:
 		op.eager = true
 	case op.Mode == Synchronous:
-		op.syncMode = true
+		// completes at the transfer's end, once the receive has started
 	case op.Mode == Ready:
 		if !e.recvPosted(dst, op) {
 			op.Err = trace.ErrReadyNoRecv
@@ -66,11 +66,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 		}
 		op.eager = op.Bytes <= e.eager && !e.sync
 	default:
-		if e.sync {
-			op.syncMode = true
-		} else {
-			op.eager = op.Bytes <= e.eager
-		}
+		op.eager = !e.sync && op.Bytes <= e.eager
 	}
 	if e.cfg.Faults != nil {
 		a := e.cfg.Faults.Message(faults.Message{Src: op.Rank, Dst: op.Peer, Tag: op.Tag, Op: op.Kind.String(), Bytes: op.Bytes, Seq: op.Seq})

@@ -58,7 +58,6 @@ type Op struct {
 	freed    bool
 	waited   bool
 	eager    bool
-	syncMode bool
 	snapshot []byte // eager copy of the payload
 	match    *Op
 	arriveT  int64

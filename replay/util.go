@@ -1,5 +1,0 @@
-package replay
-
-import "time"
-
-func durationNS(ns int64) time.Duration { return time.Duration(ns) }
