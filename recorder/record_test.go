@@ -189,7 +189,25 @@ func TestRecordPrograms(t *testing.T) {
 	f := newFixture(t)
 	t.Run("pingpong contents", func(t *testing.T) { testRecordPingpongContents(t, f) })
 	t.Run("hung run", func(t *testing.T) { testRecordHungRun(t, f) })
+	t.Run("payloads", func(t *testing.T) { testRecordPayloads(t, f) })
 	t.Run("kill -9 keeps flushed events", func(t *testing.T) { testKillMidRecordingKeepsFlushedEvents(t, f) })
 	t.Run("interrupt flushes and marks", func(t *testing.T) { testInterruptFlushesAndMarksTheTrace(t, f) })
 	t.Run("two writers on one file", func(t *testing.T) { testTwoWritersOnOneFile(t, f) })
+}
+
+func testRecordPayloads(t *testing.T, f *fixture) {
+	out := filepath.Join(f.dir, "payloads.db")
+	_, err := recorder.Record(context.Background(), recorder.Options{Program: filepath.Join(f.bin, "wrong-tag"), Output: out, Payloads: true, Stdout: io.Discard, Stderr: io.Discard})
+	if !errors.Is(err, recorder.ErrProgramFailed) {
+		t.Fatalf("%v", err)
+	}
+	_, evs, r := events(t, out)
+	send := evs[0][0]
+	if send.Op != trace.OpSend || send.HashPost == 0 {
+		t.Fatalf("rank 0's first event %+v", send)
+	}
+	data, ok := r.Payload(send.HashPost)
+	if !ok || int64(len(data)) != send.Bytes {
+		t.Fatalf("payload of the send: %d bytes, ok %v; want %d", len(data), ok, send.Bytes)
+	}
 }
