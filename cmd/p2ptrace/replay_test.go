@@ -142,3 +142,60 @@ func TestReplayUsageAndInputErrors(t *testing.T) {
 		}
 	}
 }
+
+func wrongTag(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 16)
+	if r.ID() == 0 {
+		return r.Send(b, 1, 0)
+	}
+	_, err := r.Recv(b, 0, 1)
+	return err
+}
+
+func isendMutate(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 1<<20)
+	if r.ID() == 0 {
+		if err := r.Compute(1000); err != nil {
+			return err
+		}
+		q, err := r.Isend(b, 1, 0)
+		if err != nil {
+			return err
+		}
+		b.Float32s()[3] = 7
+		_, err = r.Wait(q)
+		return err
+	}
+	_, err := r.Recv(b, 0, 0)
+	return err
+}
+
+func TestReplayReportsGolden(t *testing.T) {
+	cases := []struct {
+		name   string
+		fn     func(*gpu.Rank) error
+		args   []string
+		golden string
+	}{
+		{"wrong-tag", wrongTag, nil, "replay-wrong-tag.golden"},
+		{"isend-mutate", isendMutate, []string{"--fault", "mutate"}, "replay-isend-mutate.golden"},
+		{"pingpong-drop", func(r *gpu.Rank) error {
+			b := r.Alloc(gpu.Float32, 16)
+			if r.ID() == 0 {
+				return r.Send(b, 1, 0)
+			}
+			_, err := r.Recv(b, 0, 0)
+			return err
+		}, []string{"--fault", "drop"}, "replay-drop.golden"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := recordInProcess(t, c.name, 2, c.fn)
+			code, out, _ := runCmd(t, append(append([]string{"replay"}, c.args...), path)...)
+			if code != 1 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			golden(t, c.golden, out)
+		})
+	}
+}
