@@ -67,9 +67,7 @@ type rank struct {
 	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
 	unexpected []*Op
 	// inTransit per source: sends whose envelope is still on its way (FIFO keeps non-overtaking).
-	inTransit map[int][]*Op
-	// lastArrive per source: arrival time of the latest envelope, so a later send never overtakes.
-	lastArrive map[int]int64
+	inTransit  map[int][]*Op
 	streams    map[int]*stream
 	groupDepth int
 	groupOps   []*Op
@@ -122,7 +120,7 @@ func New(cfg Config) *Engine {
 	}
 	e.ranks = make([]*rank, cfg.Ranks)
 	for i := range e.ranks {
-		e.ranks[i] = &rank{id: i, inTransit: map[int][]*Op{}, lastArrive: map[int]int64{}, streams: map[int]*stream{}}
+		e.ranks[i] = &rank{id: i, inTransit: map[int][]*Op{}, streams: map[int]*stream{}}
 		e.push(event{t: 0, kind: evResume, rank: int32(i)})
 	}
 	return e

@@ -81,12 +81,13 @@ func (e *Engine) postSend(op *Op, t int64) {
 		return
 	}
 	arrive := t + op.Delay
-	if last, ok := dst.lastArrive[op.Rank]; ok && last > arrive {
-		arrive = last // non-overtaking: never before an earlier message of the same pair
-	}
-	dst.lastArrive[op.Rank] = arrive
-	op.arriveT = arrive
 	q := dst.inTransit[op.Rank]
+	if n := len(q); n > 0 && q[n-1].arriveT > arrive {
+		// Non-overtaking: never before an earlier message of the same pair.
+		// (With nothing in transit, every earlier one has arrived already.)
+		arrive = q[n-1].arriveT
+	}
+	op.arriveT = arrive
 	if arrive == t && len(q) == 0 {
 		e.inPost = op
 		e.deliverEnvelope(dst, op, t)
