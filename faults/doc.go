@@ -29,9 +29,10 @@
 //   - mutate: in-flight send buffers (Isend and friends, stream sends) are
 //     read at the latest legal moment, the sender's completion, instead of
 //     when the transfer starts, so the program's own writes into a buffer it
-//     still owes to a request reach the receiver. With scribble=true the
-//     fault also overwrites in-flight buffers itself (Plan.Scribble; for
-//     engines that support it).
+//     still owes to a request reach the receiver; received data lands at the
+//     receive's completion. With scribble=true the fault also fills the
+//     buffers of pending nonblocking receives with garbage (0xA5 bytes) until
+//     they complete, so a read before Wait sees it (Plan.Scribble).
 //   - sync: zero buffering: every standard send behaves as synchronous (it
 //     completes only once the matching receive has started). A deadlock under
 //     sync is the program's latent bug (unsafe buffering), not the fault's.
@@ -118,7 +119,7 @@ Kinds:
   delay    add virtual latency to selected messages
   drop     a selected message never reaches its receiver (the receive hangs)
   mutate   in-flight send buffers are read at the latest legal moment
-           (key scribble=true: the fault also overwrites in-flight buffers)
+           (key scribble=true: pending receive buffers hold garbage until they complete)
   sync     zero buffering: every standard send is synchronous
 sync and mutate take no selectors.
 

@@ -340,3 +340,29 @@ func BenchmarkRunRing8(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 }
+
+func TestScribbleRevealsReadBeforeWait(t *testing.T) {
+	// The plain run hides the bug (the data has landed by the early read);
+	// mutate:scribble=true fills pending receive buffers, so the program's
+	// own check fails.
+	early := func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Float32, 8)
+		if r.ID() == 0 {
+			return r.Send(b, 1, 0)
+		}
+		if err := r.Compute(time.Millisecond); err != nil {
+			return err
+		}
+		q, err := r.Irecv(b, 0, 0)
+		if err != nil {
+			return err
+		}
+		if v := b.Float32s()[0]; v != 0 { // the bug: read before Wait
+			return fmt.Errorf("rank 1 read %v before Wait", v)
+		}
+		_, err = r.Wait(q)
+		return err
+	}
+	harness.Run(t, 2, early, harness.Seeds(3))
+	harness.Run(t, 2, early, harness.Faults("mutate:scribble=true"), harness.Seeds(1), harness.Expect(harness.KindRankError))
+}

@@ -94,6 +94,7 @@ type Engine struct {
 	nDone    int
 	sync     bool
 	mutate   bool
+	scribble bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab     []Op
 	inPost   *Op // the send being posted, while its envelope is matched synchronously
 }
@@ -117,6 +118,9 @@ func New(cfg Config) *Engine {
 	if cfg.Faults != nil {
 		e.sync = cfg.Faults.Sync()
 		e.mutate = cfg.Faults.Mutate()
+		if s, ok := cfg.Faults.(interface{ Scribble() bool }); ok {
+			e.scribble = e.mutate && s.Scribble()
+		}
 	}
 	e.ranks = make([]*rank, cfg.Ranks)
 	for i := range e.ranks {

@@ -137,6 +137,13 @@ func (e *Engine) postRecv(op *Op, t int64) {
 		e.complete(op, t)
 		return
 	}
+	if e.scribble && op.Kind != trace.OpRecv {
+		// The receive is in flight until its Wait: whatever the buffer held
+		// is not the message, so a read before completion sees garbage.
+		for i := range op.Data {
+			op.Data[i] = 0xA5
+		}
+	}
 	rk := e.ranks[op.Rank]
 	for i, s := range rk.unexpected {
 		if envelopeMatches(s, op) {
@@ -179,9 +186,13 @@ func (e *Engine) match(s, r *Op, t int64) {
 	// when the sender is blocked in its call: its code cannot have written it.
 	r.fromPost = s.eager || s.HostBlocked() || (!e.mutate && e.inPost == s)
 	if s.eager {
-		// The data travelled with the envelope; it lands one transfer after the post.
-		copy(r.Data, s.snapshot[:min(n, int64(len(s.snapshot)))])
-		s.snapshot = nil
+		// The data travelled with the envelope; it lands one transfer after
+		// the post. Under mutate it is written at the receive's completion,
+		// the latest legal moment, so a read before Wait cannot see it.
+		if !e.mutate {
+			copy(r.Data, s.snapshot[:min(n, int64(len(s.snapshot)))])
+			s.snapshot = nil
+		}
 		done := max(t, s.PostT+s.Delay+e.transferTime(s.Bytes))
 		e.push(event{t: done, kind: evComplete, op: r})
 		return
@@ -196,7 +207,11 @@ func (e *Engine) match(s, r *Op, t int64) {
 // transferDone completes a receive (and its rendezvous send) at e.now.
 func (e *Engine) transferDone(r *Op) {
 	s := r.match
-	if !s.eager && e.mutate {
+	switch {
+	case e.mutate && s.eager:
+		copyPayload(r.Data, s.snapshot, min(s.Bytes, r.Bytes))
+		s.snapshot = nil
+	case e.mutate:
 		// Latest legal moment: the send completes now, so its buffer is read now.
 		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))
 	}
