@@ -260,6 +260,10 @@ func (w *world) schedule(from *Rank) {
 
 func (w *world) result() error {
 	problems := w.eng.Problems()
+	if w.rec != nil {
+		// Only a recording hashes payloads, so only it sees in-flight mutations.
+		problems = append(problems, w.rec.mutationProblems()...)
+	}
 	var sentinels []error
 	var lines []string
 	for i := range problems {
@@ -268,12 +272,6 @@ func (w *world) result() error {
 		if p.Kind == sim.KindDeadlock || p.Kind == sim.KindHang {
 			sentinels = appendOnce(sentinels, ErrStuck)
 		} else {
-			sentinels = appendOnce(sentinels, ErrProblem)
-		}
-	}
-	if w.rec != nil {
-		if m := w.rec.mutationText(); len(m) > 0 {
-			lines = append(lines, m...)
 			sentinels = appendOnce(sentinels, ErrProblem)
 		}
 	}

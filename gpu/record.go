@@ -183,12 +183,12 @@ func (rec *recorder) Completed(op *sim.Op) {
 	rec.w.Append(ev)
 }
 
-// mutationText reports the in-flight mutations seen.
-func (rec *recorder) mutationText() []string {
-	var out []string
+// mutationProblems reports the in-flight mutations seen.
+func (rec *recorder) mutationProblems() []sim.Problem {
+	var out []sim.Problem
 	for _, op := range rec.mutations {
-		out = append(out, fmt.Sprintf("in-flight-mutation: rank %d: the buffer of %s was written between the call%s and its completion (hash at post != hash at completion): wait for the request before writing the buffer",
-			op.Rank, sim.Describe(op), rec.sites.at(op.Site)))
+		out = append(out, sim.Problem{Kind: sim.KindInFlightMutation, Ranks: []int{op.Rank}, Ops: []*sim.Op{op},
+			Message: fmt.Sprintf("rank %d: the buffer of %s was written between the call and its completion (hash at post != hash at completion): wait for the request before writing the buffer", op.Rank, sim.Describe(op))})
 	}
 	return out
 }

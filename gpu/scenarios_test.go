@@ -587,8 +587,13 @@ func TestScenarioInProcessIsendMutate(t *testing.T) {
 	}
 	err := gpu.Launch(2, mutate, gpu.RecordTo(discard{}))
 	runError(t, err, gpu.ErrProblem)
-	want := "in-flight-mutation: rank 0: the buffer of Isend to rank 1 tag 0 (4194304 bytes) was written between the call at " + here(t, "ip-mutate-isend")
-	if !strings.HasPrefix(err.Error(), want) {
+	want := "in-flight-mutation: rank 0: the buffer of Isend to rank 1 tag 0 (4194304 bytes) was written between the call and its completion (hash at post != hash at completion): wait for the request before writing the buffer\n" +
+		"    rank 0: Isend to rank 1 tag 0 (4194304 bytes) at " + here(t, "ip-mutate-isend")
+	var re *gpu.RunError
+	if !errors.As(err, &re) || len(re.Problems) != 1 || re.Problems[0].Kind != sim.KindInFlightMutation || re.Problems[0].Ranks[0] != 0 {
+		t.Fatalf("problems of the recorded run: %v", err)
+	}
+	if err.Error() != want {
 		t.Fatalf("recorded run:\n%v\nwant it to start with\n%s", err, want)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
-	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 // Flags of `go test`, to rerun one seed or widen a sweep without editing the
@@ -177,9 +176,6 @@ func kindsOf(err error) []string {
 				kinds = append(kinds, KindRankError)
 				break
 			}
-		}
-		if strings.Contains(err.Error(), "in-flight-mutation:") {
-			kinds = append(kinds, replay.KindInFlightMutation)
 		}
 	} else if errors.Is(err, gpu.ErrWatchdog) {
 		kinds = append(kinds, "watchdog")

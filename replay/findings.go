@@ -108,9 +108,6 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 	for i := range out.Problems {
 		p := &out.Problems[i]
 		f := Finding{Kind: string(p.Kind), Ranks: slices.Clone(p.Ranks), Cause: CauseProgram, Message: p.Message, Hint: hints[string(p.Kind)], Cycle: p.Cycle, Candidates: p.Candidates}
-		if p.Kind == sim.KindInvalid {
-			f.Kind = KindHang
-		}
 		for _, op := range p.Ops {
 			f.Ops = append(f.Ops, ref(op, site))
 		}

@@ -21,6 +21,8 @@ const (
 	KindMissingWait      Kind = "missing-wait"
 	KindReadyWithoutRecv Kind = "ready-without-recv"
 	KindInvalid          Kind = "invalid-call"
+	// KindInFlightMutation is found by a recording (it hashes payloads), not by the engine.
+	KindInFlightMutation Kind = "in-flight-mutation"
 )
 
 // Problem is something a run did wrong, found by the engine itself.
