@@ -174,7 +174,7 @@ var (
 func TestReproCommandsReproduce(t *testing.T) {
 	tb := &captureTB{TB: t}
 	fs := harness.Run(tb, 2, headToHeadSmall, harness.Faults("sync"), harness.Seeds(2))
-	if len(tb.errs) != 1 || len(fs) != 3 && len(fs) != 2 {
+	if len(tb.errs) != 1 || len(fs) != 2 { // the plain run passes; both sync seeds fail
 		t.Fatalf("want one report of the sync failures, got %d reports, %d failures", len(tb.errs), len(fs))
 	}
 	msg := tb.errs[0]
