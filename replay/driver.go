@@ -27,6 +27,18 @@ type Config struct {
 	EagerLimit int64
 	Latency    int64   // ns
 	Bandwidth  float64 // bytes/s
+	// Force, if set, restricts one AnySource receive to one sender when it
+	// is matched (see ForcedMatch); Check enumerates alternatives this way.
+	Force *ForcedMatch
+}
+
+// ForcedMatch names an AnySource receive, by (Rank, Seq), and the sender
+// rank Src it is restricted to: the engine's envelope rule then lets only
+// Src's sends match it. Reports still show the receive as AnySource.
+type ForcedMatch struct {
+	Rank int
+	Seq  uint64
+	Src  int
 }
 
 // Outcome is what one replay did.
@@ -39,6 +51,9 @@ type Outcome struct {
 	// Corrupted lists receives that got data other than what was sent
 	// (under mutate: a send buffer rewritten while in flight).
 	Corrupted []Corruption
+	// Forced is the receive Config.Force named, once posted (nil if the run
+	// never reached it).
+	Forced *sim.Op
 }
 
 // Race is an AnySource receive whose match changed under replay.
@@ -48,6 +63,11 @@ type Race struct {
 	RecordedSeq  uint64
 	ReplayRank   int
 	ReplaySeq    uint64
+	// Replayed is the send the receive matched under replay.
+	Replayed *sim.Op
+	// Recorded is the post event of the send it matched when recorded, when
+	// known (Run looks it up in the trace; Replay alone leaves it nil).
+	Recorded *trace.Event
 }
 
 // Corruption is a receive that got a send buffer rewritten while in flight.
@@ -73,6 +93,7 @@ type driver struct {
 	// sendDone notes the sends whose recorded hash changed between post and completion.
 	mutated map[opKey]bool
 	mutate  bool
+	force   *ForcedMatch
 	// late holds receives of rendezvous sends whose buffer was read at the
 	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
 	late []*sim.Op
@@ -103,6 +124,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		eager = -1
 	}
 	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
+	d.force = cfg.Force
 	var obs sim.Observer
 	if d.mutate {
 		obs = (*transfers)(d)
@@ -176,7 +198,7 @@ func (d *driver) recordedDone(r int, ev *trace.Event) {
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
 		if op.Done() && ev.MatchRank >= 0 && (op.MatchRank != int(ev.MatchRank) || op.MatchSeq != ev.MatchSeq) {
-			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq})
+			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
 		}
 	}
 }
@@ -331,6 +353,10 @@ func (d *driver) peekFlag(r int, seq uint64) bool {
 func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 	if op.Peer == trace.AnySource {
 		c.anySource[op.Seq] = op
+		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {
+			op.Forced, op.ForcedSrc = true, f.Src
+			d.out.Forced = op
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // The kinds of finding, as they appear in reports.
@@ -71,6 +72,9 @@ func (f *Finding) Signature() string {
 // Report is the findings of a replay (or several, deduplicated).
 type Report struct {
 	Findings []Finding `json:"findings"`
+	// AnySource is how check enumerated the alternative matches of AnySource
+	// receives (nil for a replay).
+	AnySource *Enumeration `json:"anysource,omitempty"`
 }
 
 var hints = map[string]string{
@@ -90,6 +94,22 @@ var hints = map[string]string{
 
 // Hint returns the fix hint of a kind.
 func Hint(kind string) string { return hints[kind] }
+
+// refEvent names an op by its recorded post event.
+func refEvent(ev *trace.Event, site sim.SiteFunc) OpRef {
+	r := OpRef{Rank: int(ev.Rank), Seq: ev.Seq, Op: ev.Op.String(), Peer: int(ev.Peer), Tag: int(ev.Tag)}
+	if site != nil {
+		r.Site = site(uintptr(ev.Site))
+	}
+	return r
+}
+
+func atSite(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " at " + s
+}
 
 func ref(op *sim.Op, site sim.SiteFunc) OpRef {
 	r := OpRef{Rank: op.Rank, Seq: op.Seq, Op: op.Kind.String(), Peer: op.Peer, Tag: op.Tag}
@@ -143,10 +163,22 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 			Hint:    hints[KindCorruptedData]})
 	}
 	for _, r := range out.Races {
-		fs = append(fs, Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},
-			Cause:   CauseProgram,
-			Message: fmt.Sprintf("rank %d's %s matched rank %d's op %d when recorded but rank %d's op %d under replay", r.Recv.Rank, sim.Describe(r.Recv), r.RecordedRank, r.RecordedSeq, r.ReplayRank, r.ReplaySeq),
-			Hint:    hints[KindMessageRace]})
+		f := Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},
+			Cause: CauseProgram, Hint: hints[KindMessageRace]}
+		recorded := fmt.Sprintf("rank %d's op %d", r.RecordedRank, r.RecordedSeq)
+		if e := r.Recorded; e != nil {
+			o := refEvent(e, site)
+			f.Ops = append(f.Ops, o)
+			recorded = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
+		}
+		replayed := fmt.Sprintf("rank %d's op %d", r.ReplayRank, r.ReplaySeq)
+		if s := r.Replayed; s != nil {
+			o := ref(s, site)
+			f.Ops = append(f.Ops, o)
+			replayed = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
+		}
+		f.Message = fmt.Sprintf("rank %d's %s matched %s when recorded but %s under replay: which send it gets depends on arrival order", r.Recv.Rank, sim.Describe(r.Recv), recorded, replayed)
+		fs = append(fs, f)
 	}
 	for i := range fs {
 		fs[i].RevealedBy = faultDesc
@@ -156,11 +188,12 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 
 // Text renders the report for people.
 func (r *Report) Text() string {
-	if len(r.Findings) == 0 {
-		return "no findings\n"
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d finding(s)\n", len(r.Findings))
+	if len(r.Findings) == 0 {
+		b.WriteString("no findings\n")
+	} else {
+		fmt.Fprintf(&b, "%d finding(s)\n", len(r.Findings))
+	}
 	for i, f := range r.Findings {
 		fmt.Fprintf(&b, "\n[%d] %s (cause: %s)", i+1, f.Kind, f.Cause)
 		if f.RevealedBy != "" {
@@ -177,6 +210,9 @@ func (r *Report) Text() string {
 			fmt.Fprintf(&b, "    rank %d op %d %s (peer %d, tag %d) at %s\n", o.Rank, o.Seq, o.Op, o.Peer, o.Tag, o.Site)
 		}
 		fmt.Fprintf(&b, "    hint: %s\n", f.Hint)
+	}
+	if e := r.AnySource; e != nil && e.CutShort {
+		fmt.Fprintf(&b, "\nnote: the AnySource alternatives were cut short: %d of %d replayed (the cap is %d forced replays)\n", e.Replayed, e.Alternatives, e.Cap)
 	}
 	return b.String()
 }

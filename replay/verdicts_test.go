@@ -184,6 +184,25 @@ func TestScenarioVerdicts(t *testing.T) {
 		if r := f.Ranks; len(r) != 3 || r[0] != 0 || !slices.Equal(slices.Sorted(slices.Values(r[1:])), []int{1, 2}) {
 			t.Fatalf("ranks %v: want the receiver 0, then the recorded and the replayed sender", r)
 		}
+		// check forces the alternative match itself: the race, with both candidate sends.
+		res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f = wantFinding(t, res.Findings, "message-race", "program", nil, s.line("anysource-race", "recv-any"), s.line("anysource-race", "send"))
+		var senders []int
+		for _, o := range f.Ops[1:] {
+			if o.Op != "Send" || o.Site != s.line("anysource-race", "send") {
+				t.Fatalf("op %+v: want a candidate Send at %s", o, s.line("anysource-race", "send"))
+			}
+			senders = append(senders, o.Rank)
+		}
+		if slices.Sort(senders); !slices.Equal(senders, []int{1, 2}) {
+			t.Fatalf("candidate senders %v: want ranks 1 and 2", senders)
+		}
+		if en := res.AnySource; en.Receives != 2 || en.Alternatives != 2 || en.Replayed != 2 || en.Illegal != 1 {
+			t.Fatalf("enumeration %+v: want each receive's other sender tried, the second one illegal", en)
+		}
 	})
 	t.Run("nccl-headtohead", func(t *testing.T) {
 		f := wantFinding(t, replayUnder(t, s.record("nccl-headtohead"), 1), "deadlock", "program", []int{0, 1}, s.line("nccl-headtohead", "sync"))

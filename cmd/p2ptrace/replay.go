@@ -81,7 +81,11 @@ func openReplay(f *factory, path string) (*replay.Trace, error) {
 }
 
 func printReport(w io.Writer, fs []replay.Finding, asJSON bool) error {
-	rep := replay.Report{Findings: fs}
+	return printReportOf(w, replay.Report{Findings: fs}, asJSON)
+}
+
+func printReportOf(w io.Writer, rep replay.Report, asJSON bool) error {
+	fs := rep.Findings
 	if asJSON {
 		js, err := rep.JSON()
 		if err != nil {

@@ -53,6 +53,11 @@ type Op struct {
 	Flag     bool  // the result of a Test or Testall
 	Dropped  bool  // a fault dropped this message
 	Delay    int64 // injected extra latency, ns
+	// Forced restricts an AnySource receive to sends from rank ForcedSrc
+	// when matching (replay's check forces each alternative match in turn).
+	// Peer stays AnySource, so reports still show the wildcard.
+	Forced    bool
+	ForcedSrc int
 
 	done     bool
 	freed    bool
@@ -99,6 +104,9 @@ func envelopeMatches(send, recv *Op) bool {
 		return false
 	}
 	if recv.Peer != trace.AnySource && recv.Peer != send.Rank {
+		return false
+	}
+	if recv.Forced && recv.ForcedSrc != send.Rank {
 		return false
 	}
 	if recv.Tag != trace.AnyTag && recv.Tag != send.Tag {
