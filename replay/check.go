@@ -41,6 +41,9 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	if err := lookupRecorded(open, out.Races); err != nil {
 		return nil, nil, err
 	}
+	if err := lookupCorrupted(open, out.Corrupted); err != nil {
+		return nil, nil, err
+	}
 	sync, drops := false, ""
 	if plan != nil {
 		if desc == "" {

@@ -73,6 +73,13 @@ type Race struct {
 // Corruption is a receive that got a send buffer rewritten while in flight.
 type Corruption struct {
 	Send, Recv *sim.Op
+	// Filled in from the trace by Run (Replay alone leaves them zero):
+	// Retired is the post event of the call that completed the send's request
+	// (Wait, a Waitall, ...; nil if none did): the write happened between the
+	// send's call and it. Diff holds the values, when the trace has the
+	// send's payloads at post and at completion (record --payloads).
+	Retired *trace.Event
+	Diff    *Diff
 }
 
 // rankCursor is the replay state of one rank: no goroutine, just a position.

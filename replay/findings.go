@@ -55,6 +55,14 @@ type Finding struct {
 	Hint       string   `json:"hint"`
 	Cycle      []int    `json:"cycle,omitempty"`
 	Candidates []string `json:"candidates,omitempty"`
+	// Values of corrupted data (when the trace holds payloads): the index of
+	// the first differing element, of type Dtype, and a window of elements
+	// from WindowStart: what the receiver got and what was sent.
+	FirstDiff   *int64   `json:"first_diff,omitempty"`
+	Dtype       string   `json:"dtype,omitempty"`
+	WindowStart *int64   `json:"window_start,omitempty"`
+	Got         []string `json:"got,omitempty"`
+	Want        []string `json:"want,omitempty"`
 	// Seed is the replay seed that showed the finding (with --explore, the first).
 	Seed *uint64 `json:"seed,omitempty"`
 }
@@ -157,10 +165,29 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		}
 	}
 	for _, c := range out.Corrupted {
-		fs = append(fs, Finding{Kind: KindCorruptedData, Ranks: []int{c.Recv.Rank, c.Send.Rank}, Ops: []OpRef{ref(c.Recv, site), ref(c.Send, site)},
-			Cause:   CauseProgram,
-			Message: fmt.Sprintf("rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send)),
-			Hint:    hints[KindCorruptedData]})
+		f := Finding{Kind: KindCorruptedData, Ranks: []int{c.Recv.Rank, c.Send.Rank}, Ops: []OpRef{ref(c.Recv, site), ref(c.Send, site)},
+			Cause: CauseProgram, Hint: hints[KindCorruptedData]}
+		var b strings.Builder
+		fmt.Fprintf(&b, "rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send))
+		// The write is no runtime call: name the interval it happened in.
+		sendAt := ref(c.Send, site).Site
+		if w := c.Retired; w != nil {
+			o := refEvent(w, site)
+			f.Ops = append(f.Ops, o)
+			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s and before its %s%s returned", c.Send.Kind, atSite(sendAt), o.Op, atSite(o.Site))
+		} else {
+			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s, whose request was never waited", c.Send.Kind, atSite(sendAt))
+		}
+		if d := c.Diff; d != nil {
+			first, start := d.First, d.Start
+			f.FirstDiff, f.Dtype, f.WindowStart, f.Got, f.Want = &first, d.Dtype.String(), &start, d.Got, d.Want
+			fmt.Fprintf(&b, "\nfirst differing element: [%d] (%s): got %s, sent %s", d.First, d.Dtype, d.Got[d.First-d.Start], d.Want[d.First-d.Start])
+			fmt.Fprintf(&b, "\nelements %d..%d: got  [%s]\n%*s sent [%s]", d.Start, d.Start+int64(len(d.Got))-1, strings.Join(d.Got, " "), len(fmt.Sprintf("elements %d..%d:", d.Start, d.Start+int64(len(d.Got))-1)), "", strings.Join(d.Want, " "))
+		} else {
+			fmt.Fprintf(&b, "\nthe trace holds no values of this send: record with --payloads to see the first differing element (payloads up to %d KiB are stored)", trace.DefaultPayloadCap>>10)
+		}
+		f.Message = b.String()
+		fs = append(fs, f)
 	}
 	for _, r := range out.Races {
 		f := Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},

@@ -12,14 +12,14 @@ import (
 )
 
 // recordInProcess records fn into a trace file, as `p2ptrace record` would.
-func recordInProcess(t *testing.T, name string, ranks int, fn func(*gpu.Rank) error) string {
+func recordInProcess(t *testing.T, name string, ranks int, fn func(*gpu.Rank) error, opts ...gpu.Option) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".db")
 	w, err := trace.Create(path, trace.Header{Command: []string{name}}, trace.WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runErr := gpu.Launch(ranks, fn, gpu.RecordTo(w))
+	runErr := gpu.Launch(ranks, fn, append([]gpu.Option{gpu.RecordTo(w)}, opts...)...)
 	status := trace.StatusComplete
 	if runErr != nil {
 		status = trace.StatusHung
@@ -170,15 +170,42 @@ func isendMutate(r *gpu.Rank) error {
 	return err
 }
 
+// isendMutateSmall is isendMutate with 1024 floats, values 0..1023, and
+// writes at elements 3 and 5 while in flight: recorded with an eager limit
+// below its size and payloads on, a report shows its values.
+func isendMutateSmall(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 1024)
+	if r.ID() == 0 {
+		for i := range b.Float32s() {
+			b.Float32s()[i] = float32(i)
+		}
+		if err := r.Compute(1000); err != nil {
+			return err
+		}
+		q, err := r.Isend(b, 1, 0)
+		if err != nil {
+			return err
+		}
+		b.Float32s()[3], b.Float32s()[5] = -1, 0.5
+		_, err = r.Wait(q)
+		return err
+	}
+	_, err := r.Recv(b, 0, 0)
+	return err
+}
+
 func TestReplayReportsGolden(t *testing.T) {
 	cases := []struct {
 		name   string
 		fn     func(*gpu.Rank) error
 		args   []string
 		golden string
+		opts   []gpu.Option
 	}{
-		{"wrong-tag", wrongTag, nil, "replay-wrong-tag.golden"},
-		{"isend-mutate", isendMutate, []string{"--fault", "mutate"}, "replay-isend-mutate.golden"},
+		{"wrong-tag", wrongTag, nil, "replay-wrong-tag.golden", nil},
+		{"isend-mutate", isendMutate, []string{"--fault", "mutate"}, "replay-isend-mutate.golden", nil},
+		{"isend-mutate-values", isendMutateSmall, []string{"--fault", "mutate"}, "replay-isend-mutate-values.golden", []gpu.Option{gpu.EagerLimit(1024), gpu.RecordPayloads()}},
+		{"isend-mutate-values-json", isendMutateSmall, []string{"--fault", "mutate", "--json"}, "replay-isend-mutate-values.golden.json", []gpu.Option{gpu.EagerLimit(1024), gpu.RecordPayloads()}},
 		{"pingpong-drop", func(r *gpu.Rank) error {
 			b := r.Alloc(gpu.Float32, 16)
 			if r.ID() == 0 {
@@ -186,11 +213,11 @@ func TestReplayReportsGolden(t *testing.T) {
 			}
 			_, err := r.Recv(b, 0, 0)
 			return err
-		}, []string{"--fault", "drop"}, "replay-drop.golden"},
+		}, []string{"--fault", "drop"}, "replay-drop.golden", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := recordInProcess(t, c.name, 2, c.fn)
+			path := recordInProcess(t, c.name, 2, c.fn, c.opts...)
 			code, out, _ := runCmd(t, append(append([]string{"replay"}, c.args...), path)...)
 			if code != 1 {
 				t.Fatalf("exit %d:\n%s", code, out)
