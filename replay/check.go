@@ -50,13 +50,22 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 			desc = faults.Describe(specs)
 		}
 		sync = plan.Sync()
+		listed := 0
 		for _, in := range plan.Injections() {
 			if in.Drop && out.Stuck {
 				if drops != "" {
 					drops += "; "
 				}
 				drops += in.String()
+				listed++
 			}
+		}
+		if n := plan.Drops() - listed; out.Stuck && n > 0 {
+			// The plan keeps the first faults.MaxKept injections only.
+			if drops != "" {
+				drops += "; "
+			}
+			drops += fmt.Sprintf("and %d more drops", n)
 		}
 	}
 	fs := Explain(out, site, desc, sync, drops)
