@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -31,8 +32,15 @@ func newScenarios(t *testing.T) *scenarios {
 // record runs testdata/train/NAME with args under recording and opens its trace.
 func (s *scenarios) record(name string, args ...string) *replay.Trace {
 	s.t.Helper()
-	out := filepath.Join(s.dir, name+strings.Join(args, "")+".db")
-	_, err := recorder.Record(context.Background(), recorder.Options{Program: filepath.Join(s.bin, name), Args: args, Output: out, Force: true, Stdout: io.Discard, Stderr: io.Discard})
+	return s.recordWith(recorder.Options{}, name, args...)
+}
+
+// recordWith is record with recording options (payloads, eager limit...).
+func (s *scenarios) recordWith(o recorder.Options, name string, args ...string) *replay.Trace {
+	s.t.Helper()
+	out := filepath.Join(s.dir, fmt.Sprintf("%s%s-%v-%d.db", name, strings.Join(args, ""), o.Payloads, o.Eager))
+	o.Program, o.Args, o.Output, o.Force, o.Stdout, o.Stderr = filepath.Join(s.bin, name), args, out, true, io.Discard, io.Discard
+	_, err := recorder.Record(context.Background(), o)
 	if err != nil && !strings.Contains(err.Error(), "the program failed") {
 		s.t.Fatalf("record %s: %v", name, err)
 	}
@@ -172,6 +180,13 @@ func TestScenarioVerdicts(t *testing.T) {
 		if !strings.Contains(f.Message, "written after the Isend at "+s.line("isend-mutate", "isend")+" and before its Wait at "+s.line("isend-mutate", "wait")) ||
 			!strings.Contains(f.Message, "record with --payloads") || f.FirstDiff != nil {
 			t.Fatalf("%+v", f)
+		}
+		// 1024 floats (4 KiB) over a 1 KiB eager limit, recorded with --payloads: the values.
+		tr = s.recordWith(recorder.Options{Payloads: true, Eager: 1024}, "isend-mutate", "-n", "1024")
+		f = wantFinding(t, replayUnder(t, tr, 1, "mutate"), "corrupted-data", "program", []int{1, 0}, s.line("isend-mutate", "recv"), s.line("isend-mutate", "isend"), s.line("isend-mutate", "wait"))
+		if f.FirstDiff == nil || *f.FirstDiff != 0 || f.Dtype != "float32" || *f.WindowStart != 0 ||
+			!slices.Equal(f.Got, []string{"-1", "1", "2", "3", "4"}) || !slices.Equal(f.Want, []string{"0", "1", "2", "3", "4"}) {
+			t.Fatalf("values: first %v dtype %s got %v want %v\n%s", f.FirstDiff, f.Dtype, f.Got, f.Want, f.Message)
 		}
 	})
 	t.Run("isend-nowait", func(t *testing.T) {
