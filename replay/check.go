@@ -2,9 +2,12 @@ package replay
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -16,13 +19,13 @@ type Opener func() (Source, error)
 
 // Run replays the trace once under specs and seed and explains the outcome.
 func Run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, error) {
-	fs, _, err := run(open, base, site, specs, seed, "")
+	fs, _, err := run(open, base, site, specs, seed)
 	return fs, err
 }
 
-// run is Run that also returns the outcome; desc, if set, names the run in
-// the findings' RevealedBy instead of the fault specs.
-func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64, desc string) ([]Finding, *Outcome, error) {
+// run is Run that also returns the outcome. The findings' RevealedBy names
+// the fault specs and the forced match, if any, as the command line does.
+func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, *Outcome, error) {
 	src, err := open()
 	if err != nil {
 		return nil, nil, err
@@ -44,11 +47,16 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	if err := lookupCorrupted(open, out.Corrupted); err != nil {
 		return nil, nil, err
 	}
+	var parts []string
+	if plan != nil {
+		parts = append(parts, faults.Describe(specs))
+	}
+	if cfg.Force != nil {
+		parts = append(parts, "--force-match "+cfg.Force.String())
+	}
+	desc := strings.Join(parts, " ")
 	sync, drops := false, ""
 	if plan != nil {
-		if desc == "" {
-			desc = faults.Describe(specs)
-		}
 		sync = plan.Sync()
 		listed := 0
 		for _, in := range plan.Injections() {
@@ -258,8 +266,7 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	for _, a := range alts {
 		cfg := base
 		cfg.Force = &a
-		desc := fmt.Sprintf("a forced match (rank %d's AnySource op %d from rank %d)", a.Rank, a.Seq, a.Src)
-		fs, out, err := run(open, cfg, site, nil, 0, desc)
+		fs, out, err := run(open, cfg, site, nil, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -272,12 +279,40 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			en.Illegal++
 			continue
 		}
-		for i := range fs {
-			fs[i].RevealedBy = desc
-		}
 		all = Dedup(append(all, fs...))
 	}
 	return &CheckResult{Findings: all, AnySource: en}, nil
+}
+
+// ForcedMatch names an AnySource receive, by (Rank, Seq), and the sender
+// rank Src it is restricted to: the engine's envelope rule then lets only
+// Src's sends match it. Reports still show the receive as AnySource.
+type ForcedMatch struct {
+	Rank int
+	Seq  uint64
+	Src  int
+}
+
+// String is "RANK:SEQ=SRC", the form ParseForcedMatch reads (and
+// p2ptrace replay --force-match takes).
+func (f ForcedMatch) String() string { return fmt.Sprintf("%d:%d=%d", f.Rank, f.Seq, f.Src) }
+
+// ParseForcedMatch reads "RANK:SEQ=SRC": rank RANK's receive number SEQ
+// (its op sequence number in the trace) matched from rank SRC.
+func ParseForcedMatch(s string) (ForcedMatch, error) {
+	bad := fmt.Errorf("forced match %q: want RANK:SEQ=SRC, e.g. 0:3=2 (rank 0's AnySource receive op 3 matched from rank 2)", s)
+	r, rest, ok1 := strings.Cut(s, ":")
+	seq, src, ok2 := strings.Cut(rest, "=")
+	if !ok1 || !ok2 {
+		return ForcedMatch{}, bad
+	}
+	rk, err1 := strconv.ParseUint(r, 10, 31)
+	sq, err2 := strconv.ParseUint(seq, 10, 64)
+	sr, err3 := strconv.ParseUint(src, 10, 31)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return ForcedMatch{}, fmt.Errorf("%w: %w", bad, err)
+	}
+	return ForcedMatch{Rank: int(rk), Seq: sq, Src: int(sr)}, nil
 }
 
 // sendKey is one kind of message of a trace: sender, destination, communicator and tag.

@@ -32,15 +32,6 @@ type Config struct {
 	Force *ForcedMatch
 }
 
-// ForcedMatch names an AnySource receive, by (Rank, Seq), and the sender
-// rank Src it is restricted to: the engine's envelope rule then lets only
-// Src's sends match it. Reports still show the receive as AnySource.
-type ForcedMatch struct {
-	Rank int
-	Seq  uint64
-	Src  int
-}
-
 // Outcome is what one replay did.
 type Outcome struct {
 	Problems []sim.Problem

@@ -19,11 +19,13 @@ func newCheckCmd(f *factory) *cobra.Command {
 		Short: "Run the standard battery of replays on a trace: what a user runs in CI",
 		Long: fmt.Sprintf(`Replay TRACE as recorded, under sync (zero buffering), under mutate
 (in-flight send buffers read at the latest legal moment), under delay over %d
-seeds, with each rank's messages arriving late, and once for every alternative
-match of each AnySource receive: the receive is forced to match another rank
+seeds, and once for every alternative match of each AnySource receive: the receive is forced to match another rank
 that sent it a message it accepts (one receive at a time; a forced match that
-is no legal execution is dropped). At most %d forced replays run; the report
-says when that cut the enumeration short. Print the findings deduplicated.
+is no legal execution is dropped; a finding it shows is revealed by
+"--force-match RANK:SEQ=SRC", which replay takes to reproduce it). At most %d
+forced replays run; the report says when that cut the enumeration short, and
+then each rank's messages also arrive late in turn. Print the findings
+deduplicated.
 
 Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 // recordInProcess records fn into a trace file, as `p2ptrace record` would.
@@ -128,6 +131,7 @@ func TestReplayUsageAndInputErrors(t *testing.T) {
 		{[]string{"replay", "--fault", "delya", path}, `p2ptrace: bad fault spec "delya": unknown kind "delya" (valid kinds: delay, drop, mutate, sync)` + "\n"},
 		{[]string{"replay", "--fault", "delay:foo=1", path}, `p2ptrace: bad fault spec "delay:foo=1": unknown key "foo" for delay (valid keys: `},
 		{[]string{"replay", "--explore", "-1", path}, "p2ptrace: --explore -1: want a positive number of seeds\n"},
+		{[]string{"replay", "--force-match", "0:3", path}, `p2ptrace: --force-match: forced match "0:3": want RANK:SEQ=SRC, e.g. 0:3=2`},
 		{[]string{"replay"}, "p2ptrace: p2ptrace replay: want one trace file, got 0 arguments\n"},
 		{[]string{"replay", missing}, "p2ptrace: "},
 		{[]string{"check", missing}, "p2ptrace: "},
@@ -224,5 +228,52 @@ func TestReplayReportsGolden(t *testing.T) {
 			}
 			golden(t, c.golden, out)
 		})
+	}
+}
+
+// TestCheckForcedMatchReproducesWithReplay: rank 2 sends 1ms after rank 1,
+// more than the delay fault shifts a message, so only the forced match finds
+// the race; check names it by its --force-match, and replay with that flag
+// prints the same finding.
+func TestCheckForcedMatchReproducesWithReplay(t *testing.T) {
+	path := recordInProcess(t, "anysource-late", 3, func(r *gpu.Rank) error {
+		if r.ID() == 2 {
+			if err := r.Compute(time.Millisecond); err != nil {
+				return err
+			}
+		}
+		return anySourceRace(r)
+	})
+	code, out, _ := runCmd(t, "check", "--json", path)
+	if code != 1 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	type doc struct {
+		Findings  []replay.Finding    `json:"findings"`
+		AnySource *replay.Enumeration `json:"anysource"`
+	}
+	var checked doc
+	if err := json.Unmarshal([]byte(out), &checked); err != nil {
+		t.Fatal(err)
+	}
+	if en := checked.AnySource; en == nil || en.Replayed != 2 || en.Illegal != 1 || en.CutShort {
+		t.Fatalf("enumeration %+v", en)
+	}
+	// Both receives change: the first gets rank 2's message, so the second rank 1's.
+	if len(checked.Findings) != 2 {
+		t.Fatalf("findings %+v", checked.Findings)
+	}
+	for _, f := range checked.Findings {
+		if f.Kind != "message-race" || f.RevealedBy != "--force-match 0:0=2" {
+			t.Fatalf("finding %+v", f)
+		}
+	}
+	code, out, _ = runCmd(t, "replay", "--force-match", "0:0=2", "--json", path)
+	var replayed doc
+	if err := json.Unmarshal([]byte(out), &replayed); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if !reflect.DeepEqual(replayed.Findings, checked.Findings) || replayed.AnySource != nil {
+		t.Fatalf("replay --force-match printed\n%+v\ncheck printed\n%+v", replayed.Findings, checked.Findings)
 	}
 }
