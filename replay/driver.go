@@ -352,7 +352,7 @@ func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 	if op.Peer == trace.AnySource {
 		c.anySource[op.Seq] = op
 		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {
-			op.Forced, op.ForcedSrc = true, f.Src
+			op.Forced, op.ForcedSrc = true, int32(f.Src)
 			d.out.Forced = op
 		}
 	}
