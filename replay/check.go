@@ -58,22 +58,8 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	sync, drops := false, ""
 	if plan != nil {
 		sync = plan.Sync()
-		listed := 0
-		for _, in := range plan.Injections() {
-			if in.Drop && out.Stuck {
-				if drops != "" {
-					drops += "; "
-				}
-				drops += in.String()
-				listed++
-			}
-		}
-		if n := plan.Drops() - listed; out.Stuck && n > 0 {
-			// The plan keeps the first faults.MaxKept injections only.
-			if drops != "" {
-				drops += "; "
-			}
-			drops += fmt.Sprintf("and %d more drops", n)
+		if out.Stuck {
+			drops = describeDrops(plan)
 		}
 	}
 	fs := Explain(out, site, desc, sync, drops)
@@ -82,6 +68,25 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 		fs[i].Seed = &s
 	}
 	return fs, out, nil
+}
+
+// MaxListedDrops is how many dropped messages a finding names; it counts the rest.
+const MaxListedDrops = 8
+
+// describeDrops names the messages the plan dropped ("" for none): the
+// first MaxListedDrops, then how many more (a plan keeps only the first
+// faults.MaxKept injections, but counts them all).
+func describeDrops(plan *faults.Plan) string {
+	var parts []string
+	for _, in := range plan.Injections() {
+		if in.Drop && len(parts) < MaxListedDrops {
+			parts = append(parts, in.String())
+		}
+	}
+	if n := plan.Drops() - len(parts); n > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more dropped messages", n))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // lookupRecorded fills in each race's Recorded: the post event of the send

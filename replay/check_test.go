@@ -1,10 +1,12 @@
 package replay_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
@@ -176,4 +178,48 @@ func TestCheckCapsForcedReplays(t *testing.T) {
 	if full.AnySource.CutShort || full.AnySource.Replayed != n {
 		t.Fatalf("uncapped enumeration %+v", full.AnySource)
 	}
+}
+
+// TestDropHangNamesFewDrops: a hang under drop:nth=all names the first
+// MaxListedDrops dropped messages and counts the others, even past what a
+// fault plan keeps.
+func TestDropHangNamesFewDrops(t *testing.T) {
+	const n = faults.MaxKept + 10
+	c, ev := record(t, 2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		if r.ID() == 0 {
+			for range n {
+				if err := r.Send(b, 1, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for range n {
+			if _, err := r.Recv(b, 0, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	fs, err := replay.Run(open, replay.Config{EagerLimit: 64 << 10}, c.Site, mustSpecs(t, "drop:nth=all"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := wantFinding(t, fs, "hang", "fault", []int{1})
+	parts := strings.Split(f.Fault, "; ")
+	if len(parts) != replay.MaxListedDrops+1 || !strings.HasPrefix(parts[0], "drop on rank 0 -> 1 tag 0 (Send seq 0)") ||
+		parts[len(parts)-1] != fmt.Sprintf("and %d more dropped messages", n-replay.MaxListedDrops) {
+		t.Fatalf("fault %q", f.Fault)
+	}
+}
+
+func mustSpecs(t *testing.T, ss ...string) []faults.Spec {
+	t.Helper()
+	specs, err := faults.ParseAll(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
 }
