@@ -284,6 +284,14 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		return true, nil
 	case trace.OpCompute:
 		return e.Compute(d.msgOp(r, ev), ev.Duration), nil
+	case trace.OpBarrier:
+		return e.Barrier(d.msgOp(r, ev)), nil
+	case trace.OpProbe:
+		return e.Probe(d.msgOp(r, ev)), nil
+	case trace.OpIprobe:
+		// The program's control flow already followed the recorded answer.
+		e.Iprobe(d.msgOp(r, ev))
+		return true, nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
 		e.StreamOp(d.msgOp(r, ev))
 		return true, nil

@@ -97,6 +97,7 @@ type Engine struct {
 	scribble bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab     []Op
 	inPost   *Op // the send being posted, while its envelope is matched synchronously
+	comms    map[int]*comm
 }
 
 // New returns an engine for cfg.

@@ -50,6 +50,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 		e.complete(op, t)
 		return
 	}
+	e.noteComm(op.Comm, op.Rank)
 	dst := e.ranks[op.Peer]
 	switch {
 	case op.Comm == CommStreams:
@@ -127,6 +128,7 @@ func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 		}
 	}
 	dst.unexpected = append(dst.unexpected, send)
+	e.probeArrived(dst, send, t)
 }
 
 func (e *Engine) postRecv(op *Op, t int64) {
@@ -144,6 +146,7 @@ func (e *Engine) postRecv(op *Op, t int64) {
 			op.Data[i] = 0xA5
 		}
 	}
+	e.noteComm(op.Comm, op.Rank)
 	rk := e.ranks[op.Rank]
 	for i, s := range rk.unexpected {
 		if envelopeMatches(s, op) {
