@@ -39,7 +39,6 @@ type ringSource struct {
 	ranks, iters int
 	bytes        int64
 	pos          []int
-	reqs         [2]uint64
 }
 
 func (s *ringSource) Ranks() int { return s.ranks }
@@ -53,6 +52,7 @@ func (s *ringSource) Next(r int, ev *trace.Event) bool {
 	s.pos[r] = p + 1
 	reqs := ev.Reqs[:0]
 	*ev = trace.Event{Kind: trace.KindPost, Rank: int32(r), Seq: uint64(p), Dtype: trace.Uint8, Count: s.bytes, Bytes: s.bytes}
+	ev.Reqs = reqs // the caller's buffer, reused like a trace reader's
 	if p == 3*s.iters {
 		ev.Op = trace.OpFinalize
 		return true

@@ -96,7 +96,8 @@ type Engine struct {
 	mutate   bool
 	scribble bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab     []Op
-	inPost   *Op // the send being posted, while its envelope is matched synchronously
+	free     []*Op // released ops, reused before the slab
+	inPost   *Op   // the send being posted, while its envelope is matched synchronously
 	comms    map[int]*comm
 }
 
@@ -203,11 +204,17 @@ func (e *Engine) mayContinue(rk *rank) bool {
 
 func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	rk := e.ranks[r]
-	if len(e.slab) == 0 {
-		e.slab = make([]Op, 256) // one allocation for many ops; the GC frees a slab once none is referenced
+	var op *Op
+	if n := len(e.free); n > 0 {
+		op = e.free[n-1]
+		e.free = e.free[:n-1]
+	} else {
+		if len(e.slab) == 0 {
+			e.slab = make([]Op, 256) // one allocation for many ops; the GC frees a slab once none is referenced
+		}
+		op = &e.slab[0]
+		e.slab = e.slab[1:]
 	}
-	op := &e.slab[0]
-	e.slab = e.slab[1:]
 	*op = Op{Rank: r, Seq: rk.seq, Kind: kind, PostT: rk.clock, MatchRank: trace.NoRank, Source: trace.NoRank}
 	rk.seq++
 	return op
@@ -262,7 +269,30 @@ func (e *Engine) waitSatisfied(rk *rank) bool {
 	return true
 }
 
-func (e *Engine) problem(p Problem) { e.problems = append(e.problems, p) }
+func (e *Engine) problem(p Problem) {
+	for _, op := range p.Ops {
+		op.kept = true
+	}
+	e.problems = append(e.problems, p)
+}
+
+// Release hands back an op its driver no longer refers to, for NewOp to
+// reuse. The engine keeps it instead while it may still touch or report the
+// op: not yet complete, a request not yet retired, a send whose transfer is
+// not over, a stream op, or an op a Problem names. A driver must not
+// release an op anything of its own (or an Observer) still holds.
+func (e *Engine) Release(op *Op) {
+	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil ||
+		(op.Kind.IsSend() && !op.delivered) {
+		return
+	}
+	if p := op.match; p != nil && p.match == op {
+		p.match = nil // no pointer into a reused op
+	}
+	op.Data, op.Reqs, op.snapshot, op.match = nil, nil, nil, nil
+	op.done = false // a second Release of the same op is a no-op
+	e.free = append(e.free, op)
+}
 
 // ErrRunStuck is returned by calls made after the run was found stuck.
 var ErrRunStuck = errors.New("run is stuck")

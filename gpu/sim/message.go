@@ -218,6 +218,7 @@ func (e *Engine) transferDone(r *Op) {
 		// Latest legal moment: the send completes now, so its buffer is read now.
 		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))
 	}
+	s.delivered = true
 	e.complete(r, e.now)
 	e.complete(s, e.now)
 }

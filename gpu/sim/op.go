@@ -63,6 +63,11 @@ type Op struct {
 	arriveT  int64
 	stream   *stream
 	fromPost bool
+	// delivered: the transfer of this send finished; the engine will not
+	// touch the op through its receive again.
+	delivered bool
+	// kept: a Problem refers to the op, so it is never recycled.
+	kept bool
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
