@@ -68,6 +68,7 @@ type rank struct {
 	unexpected []*Op
 	// inTransit per source: sends whose envelope is still on its way (FIFO keeps non-overtaking).
 	inTransit  map[int][]*Op
+	nTransit   int // sends in inTransit, so the common case skips the map
 	streams    map[int]*stream
 	groupDepth int
 	groupOps   []*Op

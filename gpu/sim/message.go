@@ -82,7 +82,10 @@ func (e *Engine) postSend(op *Op, t int64) {
 		return
 	}
 	arrive := t + op.Delay
-	q := dst.inTransit[op.Rank]
+	var q []*Op
+	if dst.nTransit > 0 {
+		q = dst.inTransit[op.Rank]
+	}
 	if n := len(q); n > 0 && q[n-1].arriveT > arrive {
 		// Non-overtaking: never before an earlier message of the same pair.
 		// (With nothing in transit, every earlier one has arrived already.)
@@ -96,6 +99,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 		return
 	}
 	dst.inTransit[op.Rank] = append(q, op)
+	dst.nTransit++
 	e.push(event{t: arrive, kind: evArrive, op: op})
 }
 
@@ -116,6 +120,7 @@ func (e *Engine) arrive(ev *Op) {
 	copy(q, q[1:])
 	q[len(q)-1] = nil
 	dst.inTransit[ev.Rank] = q[:len(q)-1]
+	dst.nTransit--
 	e.deliverEnvelope(dst, op, e.now)
 }
 

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math/bits"
+
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
@@ -20,12 +22,9 @@ const (
 type Op struct {
 	Rank  int
 	Seq   uint64
-	Kind  trace.Op
-	Mode  Mode
 	Peer  int // destination of a send, requested source of a receive (trace.AnySource)
 	Tag   int // trace.AnyTag on a wildcard receive
 	Comm  int
-	Dtype trace.Dtype
 	Count int64
 	Bytes int64
 	// Data is the send buffer (read when the transfer happens) or the receive
@@ -46,22 +45,28 @@ type Op struct {
 	Source    int // status of a receive
 	StatusTag int
 	StatusCnt int64
-	Err       trace.ErrCode
 	// HashPost is the payload hash an observer took at post (0 = none); it
 	// rides on the op so the receiver's side can reuse it.
 	HashPost uint64
-	Flag     bool  // the result of a Test or Testall
-	Dropped  bool  // a fault dropped this message
 	Delay    int64 // injected extra latency, ns
+
+	snapshot []byte // eager copy of the payload
+	match    *Op
+	arriveT  int64
+	stream   *stream
+
+	// The one-byte fields last, packed together.
+	Kind    trace.Op
+	Mode    Mode
+	Dtype   trace.Dtype
+	Err     trace.ErrCode
+	Flag    bool // the result of a Test or Testall
+	Dropped bool // a fault dropped this message
 
 	done     bool
 	freed    bool
 	waited   bool
 	eager    bool
-	snapshot []byte // eager copy of the payload
-	match    *Op
-	arriveT  int64
-	stream   *stream
 	fromPost bool
 	// delivered: the transfer of this send finished; the engine will not
 	// touch the op through its receive again.
@@ -129,56 +134,103 @@ type event struct {
 	kind evKind
 }
 
-type eventQueue struct{ h []event }
+// eventQueue is a binary heap of pointer-free entries, so moving them up
+// and down costs no write barriers; the ops of arrivals and completions wait
+// in slots beside it.
+type eventQueue struct {
+	h     []qent
+	slots []*Op
+	free  []uint32
+}
+
+type qent struct {
+	t    int64
+	tie  uint64
+	ref  uint32 // the rank of a resume, else the slot of the event's op
+	kind evKind
+}
 
 func (q *eventQueue) len() int { return len(q.h) }
 
 func (q *eventQueue) minTime() int64 { return q.h[0].t }
 
-func less(a, b *event) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	return a.tie < b.tie
+// before is 1 when a comes before b in (t, tie) order and 0 otherwise,
+// computed without branches: the heap's child choices are coin flips
+// (ties are random), which a branch predictor cannot learn.
+func before(a, b *qent) uint64 {
+	const sign = 1 << 63 // signed times as unsigned, order kept
+	_, c := bits.Sub64(a.tie, b.tie, 0)
+	_, c = bits.Sub64(uint64(a.t)^sign, uint64(b.t)^sign, c)
+	return c
 }
 
 func (q *eventQueue) push(ev event) {
-	q.h = append(q.h, ev)
+	x := qent{t: ev.t, tie: ev.tie, kind: ev.kind, ref: uint32(ev.rank)}
+	if ev.kind != evResume {
+		if n := len(q.free); n > 0 {
+			x.ref = q.free[n-1]
+			q.free = q.free[:n-1]
+			q.slots[x.ref] = ev.op
+		} else {
+			x.ref = uint32(len(q.slots))
+			q.slots = append(q.slots, ev.op)
+		}
+	}
+	q.h = append(q.h, x)
 	h := q.h
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !less(&h[i], &h[p]) {
+		if before(&x, &h[p]) == 0 {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = x
 }
 
+// pop removes the earliest event. The hole left at the root sinks along the
+// earlier children to a leaf (one comparison per level), and the last entry
+// then rises from there, usually a step or two (Floyd's heap pop).
 func (q *eventQueue) pop() event {
 	h := q.h
 	top := h[0]
 	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = event{}
+	last := h[n]
 	h = h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && less(&h[r], &h[l]) {
-			m = r
-		}
-		if !less(&h[m], &h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 	q.h = h
-	return top
+	if n > 0 {
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			if l+1 < n {
+				l += int(before(&h[l+1], &h[l]))
+			}
+			h[i] = h[l]
+			i = l
+		}
+		for i > 0 {
+			p := (i - 1) / 2
+			if before(&last, &h[p]) == 0 {
+				break
+			}
+			h[i] = h[p]
+			i = p
+		}
+		h[i] = last
+	}
+	ev := event{t: top.t, tie: top.tie, kind: top.kind}
+	if top.kind == evResume {
+		ev.rank = int32(top.ref)
+	} else {
+		ev.op = q.slots[top.ref]
+		ev.rank = int32(ev.op.Rank)
+		q.slots[top.ref] = nil
+		q.free = append(q.free, top.ref)
+	}
+	return ev
 }
