@@ -180,7 +180,7 @@ func (q *eventQueue) push(ev event) {
 	h := q.h
 	i := len(h) - 1
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if before(&x, &h[p]) == 0 {
 			break
 		}
@@ -190,8 +190,9 @@ func (q *eventQueue) push(ev event) {
 	h[i] = x
 }
 
-// pop removes the earliest event. The hole left at the root sinks along the
-// earlier children to a leaf (one comparison per level), and the last entry
+// pop removes the earliest event. The heap is 4-ary (half the levels of a
+// binary one, each level's children adjacent in memory). The hole left at
+// the root sinks along the earliest children to a leaf, and the last entry
 // then rises from there, usually a step or two (Floyd's heap pop).
 func (q *eventQueue) pop() event {
 	h := q.h
@@ -203,18 +204,29 @@ func (q *eventQueue) pop() event {
 	if n > 0 {
 		i := 0
 		for {
-			l := 2*i + 1
-			if l >= n {
+			c := 4*i + 1
+			if c+3 < n {
+				// Earliest of four without branches on the (random) order.
+				a := c + int(before(&h[c+1], &h[c]))
+				b := c + 2 + int(before(&h[c+3], &h[c+2]))
+				d := before(&h[b], &h[a])
+				c = a + int(d)*(b-a)
+			} else if c < n {
+				m := c
+				for k := c + 1; k < n; k++ {
+					if before(&h[k], &h[m]) != 0 {
+						m = k
+					}
+				}
+				c = m
+			} else {
 				break
 			}
-			if l+1 < n {
-				l += int(before(&h[l+1], &h[l]))
-			}
-			h[i] = h[l]
-			i = l
+			h[i] = h[c]
+			i = c
 		}
 		for i > 0 {
-			p := (i - 1) / 2
+			p := (i - 1) / 4
 			if before(&last, &h[p]) == 0 {
 				break
 			}
@@ -228,7 +240,6 @@ func (q *eventQueue) pop() event {
 		ev.rank = int32(top.ref)
 	} else {
 		ev.op = q.slots[top.ref]
-		ev.rank = int32(ev.op.Rank)
 		q.slots[top.ref] = nil
 		q.free = append(q.free, top.ref)
 	}
