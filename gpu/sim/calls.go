@@ -231,6 +231,9 @@ func (e *Engine) stream(rk *rank, id int) *stream {
 	st := rk.streams[id]
 	if st == nil {
 		st = &stream{rank: rk.id, id: id}
+		if rk.streams == nil {
+			rk.streams = map[int]*stream{}
+		}
 		rk.streams[id] = st
 	}
 	return st

@@ -66,7 +66,8 @@ type rank struct {
 	posted []*Op
 	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
 	unexpected []*Op
-	// inTransit per source: sends whose envelope is still on its way (FIFO keeps non-overtaking).
+	// inTransit per source: sends whose envelope is still on its way (FIFO
+	// keeps non-overtaking). It and streams are made on first use.
 	inTransit  map[int][]*Op
 	nTransit   int // sends in inTransit, so the common case skips the map
 	streams    map[int]*stream
@@ -126,8 +127,10 @@ func New(cfg Config) *Engine {
 		}
 	}
 	e.ranks = make([]*rank, cfg.Ranks)
+	rs := make([]rank, cfg.Ranks) // side by side: ring neighbours share cache lines
 	for i := range e.ranks {
-		e.ranks[i] = &rank{id: i, inTransit: map[int][]*Op{}, streams: map[int]*stream{}}
+		rs[i].id = i
+		e.ranks[i] = &rs[i]
 		e.push(event{t: 0, kind: evResume, rank: int32(i)})
 	}
 	return e

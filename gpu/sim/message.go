@@ -98,6 +98,9 @@ func (e *Engine) postSend(op *Op, t int64) {
 		e.inPost = nil
 		return
 	}
+	if dst.inTransit == nil {
+		dst.inTransit = map[int][]*Op{}
+	}
 	dst.inTransit[op.Rank] = append(q, op)
 	dst.nTransit++
 	e.push(event{t: arrive, kind: evArrive, op: op})
