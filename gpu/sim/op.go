@@ -137,10 +137,16 @@ type event struct {
 // eventQueue is a binary heap of pointer-free entries, so moving them up
 // and down costs no write barriers; the ops of arrivals and completions wait
 // in slots beside it.
+//
+// An entry earlier than everything in the heap waits in front of it instead:
+// a rank woken by a completion often runs next (its resume drew an earlier
+// tie than all that is pending), and then it never enters the heap.
 type eventQueue struct {
-	h     []qent
-	slots []*Op
-	free  []uint32
+	h        []qent
+	front    qent
+	hasFront bool
+	slots    []*Op
+	free     []uint32
 }
 
 type qent struct {
@@ -150,9 +156,19 @@ type qent struct {
 	kind evKind
 }
 
-func (q *eventQueue) len() int { return len(q.h) }
+func (q *eventQueue) len() int {
+	if q.hasFront {
+		return len(q.h) + 1
+	}
+	return len(q.h)
+}
 
-func (q *eventQueue) minTime() int64 { return q.h[0].t }
+func (q *eventQueue) minTime() int64 {
+	if q.hasFront {
+		return q.front.t
+	}
+	return q.h[0].t
+}
 
 // before is 1 when a comes before b in (t, tie) order and 0 otherwise,
 // computed without branches: the heap's child choices are coin flips
@@ -176,6 +192,17 @@ func (q *eventQueue) push(ev event) {
 			q.slots = append(q.slots, ev.op)
 		}
 	}
+	switch {
+	case q.hasFront && before(&x, &q.front) != 0:
+		x, q.front = q.front, x
+	case !q.hasFront && (len(q.h) == 0 || before(&x, &q.h[0]) != 0):
+		q.front, q.hasFront = x, true
+		return
+	}
+	q.heapPush(x)
+}
+
+func (q *eventQueue) heapPush(x qent) {
 	q.h = append(q.h, x)
 	h := q.h
 	i := len(h) - 1
@@ -195,6 +222,14 @@ func (q *eventQueue) push(ev event) {
 // the root sinks along the earliest children to a leaf, and the last entry
 // then rises from there, usually a step or two (Floyd's heap pop).
 func (q *eventQueue) pop() event {
+	if q.hasFront {
+		q.hasFront = false
+		return q.payload(q.front)
+	}
+	return q.payload(q.heapPop())
+}
+
+func (q *eventQueue) heapPop() qent {
 	h := q.h
 	top := h[0]
 	n := len(h) - 1
@@ -235,6 +270,11 @@ func (q *eventQueue) pop() event {
 		}
 		h[i] = last
 	}
+	return top
+}
+
+// payload turns an entry back into its event, freeing the op's slot.
+func (q *eventQueue) payload(top qent) event {
 	ev := event{t: top.t, tie: top.tie, kind: top.kind}
 	if top.kind == evResume {
 		ev.rank = int32(top.ref)
