@@ -54,53 +54,59 @@ const (
 )
 
 type rank struct {
+	// What every message and wait touches comes first, in as few cache
+	// lines as it fits.
 	id     int
 	clock  int64
 	state  rankState
 	wait   waitKind
 	waitOn []*Op
-	waitSt *stream
 	// blockedIn is the op (call) the rank is blocked in, for reports.
 	blockedIn *Op
 	// posted holds this rank's unmatched receives in post order.
 	posted []*Op
 	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
 	unexpected []*Op
-	// inTransit per source: sends whose envelope is still on its way (FIFO
-	// keeps non-overtaking). It and streams are made on first use.
-	inTransit  map[int][]*Op
-	nTransit   int // sends in inTransit, so the common case skips the map
-	streams    map[int]*stream
-	groupDepth int
-	groupOps   []*Op
+	nTransit   int   // sends in inTransit, so the common case skips the map
 	active     []*Op // nonblocking ops not yet waited, tested complete or freed
 	seq        uint64
 	nextReq    uint64
 	one        [1]*Op // BlockOn's wait list
+
+	waitSt *stream
+	// inTransit per source: sends whose envelope is still on its way (FIFO
+	// keeps non-overtaking). It and streams are made on first use.
+	inTransit  map[int][]*Op
+	streams    map[int]*stream
+	groupDepth int
+	groupOps   []*Op
 }
 
 // Engine is the deterministic simulation core: matching, modes, requests,
 // streams, groups, the virtual clock and the event queue. It has no goroutines:
 // a driver calls Next to learn which rank runs, then makes that rank's calls.
 type Engine struct {
-	cfg      Config
-	eager    int64
-	latency  int64
-	bw       float64
-	rng      *rand.Rand
-	ranks    []*rank
-	queue    eventQueue
-	now      int64
-	problems []Problem
-	stuck    bool
-	nDone    int
-	sync     bool
-	mutate   bool
-	scribble bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
-	slab     []Op
-	free     []*Op // released ops, reused before the slab
-	inPost   *Op   // the send being posted, while its envelope is matched synchronously
-	comms    map[int]*comm
+	cfg     Config
+	eager   int64
+	latency int64
+	// lastBytes and lastCost memoize transferTime: most messages of a run
+	// have the size of the one before.
+	lastBytes, lastCost int64
+	bw                  float64
+	rng                 *rand.Rand
+	ranks               []*rank
+	queue               eventQueue
+	now                 int64
+	problems            []Problem
+	stuck               bool
+	nDone               int
+	sync                bool
+	mutate              bool
+	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
+	slab                []Op
+	free                []*Op // released ops, reused before the slab
+	inPost              *Op   // the send being posted, while its envelope is matched synchronously
+	comms               map[int]*comm
 }
 
 // New returns an engine for cfg.

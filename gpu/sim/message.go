@@ -39,7 +39,10 @@ func (e *Engine) PostRecv(op *Op) {
 func (e *Engine) Post(op *Op) { e.observePost(op) }
 
 func (e *Engine) transferTime(bytes int64) int64 {
-	return e.latency + int64(float64(bytes)/e.bw*1e9)
+	if bytes != e.lastBytes || e.lastCost == 0 {
+		e.lastBytes, e.lastCost = bytes, e.latency+int64(float64(bytes)/e.bw*1e9)
+	}
+	return e.lastCost
 }
 
 func (e *Engine) postSend(op *Op, t int64) {
