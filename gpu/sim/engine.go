@@ -292,8 +292,13 @@ func (e *Engine) problem(p Problem) {
 // not over, a stream op, or an op a Problem names. A driver must not
 // release an op anything of its own (or an Observer) still holds.
 func (e *Engine) Release(op *Op) {
-	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil ||
-		(op.Kind.IsSend() && !op.delivered) {
+	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil {
+		return
+	}
+	if op.Kind.IsSend() && !op.delivered {
+		// An eager send completes before its transfer is over: the transfer
+		// releases it at its end (if it ever matches).
+		op.released = true
 		return
 	}
 	// The peer's match may still point here: nothing reads it once both ends

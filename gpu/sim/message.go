@@ -232,6 +232,9 @@ func (e *Engine) transferDone(r *Op) {
 	s.delivered = true
 	e.complete(r, e.now)
 	e.complete(s, e.now)
+	if s.released {
+		e.Release(s)
+	}
 }
 
 // copyPayload copies n bytes of a message. A replayed trace has no payloads

@@ -73,6 +73,8 @@ type Op struct {
 	delivered bool
 	// kept: a Problem refers to the op, so it is never recycled.
 	kept bool
+	// released: the driver released the op before its transfer was over.
+	released bool
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
