@@ -36,6 +36,9 @@ func (t *reqTable) get(id uint64) (*sim.Op, bool) {
 func (t *reqTable) put(id uint64, op *sim.Op) {
 	if t.head == len(t.buf) {
 		t.buf, t.head, t.base = t.buf[:0], 0, id // an empty window starts anywhere
+		if t.buf == nil {
+			t.buf = make([]*sim.Op, 0, 64) // room to slide rarely
+		}
 	}
 	if id < t.base || id-t.base >= uint64(len(t.buf)-t.head)+reqJump {
 		t.farPut(id, op)

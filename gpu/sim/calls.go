@@ -74,7 +74,7 @@ func (e *Engine) retire(rk *rank, op *Op) {
 	}
 	op.waited = true
 	if i := slices.Index(rk.active, op); i >= 0 {
-		rk.active = slices.Delete(rk.active, i, i+1)
+		rk.active = removeAt(rk.active, i)
 	}
 }
 

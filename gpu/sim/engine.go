@@ -225,7 +225,11 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		op = &e.slab[0]
 		e.slab = e.slab[1:]
 	}
-	*op = Op{Rank: r, Seq: rk.seq, Kind: kind, PostT: rk.clock, MatchRank: trace.NoRank, Source: trace.NoRank}
+	// Zero, then set: a literal with fields would be built on the stack and
+	// copied, twice the stores.
+	*op = Op{}
+	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
+	op.MatchRank, op.Source = trace.NoRank, trace.NoRank
 	rk.seq++
 	return op
 }

@@ -133,7 +133,7 @@ func (e *Engine) arrive(ev *Op) {
 func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 	for i, r := range dst.posted {
 		if envelopeMatches(send, r) {
-			dst.posted = append(dst.posted[:i], dst.posted[i+1:]...)
+			dst.posted = removeAt(dst.posted, i)
 			e.match(send, r, t)
 			return
 		}
@@ -161,7 +161,7 @@ func (e *Engine) postRecv(op *Op, t int64) {
 	rk := e.ranks[op.Rank]
 	for i, s := range rk.unexpected {
 		if envelopeMatches(s, op) {
-			rk.unexpected = append(rk.unexpected[:i], rk.unexpected[i+1:]...)
+			rk.unexpected = removeAt(rk.unexpected, i)
 			e.match(s, op, t)
 			return
 		}
@@ -242,4 +242,15 @@ func (e *Engine) transferDone(r *Op) {
 func copyPayload(dst, src []byte, n int64) {
 	n = min(n, int64(len(dst)), int64(len(src)))
 	copy(dst[:n], src[:n])
+}
+
+// removeAt deletes s[i], keeping the order. A loop rather than copy: these
+// queues are short, and copying pointers is a runtime call.
+func removeAt(s []*Op, i int) []*Op {
+	n := len(s) - 1
+	for ; i < n; i++ {
+		s[i] = s[i+1]
+	}
+	s[n] = nil
+	return s[:n]
 }

@@ -152,11 +152,19 @@ type eventQueue struct {
 }
 
 type qent struct {
-	t    int64
-	tie  uint64
-	ref  uint32 // the rank of a resume, else the slot of the event's op
-	kind evKind
+	key uint64 // the time with its sign bit flipped: unsigned order is time order
+	tie uint64
+	// ref is the rank of a resume, else the slot of the event's op, and the
+	// kind above it: three words move faster than four fields.
+	ref uint64
 }
+
+func (x *qent) kind() evKind { return evKind(x.ref >> 32) }
+func (x *qent) slot() uint32 { return uint32(x.ref) }
+
+const signBit = 1 << 63
+
+func timeKey(t int64) uint64 { return uint64(t) ^ signBit }
 
 func (q *eventQueue) len() int {
 	if q.hasFront {
@@ -167,33 +175,33 @@ func (q *eventQueue) len() int {
 
 func (q *eventQueue) minTime() int64 {
 	if q.hasFront {
-		return q.front.t
+		return int64(q.front.key ^ signBit)
 	}
-	return q.h[0].t
+	return int64(q.h[0].key ^ signBit)
 }
 
 // before is 1 when a comes before b in (t, tie) order and 0 otherwise,
 // computed without branches: the heap's child choices are coin flips
 // (ties are random), which a branch predictor cannot learn.
 func before(a, b *qent) uint64 {
-	const sign = 1 << 63 // signed times as unsigned, order kept
 	_, c := bits.Sub64(a.tie, b.tie, 0)
-	_, c = bits.Sub64(uint64(a.t)^sign, uint64(b.t)^sign, c)
+	_, c = bits.Sub64(a.key, b.key, c)
 	return c
 }
 
 func (q *eventQueue) push(ev event) {
-	x := qent{t: ev.t, tie: ev.tie, kind: ev.kind, ref: uint32(ev.rank)}
+	ref := uint32(ev.rank)
 	if ev.kind != evResume {
 		if n := len(q.free); n > 0 {
-			x.ref = q.free[n-1]
+			ref = q.free[n-1]
 			q.free = q.free[:n-1]
-			q.slots[x.ref] = ev.op
+			q.slots[ref] = ev.op
 		} else {
-			x.ref = uint32(len(q.slots))
+			ref = uint32(len(q.slots))
 			q.slots = append(q.slots, ev.op)
 		}
 	}
+	x := qent{key: timeKey(ev.t), tie: ev.tie, ref: uint64(ev.kind)<<32 | uint64(ref)}
 	switch {
 	case q.hasFront && before(&x, &q.front) != 0:
 		x, q.front = q.front, x
@@ -219,10 +227,8 @@ func (q *eventQueue) heapPush(x qent) {
 	h[i] = x
 }
 
-// pop removes the earliest event. The heap is 4-ary (half the levels of a
-// binary one, each level's children adjacent in memory). The hole left at
-// the root sinks along the earliest children to a leaf, and the last entry
-// then rises from there, usually a step or two (Floyd's heap pop).
+// pop removes the earliest event. The heap is 4-ary: half the levels of a
+// binary one, and a node's children are adjacent in memory.
 func (q *eventQueue) pop() event {
 	if q.hasFront {
 		q.hasFront = false
@@ -236,54 +242,62 @@ func (q *eventQueue) heapPop() qent {
 	top := h[0]
 	n := len(h) - 1
 	last := h[n]
-	h = h[:n]
-	q.h = h
+	q.h = h[:n]
 	if n > 0 {
-		i := 0
-		for {
-			c := 4*i + 1
-			if c+3 < n {
-				// Earliest of four without branches on the (random) order.
-				a := c + int(before(&h[c+1], &h[c]))
-				b := c + 2 + int(before(&h[c+3], &h[c+2]))
-				d := before(&h[b], &h[a])
-				c = a + int(d)*(b-a)
-			} else if c < n {
-				m := c
-				for k := c + 1; k < n; k++ {
-					if before(&h[k], &h[m]) != 0 {
-						m = k
-					}
-				}
-				c = m
-			} else {
-				break
-			}
-			h[i] = h[c]
-			i = c
-		}
-		for i > 0 {
-			p := (i - 1) / 4
-			if before(&last, &h[p]) == 0 {
-				break
-			}
-			h[i] = h[p]
-			i = p
-		}
-		h[i] = last
+		siftDown(h[:n], last)
 	}
 	return top
 }
 
+// siftDown fills the hole at the root with last: the hole sinks along the
+// earliest children to the bottom, and last rises from there, usually a
+// step or two (Floyd's heap pop: fewer comparisons than sinking last itself).
+func siftDown(h []qent, last qent) {
+	n := len(h)
+	i := 0
+	for {
+		c := 4*i + 1
+		if c+4 > n {
+			if c < n {
+				m := c
+				for k := c + 1; k < n; k++ {
+					m += int(before(&h[k], &h[m])) * (k - m)
+				}
+				h[i] = h[m]
+				i = m
+			}
+			break
+		}
+		// Earliest of the four without branches on their (random) order.
+		// (The masks only spare bounds checks: the indexes are below 4.)
+		k := (*[4]qent)(h[c : c+4])
+		a := int(before(&k[1], &k[0]))
+		b := 2 + int(before(&k[3], &k[2]))
+		m := (a + int(before(&k[b&3], &k[a&3]))*(b-a)) & 3
+		h[i] = k[m]
+		i = c + m
+	}
+	for i > 0 {
+		p := (i - 1) / 4
+		if before(&last, &h[p]) == 0 {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = last
+}
+
 // payload turns an entry back into its event, freeing the op's slot.
 func (q *eventQueue) payload(top qent) event {
-	ev := event{t: top.t, tie: top.tie, kind: top.kind}
-	if top.kind == evResume {
-		ev.rank = int32(top.ref)
+	ev := event{t: int64(top.key ^ signBit), tie: top.tie, kind: top.kind()}
+	if ev.kind == evResume {
+		ev.rank = int32(top.slot())
 	} else {
-		ev.op = q.slots[top.ref]
-		q.slots[top.ref] = nil
-		q.free = append(q.free, top.ref)
+		slot := top.slot()
+		ev.op = q.slots[slot]
+		q.slots[slot] = nil
+		q.free = append(q.free, slot)
 	}
 	return ev
 }
