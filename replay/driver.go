@@ -213,14 +213,15 @@ var errBadTrace = errors.New("trace does not replay")
 // call, and the rank makes no other call meanwhile.
 func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error) {
 	ops := c.scratch[:0]
-	defer func() { c.scratch = ops[:0] }()
 	for _, id := range ev.Reqs {
 		op, ok := c.reqs.get(id)
 		if !ok {
+			c.scratch = ops[:0]
 			return nil, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
 		}
 		ops = append(ops, op)
 	}
+	c.scratch = ops[:0]
 	return ops, nil
 }
 
