@@ -23,9 +23,24 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 		e.finishCall(call, rk.clock)
 		return e.yieldIfLate(rk)
 	}
+	if !any {
+		e.await(rk, ops)
+	}
 	rk.state = stateBlocked
 	rk.blockedIn = call
 	return false
+}
+
+// await counts the ops a rank blocked in a wait-all still needs, and marks
+// them, so a completion unblocks it without looking at the other ops.
+func (e *Engine) await(rk *rank, ops []*Op) {
+	rk.waitLeft = 0
+	for _, op := range ops {
+		if !op.done && !op.awaited {
+			op.awaited = true
+			rk.waitLeft++
+		}
+	}
 }
 
 // BlockOn is Block on the call's own message op (a blocking Send or Recv),

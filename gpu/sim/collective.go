@@ -41,6 +41,7 @@ func (e *Engine) blockOnSelf(rk *rank, call *Op) {
 	rk.one[0] = call
 	rk.wait = waitAll
 	rk.waitOn = rk.one[:]
+	e.await(rk, rk.waitOn)
 	rk.state = stateBlocked
 	rk.blockedIn = call
 }

@@ -67,6 +67,7 @@ type rank struct {
 	posted []*Op
 	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
 	unexpected []*Op
+	waitLeft   int   // ops of a wait-all not yet done (they are marked awaited)
 	nTransit   int   // sends in inTransit, so the common case skips the map
 	active     []*Op // nonblocking ops not yet waited, tested complete or freed
 	seq        uint64
@@ -252,13 +253,25 @@ func (e *Engine) complete(op *Op, t int64) {
 	if op.stream != nil {
 		op.stream.opDone(e, op, t)
 	}
-	rk := e.ranks[op.Rank]
-	if rk.state == stateBlocked && rk.wait != waitStream && rk.wait != waitCompute {
-		if e.waitSatisfied(rk) {
-			rk.state = stateReady
-			e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+	if op.awaited {
+		// The rank is blocked in a wait-all that counts on this op.
+		op.awaited = false
+		rk := e.ranks[op.Rank]
+		if rk.waitLeft--; rk.waitLeft == 0 {
+			e.wake(rk, t)
 		}
+		return
 	}
+	rk := e.ranks[op.Rank]
+	if rk.state == stateBlocked && rk.wait == waitAny && e.waitSatisfied(rk) {
+		e.wake(rk, t)
+	}
+}
+
+// wake queues the resume of a blocked rank whose wait is over at time t.
+func (e *Engine) wake(rk *rank, t int64) {
+	rk.state = stateReady
+	e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
 }
 
 func (e *Engine) waitSatisfied(rk *rank) bool {

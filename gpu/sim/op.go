@@ -75,6 +75,8 @@ type Op struct {
 	kept bool
 	// released: the driver released the op before its transfer was over.
 	released bool
+	// awaited: its rank is blocked in a wait-all that still needs this op.
+	awaited bool
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken

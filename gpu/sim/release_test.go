@@ -62,3 +62,23 @@ func TestReleaseNeverReusesOpsOfAProblem(t *testing.T) {
 		t.Fatal("the truncated receive of a Problem was reused")
 	}
 }
+
+// TestWaitAllCountsEachOpOnce: a wait-all naming one request twice resumes
+// when it completes (the engine counts the ops it still needs).
+func TestWaitAllCountsEachOpOnce(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	var w *sim.Op
+	waitTwice := func(e *sim.Engine, r int) bool {
+		q := e.NewOp(r, trace.OpIrecv)
+		q.Peer, q.Bytes, q.Count, q.Dtype = 0, 8, 8, trace.Uint8
+		e.NewRequest(q)
+		e.PostRecv(q)
+		w = e.NewOp(r, trace.OpWaitall)
+		w.Reqs = []*sim.Op{q, q}
+		return e.Block(w, w.Reqs, false)
+	}
+	runScript(e, [][]call{{compute(5000), send(1, 0)}, {waitTwice}})
+	if e.Stuck() || len(e.Problems()) != 0 || !w.Done() {
+		t.Fatalf("stuck %v, wait done %v: %+v", e.Stuck(), w.Done(), e.Problems())
+	}
+}
