@@ -40,6 +40,10 @@ func (t *reqTable) put(id uint64, op *sim.Op) {
 			t.buf = make([]*sim.Op, 0, 64) // room to slide rarely
 		}
 	}
+	if n := len(t.buf); id == t.base+uint64(n-t.head) && n < cap(t.buf) && n-t.head < reqWindow && t.far == nil {
+		t.buf = append(t.buf, op) // the next id, with room: the usual case
+		return
+	}
 	if id < t.base || id-t.base >= uint64(len(t.buf)-t.head)+reqJump {
 		t.farPut(id, op)
 		return

@@ -10,6 +10,12 @@ import (
 // TestRequestTableAgreesWithMap: whatever the ids (increasing, sparse,
 // reused, long-lived), the dense table answers like a map.
 func TestRequestTableAgreesWithMap(t *testing.T) {
+	for _, sparse := range []bool{false, true} {
+		requestTableAgreesWithMap(t, sparse)
+	}
+}
+
+func requestTableAgreesWithMap(t *testing.T, sparse bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var tab reqTable
 	ref := map[uint64]*sim.Op{}
@@ -24,7 +30,7 @@ func TestRequestTableAgreesWithMap(t *testing.T) {
 			if rng.IntN(50) == 0 {
 				next += uint64(rng.IntN(5000))
 			}
-			if rng.IntN(100) == 0 {
+			if sparse && rng.IntN(100) == 0 {
 				id = rng.Uint64()
 			}
 			op := &ops[i%len(ops)]
