@@ -78,7 +78,7 @@ func (e *Engine) yieldIfLate(rk *rank) bool {
 		return true
 	}
 	rk.state = stateReady
-	e.push(event{t: rk.clock, kind: evResume, rank: int32(rk.id)})
+	e.pushResume(rk.clock, rk.id)
 	return false
 }
 
@@ -300,6 +300,6 @@ func (st *stream) opDone(e *Engine, op *Op, t int64) {
 	rk := e.ranks[st.rank]
 	if rk.state == stateBlocked && rk.wait == waitStream && rk.waitSt == st {
 		rk.state = stateReady
-		e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+		e.pushResume(max(t, rk.clock), rk.id)
 	}
 }

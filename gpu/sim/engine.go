@@ -138,7 +138,7 @@ func New(cfg Config) *Engine {
 	for i := range e.ranks {
 		rs[i].id = i
 		e.ranks[i] = &rs[i]
-		e.push(event{t: 0, kind: evResume, rank: int32(i)})
+		e.pushResume(0, i)
 	}
 	return e
 }
@@ -155,9 +155,16 @@ func (e *Engine) Problems() []Problem { return e.problems }
 // Stuck reports whether the run stopped because no rank could progress.
 func (e *Engine) Stuck() bool { return e.stuck }
 
-func (e *Engine) push(ev event) {
-	ev.tie = e.rng.Uint64()
-	e.queue.push(ev)
+// pushResume queues the resume of rank r at time t; every entry draws its
+// tie from the seeded generator when it is queued.
+func (e *Engine) pushResume(t int64, r int) {
+	e.queue.add(t, e.rng.Uint64(), uint64(evResume)<<32|uint64(uint32(r)))
+}
+
+// pushOp queues the arrival or the completion of op at time t.
+func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
+	tie := e.rng.Uint64()
+	e.queue.add(t, tie, uint64(kind)<<32|uint64(e.queue.hold(op)))
 }
 
 // Next processes queued events until a rank is to run and returns it. ok is
@@ -165,18 +172,20 @@ func (e *Engine) push(ev event) {
 // (see Stuck), in which case the engine has recorded a stuck Problem.
 func (e *Engine) Next() (r int, ok bool) {
 	for e.queue.len() > 0 {
-		ev := e.queue.pop()
-		if ev.t > e.now {
-			e.now = ev.t
+		x := e.queue.next()
+		t := x.time()
+		if t > e.now {
+			e.now = t
 		}
-		switch ev.kind {
+		switch x.kind() {
 		case evResume:
-			rk := e.ranks[ev.rank]
+			r := int(x.slot())
+			rk := e.ranks[r]
 			if rk.state == stateDone {
 				continue
 			}
-			if ev.t > rk.clock {
-				rk.clock = ev.t
+			if t > rk.clock {
+				rk.clock = t
 			}
 			if c := rk.blockedIn; c != nil {
 				e.finishCall(c, rk.clock)
@@ -186,11 +195,11 @@ func (e *Engine) Next() (r int, ok bool) {
 			rk.waitOn = nil
 			rk.waitSt = nil
 			rk.blockedIn = nil
-			return int(ev.rank), true
+			return r, true
 		case evArrive:
-			e.arrive(ev.op)
+			e.arrive(e.queue.take(x.slot()))
 		case evComplete:
-			e.transferDone(ev.op)
+			e.transferDone(e.queue.take(x.slot()))
 		}
 	}
 	if e.nDone < len(e.ranks) && !e.stuck {
@@ -271,7 +280,7 @@ func (e *Engine) complete(op *Op, t int64) {
 // wake queues the resume of a blocked rank whose wait is over at time t.
 func (e *Engine) wake(rk *rank, t int64) {
 	rk.state = stateReady
-	e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+	e.pushResume(max(t, rk.clock), rk.id)
 }
 
 func (e *Engine) waitSatisfied(rk *rank) bool {

@@ -106,7 +106,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 	}
 	dst.inTransit[op.Rank] = append(q, op)
 	dst.nTransit++
-	e.push(event{t: arrive, kind: evArrive, op: op})
+	e.pushOp(arrive, evArrive, op)
 }
 
 func (e *Engine) recvPosted(dst *rank, send *Op) bool {
@@ -208,14 +208,14 @@ func (e *Engine) match(s, r *Op, t int64) {
 			s.snapshot = nil
 		}
 		done := max(t, s.PostT+s.Delay+e.transferTime(s.Bytes))
-		e.push(event{t: done, kind: evComplete, op: r})
+		e.pushOp(done, evComplete, r)
 		return
 	}
 	if !e.mutate {
 		copyPayload(r.Data, s.Data, n) // the transfer reads the send buffer when it starts
 	}
 	done := t + e.transferTime(s.Bytes)
-	e.push(event{t: done, kind: evComplete, op: r})
+	e.pushOp(done, evComplete, r)
 }
 
 // transferDone completes a receive (and its rendezvous send) at e.now.

@@ -121,7 +121,8 @@ func envelopeMatches(send, recv *Op) bool {
 	return true
 }
 
-// event queue: a binary heap ordered by (time, seeded tie).
+// The event queue orders resumes of ranks and the arrivals and completions
+// of ops by (time, seeded tie).
 type evKind uint8
 
 const (
@@ -129,14 +130,6 @@ const (
 	evArrive
 	evComplete
 )
-
-type event struct {
-	t    int64
-	tie  uint64
-	op   *Op
-	rank int32
-	kind evKind
-}
 
 // eventQueue is a binary heap of pointer-free entries, so moving them up
 // and down costs no write barriers; the ops of arrivals and completions wait
@@ -163,6 +156,7 @@ type qent struct {
 
 func (x *qent) kind() evKind { return evKind(x.ref >> 32) }
 func (x *qent) slot() uint32 { return uint32(x.ref) }
+func (x *qent) time() int64  { return int64(x.key ^ signBit) }
 
 const signBit = 1 << 63
 
@@ -191,19 +185,10 @@ func before(a, b *qent) uint64 {
 	return c
 }
 
-func (q *eventQueue) push(ev event) {
-	ref := uint32(ev.rank)
-	if ev.kind != evResume {
-		if n := len(q.free); n > 0 {
-			ref = q.free[n-1]
-			q.free = q.free[:n-1]
-			q.slots[ref] = ev.op
-		} else {
-			ref = uint32(len(q.slots))
-			q.slots = append(q.slots, ev.op)
-		}
-	}
-	x := qent{key: timeKey(ev.t), tie: ev.tie, ref: uint64(ev.kind)<<32 | uint64(ref)}
+// add queues an entry: ref is the kind above the rank of a resume or the
+// slot of an op (see hold).
+func (q *eventQueue) add(t int64, tie, ref uint64) {
+	x := qent{key: timeKey(t), tie: tie, ref: ref}
 	switch {
 	case q.hasFront && before(&x, &q.front) != 0:
 		x, q.front = q.front, x
@@ -212,6 +197,26 @@ func (q *eventQueue) push(ev event) {
 		return
 	}
 	q.heapPush(x)
+}
+
+// hold parks op in a slot until take.
+func (q *eventQueue) hold(op *Op) uint32 {
+	if n := len(q.free); n > 0 {
+		slot := q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slots[slot] = op
+		return slot
+	}
+	q.slots = append(q.slots, op)
+	return uint32(len(q.slots) - 1)
+}
+
+// take returns the op parked in slot and frees the slot.
+func (q *eventQueue) take(slot uint32) *Op {
+	op := q.slots[slot]
+	q.slots[slot] = nil
+	q.free = append(q.free, slot)
+	return op
 }
 
 func (q *eventQueue) heapPush(x qent) {
@@ -229,14 +234,14 @@ func (q *eventQueue) heapPush(x qent) {
 	h[i] = x
 }
 
-// pop removes the earliest event. The heap is 4-ary: half the levels of a
+// next removes the earliest entry. The heap is 4-ary: half the levels of a
 // binary one, and a node's children are adjacent in memory.
-func (q *eventQueue) pop() event {
+func (q *eventQueue) next() qent {
 	if q.hasFront {
 		q.hasFront = false
-		return q.payload(q.front)
+		return q.front
 	}
-	return q.payload(q.heapPop())
+	return q.heapPop()
 }
 
 func (q *eventQueue) heapPop() qent {
@@ -288,18 +293,4 @@ func siftDown(h []qent, last qent) {
 		i = p
 	}
 	h[i] = last
-}
-
-// payload turns an entry back into its event, freeing the op's slot.
-func (q *eventQueue) payload(top qent) event {
-	ev := event{t: int64(top.key ^ signBit), tie: top.tie, kind: top.kind()}
-	if ev.kind == evResume {
-		ev.rank = int32(top.slot())
-	} else {
-		slot := top.slot()
-		ev.op = q.slots[slot]
-		q.slots[slot] = nil
-		q.free = append(q.free, slot)
-	}
-	return ev
 }
