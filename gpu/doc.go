@@ -51,6 +51,18 @@
 //   - Sendrecv posts both halves at once. A rank returning from its function
 //     is Finalize: what it left pending is reported; sends nobody received
 //     are unmatched-send. (TestSendrecvPostsBothHalves, TestUnmatchedSendAtFinalize)
+//   - Barrier (Rank.Barrier over the world; replayed MPI traces also name a
+//     communicator and its size): the k-th barrier of a rank on a comm waits
+//     until that many ranks entered their k-th barrier on it; all leave at the
+//     latest arrival plus the link latency. A member that finishes instead
+//     leaves the others stuck, waiting on it.
+//     (TestBarrierReleasesAllAtLatestArrivalPlusLatency,
+//     TestBarrierWithFinalizedMemberIsStuckAndNamed, TestBarrierAgainstRecvIsDeadlock)
+//   - Probe (replayed MPI traces) waits, like a receive with the same
+//     envelope rule, until a matching message has arrived unmatched, and does
+//     not consume it; Iprobe never waits.
+//     (TestProbeWaitsForTheMessageWithoutConsumingIt,
+//     TestProbeNeverSatisfiedIsHangWithCandidate, TestIprobeDoesNotBlock)
 //
 // NCCL style:
 //

@@ -404,3 +404,19 @@ func (r *Rank) Compute(d time.Duration) error {
 	}
 	return nil
 }
+
+// Barrier blocks until every rank of the world has entered its matching
+// Barrier; all leave one link latency after the last arrival.
+//
+//go:noinline
+func (r *Rank) Barrier() error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	call := r.w.eng.NewOp(r.id, trace.OpBarrier)
+	call.Site = callerPC()
+	if !r.w.eng.Barrier(call) {
+		return r.pause(call)
+	}
+	return nil
+}

@@ -75,7 +75,10 @@ type Corruption struct {
 
 // rankCursor is the replay state of one rank: no goroutine, just a position.
 type rankCursor struct {
-	reqs      map[uint64]*sim.Op
+	reqs reqTable
+	// held are the ops of the last call, released to the engine for reuse
+	// once the rank makes its next call (the call has returned by then).
+	held      []*sim.Op
 	sendrecv  *sim.Op
 	anySource map[uint64]*sim.Op // AnySource recvs by seq, until their recorded Done event is read
 	scratch   []*sim.Op
@@ -92,6 +95,7 @@ type driver struct {
 	mutated map[opKey]bool
 	mutate  bool
 	force   *ForcedMatch
+	recycle bool // release finished ops to the engine (nothing else keeps them)
 	// late holds receives of rendezvous sends whose buffer was read at the
 	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
 	late []*sim.Op
@@ -127,9 +131,11 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	if d.mutate {
 		obs = (*transfers)(d)
 	}
+	// The mutate observer keeps receives (late) for the end of the run.
+	d.recycle = obs == nil
 	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, Observer: obs})
 	for i := range d.ranks {
-		d.ranks[i] = rankCursor{reqs: map[uint64]*sim.Op{}, anySource: map[uint64]*sim.Op{}}
+		d.ranks[i] = rankCursor{anySource: map[uint64]*sim.Op{}}
 	}
 	for {
 		r, ok := d.e.Next()
@@ -159,6 +165,12 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 func (d *driver) step(r int) error {
 	c := &d.ranks[r]
 	for {
+		if len(c.held) > 0 {
+			for _, op := range c.held {
+				d.e.Release(op)
+			}
+			c.held = c.held[:0]
+		}
 		if c.done {
 			return nil
 		}
@@ -221,14 +233,15 @@ var errBadTrace = errors.New("trace does not replay")
 // call, and the rank makes no other call meanwhile.
 func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error) {
 	ops := c.scratch[:0]
-	defer func() { c.scratch = ops[:0] }()
 	for _, id := range ev.Reqs {
-		op, ok := c.reqs[id]
+		op, ok := c.reqs.get(id)
 		if !ok {
+			c.scratch = ops[:0]
 			return nil, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
 		}
 		ops = append(ops, op)
 	}
+	c.scratch = ops[:0]
 	return ops, nil
 }
 
@@ -239,12 +252,13 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		op := d.msgOp(r, ev)
 		op.Mode = modeOf(ev.Op)
 		e.PostSend(op)
+		d.hold(c, op)
 		return e.BlockOn(op), nil
 	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
 		op := d.msgOp(r, ev)
 		op.Mode = modeOf(ev.Op)
 		e.NewRequest(op)
-		c.reqs[ev.Req] = op
+		c.reqs.put(ev.Req, op)
 		e.PostSend(op)
 		return true, nil
 	case trace.OpSendrecv:
@@ -258,14 +272,17 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		e.PostRecv(op)
 		if s := c.sendrecv; s != nil {
 			c.sendrecv = nil
+			d.hold(c, s)
+			d.hold(c, op)
 			return e.Block(op, []*sim.Op{s, op}, false), nil
 		}
+		d.hold(c, op)
 		return e.BlockOn(op), nil
 	case trace.OpIrecv:
 		op := d.msgOp(r, ev)
 		d.noteAnySource(c, op)
 		e.NewRequest(op)
-		c.reqs[ev.Req] = op
+		c.reqs.put(ev.Req, op)
 		e.PostRecv(op)
 		return true, nil
 	case trace.OpWait, trace.OpWaitall, trace.OpWaitany:
@@ -277,9 +294,13 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		call.Reqs = ops
 		if ev.Op != trace.OpWaitany {
 			for _, id := range ev.Reqs {
-				delete(c.reqs, id) // completed once the wait returns: never named again
+				c.reqs.del(id) // completed once the wait returns: never named again
+			}
+			for _, op := range ops {
+				d.hold(c, op)
 			}
 		}
+		d.hold(c, call)
 		return e.Block(call, ops, ev.Op == trace.OpWaitany), nil
 	case trace.OpTest, trace.OpTestall:
 		ops, err := d.reqOps(r, c, ev)
@@ -303,7 +324,17 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		e.Free(d.msgOp(r, ev), ops[0])
 		return true, nil
 	case trace.OpCompute:
-		return e.Compute(d.msgOp(r, ev), ev.Duration), nil
+		call := d.msgOp(r, ev)
+		d.hold(c, call)
+		return e.Compute(call, ev.Duration), nil
+	case trace.OpBarrier:
+		return e.Barrier(d.msgOp(r, ev)), nil
+	case trace.OpProbe:
+		return e.Probe(d.msgOp(r, ev)), nil
+	case trace.OpIprobe:
+		// The program's control flow already followed the recorded answer.
+		e.Iprobe(d.msgOp(r, ev))
+		return true, nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
 		e.StreamOp(d.msgOp(r, ev))
 		return true, nil
@@ -346,6 +377,14 @@ func (d *driver) peekFlag(r int, seq uint64) bool {
 		}
 	}
 	return false
+}
+
+// hold queues op for release once the rank's current call has returned.
+// AnySource receives stay: a Race may name them when their Done event is read.
+func (d *driver) hold(c *rankCursor, op *sim.Op) {
+	if d.recycle && op.Peer != trace.AnySource {
+		c.held = append(c.held, op)
+	}
 }
 
 func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {

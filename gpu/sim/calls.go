@@ -23,9 +23,24 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 		e.finishCall(call, rk.clock)
 		return e.yieldIfLate(rk)
 	}
+	if !any {
+		e.await(rk, ops)
+	}
 	rk.state = stateBlocked
 	rk.blockedIn = call
 	return false
+}
+
+// await counts the ops a rank blocked in a wait-all still needs, and marks
+// them, so a completion unblocks it without looking at the other ops.
+func (e *Engine) await(rk *rank, ops []*Op) {
+	rk.waitLeft = 0
+	for _, op := range ops {
+		if !op.done && !op.awaited {
+			op.awaited = true
+			rk.waitLeft++
+		}
+	}
 }
 
 // BlockOn is Block on the call's own message op (a blocking Send or Recv),
@@ -63,7 +78,7 @@ func (e *Engine) yieldIfLate(rk *rank) bool {
 		return true
 	}
 	rk.state = stateReady
-	e.push(event{t: rk.clock, kind: evResume, rank: int32(rk.id)})
+	e.pushResume(rk.clock, rk.id)
 	return false
 }
 
@@ -74,7 +89,7 @@ func (e *Engine) retire(rk *rank, op *Op) {
 	}
 	op.waited = true
 	if i := slices.Index(rk.active, op); i >= 0 {
-		rk.active = slices.Delete(rk.active, i, i+1)
+		rk.active = removeAt(rk.active, i)
 	}
 }
 
@@ -231,6 +246,9 @@ func (e *Engine) stream(rk *rank, id int) *stream {
 	st := rk.streams[id]
 	if st == nil {
 		st = &stream{rank: rk.id, id: id}
+		if rk.streams == nil {
+			rk.streams = map[int]*stream{}
+		}
 		rk.streams[id] = st
 	}
 	return st
@@ -282,6 +300,6 @@ func (st *stream) opDone(e *Engine, op *Op, t int64) {
 	rk := e.ranks[st.rank]
 	if rk.state == stateBlocked && rk.wait == waitStream && rk.waitSt == st {
 		rk.state = stateReady
-		e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+		e.pushResume(max(t, rk.clock), rk.id)
 	}
 }

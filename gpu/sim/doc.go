@@ -16,4 +16,10 @@
 // The code driver (package gpu) runs user goroutines this way; the trace
 // driver (package replay) steps cursors over a recorded trace. Both meet the
 // same rules, written once here.
+//
+// A driver that keeps no reference to an op once its call returned may hand
+// it back with Release, and NewOp reuses it; the engine keeps whatever it
+// may still touch or report (see Release). The trace driver does, so a
+// replay allocates almost nothing per event; the code driver does not (user
+// code holds its Requests).
 package sim

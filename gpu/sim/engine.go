@@ -54,49 +54,60 @@ const (
 )
 
 type rank struct {
+	// What every message and wait touches comes first, in as few cache
+	// lines as it fits.
 	id     int
 	clock  int64
 	state  rankState
 	wait   waitKind
 	waitOn []*Op
-	waitSt *stream
 	// blockedIn is the op (call) the rank is blocked in, for reports.
 	blockedIn *Op
 	// posted holds this rank's unmatched receives in post order.
 	posted []*Op
 	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
 	unexpected []*Op
-	// inTransit per source: sends whose envelope is still on its way (FIFO keeps non-overtaking).
-	inTransit  map[int][]*Op
-	streams    map[int]*stream
-	groupDepth int
-	groupOps   []*Op
+	waitLeft   int   // ops of a wait-all not yet done (they are marked awaited)
+	nTransit   int   // sends in inTransit, so the common case skips the map
 	active     []*Op // nonblocking ops not yet waited, tested complete or freed
 	seq        uint64
 	nextReq    uint64
 	one        [1]*Op // BlockOn's wait list
+
+	waitSt *stream
+	// inTransit per source: sends whose envelope is still on its way (FIFO
+	// keeps non-overtaking). It and streams are made on first use.
+	inTransit  map[int][]*Op
+	streams    map[int]*stream
+	groupDepth int
+	groupOps   []*Op
 }
 
 // Engine is the deterministic simulation core: matching, modes, requests,
 // streams, groups, the virtual clock and the event queue. It has no goroutines:
 // a driver calls Next to learn which rank runs, then makes that rank's calls.
 type Engine struct {
-	cfg      Config
-	eager    int64
-	latency  int64
-	bw       float64
-	rng      *rand.Rand
-	ranks    []*rank
-	queue    eventQueue
-	now      int64
-	problems []Problem
-	stuck    bool
-	nDone    int
-	sync     bool
-	mutate   bool
-	scribble bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
-	slab     []Op
-	inPost   *Op // the send being posted, while its envelope is matched synchronously
+	cfg     Config
+	eager   int64
+	latency int64
+	// lastBytes and lastCost memoize transferTime: most messages of a run
+	// have the size of the one before.
+	lastBytes, lastCost int64
+	bw                  float64
+	rng                 *rand.Rand
+	ranks               []*rank
+	queue               eventQueue
+	now                 int64
+	problems            []Problem
+	stuck               bool
+	nDone               int
+	sync                bool
+	mutate              bool
+	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
+	slab                []Op
+	free                []*Op // released ops, reused before the slab
+	inPost              *Op   // the send being posted, while its envelope is matched synchronously
+	comms               map[int]*comm
 }
 
 // New returns an engine for cfg.
@@ -123,9 +134,11 @@ func New(cfg Config) *Engine {
 		}
 	}
 	e.ranks = make([]*rank, cfg.Ranks)
+	rs := make([]rank, cfg.Ranks) // side by side: ring neighbours share cache lines
 	for i := range e.ranks {
-		e.ranks[i] = &rank{id: i, inTransit: map[int][]*Op{}, streams: map[int]*stream{}}
-		e.push(event{t: 0, kind: evResume, rank: int32(i)})
+		rs[i].id = i
+		e.ranks[i] = &rs[i]
+		e.pushResume(0, i)
 	}
 	return e
 }
@@ -142,9 +155,16 @@ func (e *Engine) Problems() []Problem { return e.problems }
 // Stuck reports whether the run stopped because no rank could progress.
 func (e *Engine) Stuck() bool { return e.stuck }
 
-func (e *Engine) push(ev event) {
-	ev.tie = e.rng.Uint64()
-	e.queue.push(ev)
+// pushResume queues the resume of rank r at time t; every entry draws its
+// tie from the seeded generator when it is queued.
+func (e *Engine) pushResume(t int64, r int) {
+	e.queue.add(t, e.rng.Uint64(), uint64(evResume)<<32|uint64(uint32(r)))
+}
+
+// pushOp queues the arrival or the completion of op at time t.
+func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
+	tie := e.rng.Uint64()
+	e.queue.add(t, tie, uint64(kind)<<32|uint64(e.queue.hold(op)))
 }
 
 // Next processes queued events until a rank is to run and returns it. ok is
@@ -152,18 +172,20 @@ func (e *Engine) push(ev event) {
 // (see Stuck), in which case the engine has recorded a stuck Problem.
 func (e *Engine) Next() (r int, ok bool) {
 	for e.queue.len() > 0 {
-		ev := e.queue.pop()
-		if ev.t > e.now {
-			e.now = ev.t
+		x := e.queue.next()
+		t := x.time()
+		if t > e.now {
+			e.now = t
 		}
-		switch ev.kind {
+		switch x.kind() {
 		case evResume:
-			rk := e.ranks[ev.rank]
+			r := int(x.slot())
+			rk := e.ranks[r]
 			if rk.state == stateDone {
 				continue
 			}
-			if ev.t > rk.clock {
-				rk.clock = ev.t
+			if t > rk.clock {
+				rk.clock = t
 			}
 			if c := rk.blockedIn; c != nil {
 				e.finishCall(c, rk.clock)
@@ -173,11 +195,11 @@ func (e *Engine) Next() (r int, ok bool) {
 			rk.waitOn = nil
 			rk.waitSt = nil
 			rk.blockedIn = nil
-			return int(ev.rank), true
+			return r, true
 		case evArrive:
-			e.arrive(ev.op)
+			e.arrive(e.queue.take(x.slot()))
 		case evComplete:
-			e.transferDone(ev.op)
+			e.transferDone(e.queue.take(x.slot()))
 		}
 	}
 	if e.nDone < len(e.ranks) && !e.stuck {
@@ -202,12 +224,22 @@ func (e *Engine) mayContinue(rk *rank) bool {
 
 func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	rk := e.ranks[r]
-	if len(e.slab) == 0 {
-		e.slab = make([]Op, 256) // one allocation for many ops; the GC frees a slab once none is referenced
+	var op *Op
+	if n := len(e.free); n > 0 {
+		op = e.free[n-1]
+		e.free = e.free[:n-1]
+	} else {
+		if len(e.slab) == 0 {
+			e.slab = make([]Op, 256) // one allocation for many ops; the GC frees a slab once none is referenced
+		}
+		op = &e.slab[0]
+		e.slab = e.slab[1:]
 	}
-	op := &e.slab[0]
-	e.slab = e.slab[1:]
-	*op = Op{Rank: r, Seq: rk.seq, Kind: kind, PostT: rk.clock, MatchRank: trace.NoRank, Source: trace.NoRank}
+	// Zero, then set: a literal with fields would be built on the stack and
+	// copied, twice the stores.
+	*op = Op{}
+	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
+	op.MatchRank, op.Source = trace.NoRank, trace.NoRank
 	rk.seq++
 	return op
 }
@@ -230,13 +262,25 @@ func (e *Engine) complete(op *Op, t int64) {
 	if op.stream != nil {
 		op.stream.opDone(e, op, t)
 	}
-	rk := e.ranks[op.Rank]
-	if rk.state == stateBlocked && rk.wait != waitStream && rk.wait != waitCompute {
-		if e.waitSatisfied(rk) {
-			rk.state = stateReady
-			e.push(event{t: max(t, rk.clock), kind: evResume, rank: int32(rk.id)})
+	if op.awaited {
+		// The rank is blocked in a wait-all that counts on this op.
+		op.awaited = false
+		rk := e.ranks[op.Rank]
+		if rk.waitLeft--; rk.waitLeft == 0 {
+			e.wake(rk, t)
 		}
+		return
 	}
+	rk := e.ranks[op.Rank]
+	if rk.state == stateBlocked && rk.wait == waitAny && e.waitSatisfied(rk) {
+		e.wake(rk, t)
+	}
+}
+
+// wake queues the resume of a blocked rank whose wait is over at time t.
+func (e *Engine) wake(rk *rank, t int64) {
+	rk.state = stateReady
+	e.pushResume(max(t, rk.clock), rk.id)
 }
 
 func (e *Engine) waitSatisfied(rk *rank) bool {
@@ -261,7 +305,41 @@ func (e *Engine) waitSatisfied(rk *rank) bool {
 	return true
 }
 
-func (e *Engine) problem(p Problem) { e.problems = append(e.problems, p) }
+func (e *Engine) problem(p Problem) {
+	for _, op := range p.Ops {
+		op.kept = true
+	}
+	e.problems = append(e.problems, p)
+}
+
+// Release hands back an op its driver no longer refers to, for NewOp to
+// reuse. The engine keeps it instead while it may still touch or report the
+// op: not yet complete, a request not yet retired, a send whose transfer is
+// not over, a stream op, a send an AnySource receive took, or an op a
+// Problem names. A driver must not release an op anything of its own (or an
+// Observer) still holds.
+func (e *Engine) Release(op *Op) {
+	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil {
+		return
+	}
+	if op.match != nil && op.match.Peer == trace.AnySource {
+		// A wildcard receive names the send it took: a replay compares it
+		// with the recording's choice after both ends completed.
+		return
+	}
+	if op.Kind.IsSend() && !op.delivered {
+		// An eager send completes before its transfer is over: the transfer
+		// releases it at its end (if it ever matches).
+		op.released = true
+		return
+	}
+	// The peer's match may still point here: nothing reads it once both ends
+	// completed (observers see ops only at completion), and clearing it
+	// would cost a cache miss on the peer per release.
+	op.Data, op.Reqs, op.snapshot, op.match = nil, nil, nil, nil
+	op.done = false // a second Release of the same op is a no-op
+	e.free = append(e.free, op)
+}
 
 // ErrRunStuck is returned by calls made after the run was found stuck.
 var ErrRunStuck = errors.New("run is stuck")

@@ -39,7 +39,10 @@ func (e *Engine) PostRecv(op *Op) {
 func (e *Engine) Post(op *Op) { e.observePost(op) }
 
 func (e *Engine) transferTime(bytes int64) int64 {
-	return e.latency + int64(float64(bytes)/e.bw*1e9)
+	if bytes != e.lastBytes || e.lastCost == 0 {
+		e.lastBytes, e.lastCost = bytes, e.latency+int64(float64(bytes)/e.bw*1e9)
+	}
+	return e.lastCost
 }
 
 func (e *Engine) postSend(op *Op, t int64) {
@@ -50,6 +53,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 		e.complete(op, t)
 		return
 	}
+	e.noteComm(op.Comm, op.Rank)
 	dst := e.ranks[op.Peer]
 	switch {
 	case op.Comm == CommStreams:
@@ -81,7 +85,10 @@ func (e *Engine) postSend(op *Op, t int64) {
 		return
 	}
 	arrive := t + op.Delay
-	q := dst.inTransit[op.Rank]
+	var q []*Op
+	if dst.nTransit > 0 {
+		q = dst.inTransit[op.Rank]
+	}
 	if n := len(q); n > 0 && q[n-1].arriveT > arrive {
 		// Non-overtaking: never before an earlier message of the same pair.
 		// (With nothing in transit, every earlier one has arrived already.)
@@ -94,8 +101,12 @@ func (e *Engine) postSend(op *Op, t int64) {
 		e.inPost = nil
 		return
 	}
+	if dst.inTransit == nil {
+		dst.inTransit = map[int][]*Op{}
+	}
 	dst.inTransit[op.Rank] = append(q, op)
-	e.push(event{t: arrive, kind: evArrive, op: op})
+	dst.nTransit++
+	e.pushOp(arrive, evArrive, op)
 }
 
 func (e *Engine) recvPosted(dst *rank, send *Op) bool {
@@ -115,18 +126,20 @@ func (e *Engine) arrive(ev *Op) {
 	copy(q, q[1:])
 	q[len(q)-1] = nil
 	dst.inTransit[ev.Rank] = q[:len(q)-1]
+	dst.nTransit--
 	e.deliverEnvelope(dst, op, e.now)
 }
 
 func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 	for i, r := range dst.posted {
 		if envelopeMatches(send, r) {
-			dst.posted = append(dst.posted[:i], dst.posted[i+1:]...)
+			dst.posted = removeAt(dst.posted, i)
 			e.match(send, r, t)
 			return
 		}
 	}
 	dst.unexpected = append(dst.unexpected, send)
+	e.probeArrived(dst, send, t)
 }
 
 func (e *Engine) postRecv(op *Op, t int64) {
@@ -144,10 +157,11 @@ func (e *Engine) postRecv(op *Op, t int64) {
 			op.Data[i] = 0xA5
 		}
 	}
+	e.noteComm(op.Comm, op.Rank)
 	rk := e.ranks[op.Rank]
 	for i, s := range rk.unexpected {
 		if envelopeMatches(s, op) {
-			rk.unexpected = append(rk.unexpected[:i], rk.unexpected[i+1:]...)
+			rk.unexpected = removeAt(rk.unexpected, i)
 			e.match(s, op, t)
 			return
 		}
@@ -194,14 +208,14 @@ func (e *Engine) match(s, r *Op, t int64) {
 			s.snapshot = nil
 		}
 		done := max(t, s.PostT+s.Delay+e.transferTime(s.Bytes))
-		e.push(event{t: done, kind: evComplete, op: r})
+		e.pushOp(done, evComplete, r)
 		return
 	}
 	if !e.mutate {
 		copyPayload(r.Data, s.Data, n) // the transfer reads the send buffer when it starts
 	}
 	done := t + e.transferTime(s.Bytes)
-	e.push(event{t: done, kind: evComplete, op: r})
+	e.pushOp(done, evComplete, r)
 }
 
 // transferDone completes a receive (and its rendezvous send) at e.now.
@@ -215,8 +229,12 @@ func (e *Engine) transferDone(r *Op) {
 		// Latest legal moment: the send completes now, so its buffer is read now.
 		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))
 	}
+	s.delivered = true
 	e.complete(r, e.now)
 	e.complete(s, e.now)
+	if s.released {
+		e.Release(s)
+	}
 }
 
 // copyPayload copies n bytes of a message. A replayed trace has no payloads
@@ -224,4 +242,15 @@ func (e *Engine) transferDone(r *Op) {
 func copyPayload(dst, src []byte, n int64) {
 	n = min(n, int64(len(dst)), int64(len(src)))
 	copy(dst[:n], src[:n])
+}
+
+// removeAt deletes s[i], keeping the order. A loop rather than copy: these
+// queues are short, and copying pointers is a runtime call.
+func removeAt(s []*Op, i int) []*Op {
+	n := len(s) - 1
+	for ; i < n; i++ {
+		s[i] = s[i+1]
+	}
+	s[n] = nil
+	return s[:n]
 }

@@ -50,6 +50,10 @@ type Blocked struct {
 // SiteFunc renders a call-site handle as "file:line".
 type SiteFunc func(site uintptr) string
 
+// receives reports whether an op waits for a message by its envelope: a
+// receive, or a probe (which does not consume it).
+func receives(k trace.Op) bool { return k.IsRecv() || k == trace.OpProbe || k == trace.OpIprobe }
+
 // Describe renders an op like "Send to rank 1 tag 0 (4194304 bytes)".
 func Describe(op *Op) string {
 	var b strings.Builder
@@ -57,14 +61,16 @@ func Describe(op *Op) string {
 	switch {
 	case op.Kind.IsSend():
 		fmt.Fprintf(&b, " to rank %d", op.Peer)
-	case op.Kind.IsRecv():
+	case receives(op.Kind):
 		if op.Peer == trace.AnySource {
 			b.WriteString(" from any rank")
 		} else {
 			fmt.Fprintf(&b, " from rank %d", op.Peer)
 		}
+	case op.Kind == trace.OpBarrier && op.Comm != 0:
+		fmt.Fprintf(&b, " on comm %d", op.Comm)
 	}
-	if (op.Kind.IsSend() || op.Kind.IsRecv()) && op.Comm != CommStreams {
+	if (op.Kind.IsSend() || receives(op.Kind)) && op.Comm != CommStreams {
 		if op.Tag == trace.AnyTag {
 			b.WriteString(" any tag")
 		} else {
@@ -134,7 +140,9 @@ func (e *Engine) stuckProblem() Problem {
 			}
 		}
 		for _, op := range bl.Pending {
-			if op.Peer == trace.AnySource {
+			if op.Kind == trace.OpBarrier {
+				bl.WaitsOn = append(bl.WaitsOn, e.barrierWaitsOn(op)...)
+			} else if op.Peer == trace.AnySource {
 				for _, o := range e.ranks {
 					if o.id != rk.id && o.state != stateDone {
 						bl.WaitsOn = append(bl.WaitsOn, o.id)
@@ -185,7 +193,7 @@ func (e *Engine) stuckProblem() Problem {
 
 // candidate names the nearest unmatched op that op could have meant to match.
 func (e *Engine) candidate(op *Op) string {
-	if op.Kind.IsRecv() {
+	if receives(op.Kind) {
 		me := e.ranks[op.Rank]
 		for _, s := range me.unexpected {
 			if s.Comm == op.Comm {

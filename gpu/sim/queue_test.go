@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// entry is what the test pushes: a time, a tie and what the entry carries.
+type entry struct {
+	t    int64
+	tie  uint64
+	kind evKind
+	rank int // of a resume
+	op   *Op // of an arrival or a completion
+}
+
+func qpush(q *eventQueue, x entry) {
+	if x.kind == evResume {
+		q.add(x.t, x.tie, uint64(evResume)<<32|uint64(x.rank))
+		return
+	}
+	q.add(x.t, x.tie, uint64(x.kind)<<32|uint64(q.hold(x.op)))
+}
+
+func qpop(q *eventQueue) entry {
+	x := q.next()
+	e := entry{t: x.time(), tie: x.tie, kind: x.kind()}
+	if e.kind == evResume {
+		e.rank = int(x.slot())
+	} else {
+		e.op = q.take(x.slot())
+	}
+	return e
+}
+
+// TestEventQueuePopsInTimeThenTieOrder: the queue is a min-queue on
+// (t, tie), whatever the order of pushes and pops, negative times included,
+// and gives back what each entry carries.
+func TestEventQueuePopsInTimeThenTieOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var q eventQueue
+	var ref []entry
+	key := func(a, b entry) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		case a.tie < b.tie:
+			return -1
+		case a.tie > b.tie:
+			return 1
+		}
+		return 0
+	}
+	now := int64(-50)
+	for i := range 20000 {
+		if rng.IntN(3) > 0 || len(ref) == 0 {
+			x := entry{t: now + int64(rng.IntN(4))*7, tie: rng.Uint64()>>uint(rng.IntN(33))<<31 | uint64(i), kind: evKind(i % 3)} // unique ties
+			if x.kind == evResume {
+				x.rank = i
+			} else {
+				x.op = &Op{Rank: i}
+			}
+			qpush(&q, x)
+			ref = append(ref, x)
+			continue
+		}
+		j := 0
+		for k := range ref {
+			if key(ref[k], ref[j]) < 0 {
+				j = k
+			}
+		}
+		got := qpop(&q)
+		if got != ref[j] {
+			t.Fatalf("pop %d: got %+v, want %+v", i, got, ref[j])
+		}
+		ref = slices.Delete(ref, j, j+1)
+		now = got.t
+		if q.len() > 0 && q.minTime() != slices.MinFunc(ref, key).t {
+			t.Fatal("minTime is not the earliest time")
+		}
+	}
+}
+
+// BenchmarkEventQueue pops and pushes on a queue of 2048 entries, as a
+// 1024-rank replay does (completions and resumes, mostly at equal times).
+func BenchmarkEventQueue(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q eventQueue
+	var dummy Op
+	for i := range 2048 {
+		qpush(&q, entry{t: int64(i % 2), tie: rng.Uint64(), kind: evComplete, op: &dummy})
+	}
+	for b.Loop() {
+		x := qpop(&q)
+		qpush(&q, entry{t: x.t + int64(rng.IntN(2)), tie: rng.Uint64(), kind: evComplete, op: &dummy})
+	}
+}

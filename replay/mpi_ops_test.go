@@ -1,0 +1,159 @@
+package replay_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// mpiTrace builds the post events of an MPI trace as a recorder would write
+// them: each rank's ops in order with Seq counting from 0, then Finalize.
+func mpiTrace(ranks ...[]trace.Event) replay.Events {
+	ev := make(replay.Events, len(ranks))
+	for r, ops := range ranks {
+		for i, o := range ops {
+			o.Kind, o.Rank, o.Seq = trace.KindPost, int32(r), uint64(i)
+			ev[r] = append(ev[r], o)
+		}
+		ev[r] = append(ev[r], trace.Event{Kind: trace.KindPost, Rank: int32(r), Seq: uint64(len(ops)), Op: trace.OpFinalize})
+	}
+	return ev
+}
+
+func siteName(s uintptr) string { return fmt.Sprintf("main.go:%d", s) }
+
+func stuckReport(t *testing.T, out *replay.Outcome) string {
+	t.Helper()
+	fs := replay.Explain(out, siteName, "", false, "")
+	if !out.Stuck || len(fs) == 0 {
+		t.Fatalf("not stuck: %s", kinds(fs))
+	}
+	return fs[0].Message // starts with the kind
+}
+
+func TestReplayBarrierReleasesAll(t *testing.T) {
+	var ranks [][]trace.Event
+	for r := range 4 {
+		ranks = append(ranks, []trace.Event{
+			{Op: trace.OpCompute, Duration: int64(r) * 1000},
+			{Op: trace.OpBarrier, Site: 10},
+			{Op: trace.OpBarrier, Comm: int32(3 + r/2), Count: 2, Site: 11}, // ranks 0-1 on comm 3, 2-3 on comm 4
+		})
+	}
+	out, err := replay.Replay(mpiTrace(ranks...).Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stuck || len(out.Problems) != 0 {
+		t.Fatalf("%+v", out.Problems)
+	}
+}
+
+func TestReplayBarrierWithFinalizedMemberIsStuckAndNamed(t *testing.T) {
+	bar := []trace.Event{{Op: trace.OpBarrier, Site: 7}}
+	out, err := replay.Replay(mpiTrace(bar, bar, nil).Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stuckReport(t, out)
+	for _, want := range []string{"hang:", "rank 0 blocked in Barrier at main.go:7", "rank 1 blocked in Barrier at main.go:7",
+		"rank 0 waits on rank 2, which has finished", "rank 1 waits on rank 2, which has finished"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestReplayBarrierAgainstRecvIsDeadlock(t *testing.T) {
+	out, err := replay.Replay(mpiTrace(
+		[]trace.Event{{Op: trace.OpBarrier, Site: 3}, {Op: trace.OpSend, Peer: 1, Bytes: 4, Count: 1, Dtype: trace.Int32, Site: 4}},
+		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Bytes: 4, Count: 1, Dtype: trace.Int32, Site: 5}, {Op: trace.OpBarrier, Site: 3}},
+	).Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stuckReport(t, out)
+	for _, want := range []string{"deadlock:", "rank 0 blocked in Barrier at main.go:3", "rank 1 blocked in Recv from rank 0 tag 0 (4 bytes) at main.go:5"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestReplayProbeWaitsForTheMessage(t *testing.T) {
+	out, err := replay.Replay(mpiTrace(
+		[]trace.Event{{Op: trace.OpCompute, Duration: 5000}, {Op: trace.OpSend, Peer: 1, Tag: 2, Bytes: 4, Count: 1, Dtype: trace.Int32}},
+		[]trace.Event{{Op: trace.OpProbe, Peer: trace.AnySource, Tag: trace.AnyTag}, {Op: trace.OpRecv, Peer: 0, Tag: 2, Bytes: 4, Count: 1, Dtype: trace.Int32}},
+	).Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stuck || len(out.Problems) != 0 {
+		t.Fatalf("%+v", out.Problems)
+	}
+}
+
+func TestReplayProbeNeverSatisfiedIsHangWithCandidate(t *testing.T) {
+	out, err := replay.Replay(mpiTrace(
+		[]trace.Event{{Op: trace.OpSend, Peer: 1, Tag: 4, Bytes: 4, Count: 1, Dtype: trace.Int32}},
+		[]trace.Event{{Op: trace.OpProbe, Peer: 0, Tag: 3, Site: 9}},
+	).Source(), replay.Config{EagerLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stuckReport(t, out)
+	for _, want := range []string{"hang:", "rank 1 blocked in Probe from rank 0 tag 3 at main.go:9",
+		"nearest candidate: rank 0 sent tag 4 to rank 1; rank 1 waits for Probe from rank 0 tag 3"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestReplayIprobeDoesNotBlock(t *testing.T) {
+	// Rank 1 Iprobes before anything was sent (the recorded answer was false),
+	// then receives: the Iprobe must not wait for the message.
+	out, err := replay.Replay(mpiTrace(
+		[]trace.Event{{Op: trace.OpCompute, Duration: 5000}, {Op: trace.OpSend, Peer: 1, Bytes: 4, Count: 1, Dtype: trace.Int32}},
+		[]trace.Event{{Op: trace.OpIprobe, Peer: 0}, {Op: trace.OpIprobe, Peer: 0, Tag: 99}, {Op: trace.OpRecv, Peer: 0, Bytes: 4, Count: 1, Dtype: trace.Int32}},
+	).Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stuck || len(out.Problems) != 0 {
+		t.Fatalf("%+v", out.Problems)
+	}
+}
+
+// TestBarrierRecordsAndReplays: the code driver's Barrier is recorded and the
+// trace replays clean; a rank that skips it hangs the others in both.
+func TestBarrierRecordsAndReplays(t *testing.T) {
+	c := replay.NewCollector()
+	err := gpu.Launch(3, func(r *gpu.Rank) error {
+		if err := r.Compute(1000 * 1000 * 1000); err != nil {
+			return err
+		}
+		return r.Barrier()
+	}, gpu.RecordTo(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := c.Events(3)
+	out, err := replay.Replay(ev.Source(), replay.Config{})
+	if err != nil || out.Stuck || len(out.Problems) != 0 {
+		t.Fatalf("%v %+v", err, out)
+	}
+	err = gpu.Launch(3, func(r *gpu.Rank) error {
+		if r.ID() == 2 {
+			return nil
+		}
+		return r.Barrier()
+	})
+	if err == nil || !strings.Contains(err.Error(), "blocked in Barrier") || !strings.Contains(err.Error(), "rank 2, which has finished") {
+		t.Fatalf("want a stuck barrier waiting on the finished rank 2, got %v", err)
+	}
+}
