@@ -128,11 +128,11 @@ static inline void lock(void) { pthread_mutex_lock(&mu); }
 static inline void unlock(void) { pthread_mutex_unlock(&mu); }
 
 /* ---- XXH64 (seed 0), streaming, as github.com/cespare/xxhash/v2 ---- */
-#define P1 11400714785092373887ULL
-#define P2 14029467366897019727ULL
-#define P3 1609587929392839161ULL
-#define P4 9650029242287828579ULL
-#define P5 2870177450012600261ULL
+#define P1 0x9E3779B185EBCA87ULL
+#define P2 0xC2B2AE3D27D4EB4FULL
+#define P3 0x165667B19E3779F9ULL
+#define P4 0x85EBCA77C2B2AE63ULL
+#define P5 0x27D4EB2F165667C5ULL
 static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 static inline uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static inline uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
