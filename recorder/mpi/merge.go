@@ -211,17 +211,16 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		case StateAborted, StateErrored:
 			re.Site = siteText(rd, h.ErrModule, h.ErrPC)
 			re.Error = h.Error
-			call := callName(h.ErrCall)
-			line := fmt.Sprintf("rank %d: %s", r, call)
+			var line string
+			if h.State == StateAborted {
+				line = fmt.Sprintf("rank %d: %s", r, re.Error) // "MPI_Abort called with error code N"
+			} else {
+				line = fmt.Sprintf("rank %d: MPI error in %s", r, callName(h.ErrCall))
+			}
 			if re.Site != "" {
 				line += " at " + re.Site
 			}
-			if h.State == StateAborted {
-				line += ": aborted"
-			} else {
-				line += ": MPI error"
-			}
-			if re.Error != "" {
+			if h.State == StateErrored && re.Error != "" {
 				line += ": " + re.Error
 			}
 			lines = append(lines, line)
