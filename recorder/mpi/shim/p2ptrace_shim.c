@@ -377,11 +377,19 @@ static inline int xlate(struct comm *c, int r) {
     return c->world[r];
 }
 
-/* ---- requests ---- */
+/* ---- requests ----
+ * Handles are not unique: Open MPI returns one shared, already complete
+ * request (ompi_request_empty) for every Isend it completed inline. So the
+ * table is a multimap (linear probing, duplicates allowed). Each entry also
+ * remembers the address of the variable the handle was written to; a lookup
+ * prefers the entry whose variable is the slot the program passes back
+ * (r[i] of Isend(..., &r[i]) and Waitall(n, r)), then the oldest, and never
+ * the same entry twice within one call (mark). */
 struct req {
     MPI_Request h;
+    MPI_Request *addr;
     uint64_t id;
-    uint32_t seq;
+    uint32_t seq, mark;
     uint8_t op, dtype, persistent, active;
     const void *buf;
     int count, peer, tag;
@@ -391,20 +399,35 @@ struct req {
 };
 static struct req *rtab;
 static size_t rcap, rlen;
+static uint32_t epoch;
 
 static inline size_t rslot(MPI_Request h) {
     uint64_t x = (uint64_t)(uintptr_t)h;
     x ^= x >> 29; x *= 0xbf58476d1ce4e5b9ULL; x ^= x >> 32;
     return (size_t)x & (rcap - 1);
 }
-static struct req *req_find(MPI_Request h) {
+/* req_pick finds the entry of handle h passed in variable addr (see above)
+ * and marks it for this call's epoch. */
+static struct req *req_pick(MPI_Request h, MPI_Request *addr) {
     if (!rcap || h == MPI_REQUEST_NULL) return NULL;
-    for (size_t i = rslot(h);; i = (i + 1) & (rcap - 1)) {
-        if (rtab[i].h == h) return &rtab[i];
-        if (rtab[i].h == MPI_REQUEST_NULL) return NULL;
+    struct req *best = NULL;
+    for (size_t i = rslot(h); rtab[i].h != MPI_REQUEST_NULL; i = (i + 1) & (rcap - 1)) {
+        struct req *e = &rtab[i];
+        if (e->h != h || e->mark == epoch) continue;
+        if (e->addr == addr) { best = e; break; }
+        if (!best || e->id < best->id) best = e;
     }
+    if (best) best->mark = epoch;
+    return best;
 }
-static struct req *req_put(MPI_Request h);
+/* req_find_id finds the entry of handle h with request id (or persistent id 0). */
+static struct req *req_find_id(MPI_Request h, uint64_t id) {
+    if (!rcap || h == MPI_REQUEST_NULL) return NULL;
+    for (size_t i = rslot(h); rtab[i].h != MPI_REQUEST_NULL; i = (i + 1) & (rcap - 1))
+        if (rtab[i].h == h && rtab[i].id == id) return &rtab[i];
+    return NULL;
+}
+static struct req *req_insert(MPI_Request h);
 static void req_grow(void) {
     struct req *old = rtab;
     size_t oc = rcap;
@@ -413,14 +436,14 @@ static void req_grow(void) {
     for (size_t i = 0; i < rcap; i++) rtab[i].h = MPI_REQUEST_NULL;
     rlen = 0;
     for (size_t i = 0; i < oc; i++)
-        if (old[i].h != MPI_REQUEST_NULL) *req_put(old[i].h) = old[i];
+        if (old[i].h != MPI_REQUEST_NULL) *req_insert(old[i].h) = old[i];
     free(old);
 }
-static struct req *req_put(MPI_Request h) {
+static struct req *req_insert(MPI_Request h) {
     if ((rlen + 1) * 2 > rcap) req_grow();
     size_t i = rslot(h);
-    while (rtab[i].h != MPI_REQUEST_NULL && rtab[i].h != h) i = (i + 1) & (rcap - 1);
-    if (rtab[i].h == MPI_REQUEST_NULL) rlen++;
+    while (rtab[i].h != MPI_REQUEST_NULL) i = (i + 1) & (rcap - 1);
+    rlen++;
     memset(&rtab[i], 0, sizeof rtab[i]);
     rtab[i].h = h;
     return &rtab[i];
@@ -439,6 +462,17 @@ static void req_del(struct req *e) {
             i = j;
         }
     }
+}
+/* req_new adds the entry of a new request written to *addr; an entry of the
+ * same handle and variable is a request the program dropped: replaced. */
+static struct req *req_new(MPI_Request h, MPI_Request *addr) {
+    if (rcap) {
+        for (size_t i = rslot(h); rtab[i].h != MPI_REQUEST_NULL; i = (i + 1) & (rcap - 1))
+            if (rtab[i].h == h && rtab[i].addr == addr && !rtab[i].persistent) { req_del(&rtab[i]); break; }
+    }
+    struct req *e = req_insert(h);
+    e->addr = addr;
+    return e;
 }
 
 /* ---- records ---- */
@@ -932,14 +966,14 @@ typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI
 
 /* track records the post of a new request (lock held) and returns its record. */
 static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, const void *buf, int count,
-                  MPI_Datatype dt, int peer, int tag, struct comm *c, MPI_Request h, uint64_t hash, struct req *e) {
+                  MPI_Datatype dt, int peer, int tag, struct comm *c, MPI_Request *addr, uint64_t hash, struct req *e) {
     struct rec *r = post(call, op, pc, mod, t0, 0);
     if (!r) return;
     set_envelope(r, c, peer, tag, count, dt);
     r->hash = hash;
     r->req = next_req++;
     r->t1 = tnow();
-    if (!e) e = req_put(h);
+    if (!e) e = req_new(*addr, addr);
     e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1;
     e->buf = buf; e->count = count; e->dt = dt; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
     rec_commit(r);
@@ -958,7 +992,7 @@ static int isend(int call, int op, isend_fn fn, const void *buf, int count, MPI_
     int rc = fn(buf, count, dt, dest, tag, comm, req);
     depth--;
     lock();
-    if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), *req, h, NULL);
+    if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), req, h, NULL);
     unlock();
     return rc;
 }
@@ -991,14 +1025,15 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
     depth--;
     lock();
-    if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), *req, 0, NULL);
+    if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL);
     unlock();
     return rc;
 }
 
 /* ---- persistent requests ---- */
-static void persist(int op, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request h) {
-    struct req *e = req_put(h);
+static void persist(int op, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *addr) {
+    MPI_Request h = *addr;
+    struct req *e = req_new(h, addr);
     e->persistent = 1; e->active = 0; e->op = op; e->buf = buf; e->count = count; e->dt = dt;
     e->peer = peer; e->tag = tag; e->comm = comm_get(comm); e->dtype = dtype_code(dt);
 }
@@ -1008,7 +1043,7 @@ static void persist(int op, const void *buf, int count, MPI_Datatype dt, int pee
         if (PASS || rc != MPI_SUCCESS) return rc;                                                          \
         lock();                                                                                            \
         count_call();                                                                                      \
-        persist(OP, buf, count, dt, dest, tag, comm, *req);                                                \
+        persist(OP, buf, count, dt, dest, tag, comm, req);                                                 \
         unlock();                                                                                          \
         return rc;                                                                                         \
     }
@@ -1021,17 +1056,18 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MP
     if (PASS || rc != MPI_SUCCESS) return rc;
     lock();
     count_call();
-    persist(OP_IRECV, buf, count, dt, source, tag, comm, *req);
+    persist(OP_IRECV, buf, count, dt, source, tag, comm, req);
     unlock();
     return rc;
 }
 
 /* start_one records the Start of persistent request h (lock held). */
-static void start_one(int call, MPI_Request h, uintptr_t pc, uint32_t mod, uint64_t t0) {
-    struct req *e = req_find(h);
+static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, uint32_t mod, uint64_t t0) {
+    epoch++;
+    struct req *e = req_pick(h, addr);
     if (!e || !e->persistent) return;
     uint64_t hash = e->op == OP_IRECV ? 0 : hash_data(e->buf, e->count, e->dt);
-    track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, h, hash, e);
+    track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, addr, hash, e);
     e->persistent = 1;
 }
 int MPI_Start(MPI_Request *req) {
@@ -1048,7 +1084,7 @@ int MPI_Start(MPI_Request *req) {
     int rc = PMPI_Start(req);
     depth--;
     lock();
-    if (rc == MPI_SUCCESS) start_one(C_START, h, pc, mod, t0);
+    if (rc == MPI_SUCCESS) start_one(C_START, h, req, pc, mod, t0);
     unlock();
     return rc;
 }
@@ -1066,7 +1102,7 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     depth--;
     lock();
     if (rc == MPI_SUCCESS)
-        for (int i = 0; i < n; i++) start_one(C_STARTALL, reqs[i], pc, mod, t0);
+        for (int i = 0; i < n; i++) start_one(C_STARTALL, reqs[i], &reqs[i], pc, mod, t0);
     unlock();
     return rc;
 }
@@ -1097,22 +1133,28 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     MPI_Request hs_s[SCRATCH];
     MPI_Status st_s[SCRATCH];
     int ix_s[SCRATCH];
-    MPI_Request *hs = n <= SCRATCH ? hs_s : malloc(sizeof *hs * n);
+    uint64_t id_s[SCRATCH], done_s[SCRATCH];
+    int big = n > SCRATCH;
+    MPI_Request *hs = big ? malloc(sizeof *hs * n) : hs_s;
+    uint64_t *ids = big ? malloc(sizeof *ids * n) : id_s;     /* tracked request id of each slot, 0 if none */
+    uint64_t *dids = big ? malloc(sizeof *dids * n) : done_s; /* ids that completed */
     MPI_Status *sts = statuses;
     int *ix = indices;
-    if (status_ignore) sts = n <= SCRATCH ? st_s : malloc(sizeof *sts * n);
-    if (!ix && (call == C_WAITSOME || call == C_TESTSOME)) ix = n <= SCRATCH ? ix_s : malloc(sizeof *ix * n);
+    if (status_ignore) sts = big ? malloc(sizeof *sts * n) : st_s;
+    if (!ix && (call == C_WAITSOME || call == C_TESTSOME)) ix = big ? malloc(sizeof *ix * n) : ix_s;
     int blocking = call == C_WAIT || call == C_WAITALL || call == C_WAITANY || call == C_WAITSOME;
-    memcpy(hs, reqs, sizeof *hs * n);
+    if (n > 0) memcpy(hs, reqs, sizeof *hs * n);
     uint64_t t0 = tnow();
 
     lock();
     count_call();
     uint32_t mod = module_of(pc);
     int nact = 0;
+    epoch++;
     for (int i = 0; i < n; i++) {
-        struct req *e = req_find(hs[i]);
-        if (e && e->active) nact++;
+        struct req *e = req_pick(hs[i], &reqs[i]);
+        ids[i] = e && e->active ? e->id : 0;
+        if (ids[i]) nact++;
     }
     uint32_t seq = 0;
     struct rec *r = NULL;
@@ -1127,12 +1169,10 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         } /* Waitsome, Testany, Testsome: decided by the merge from the outcome */
         r = post(call, op, pc, mod, t0, nact);
         if (r) {
-            uint64_t *ids = rec_reqs(r);
+            uint64_t *out = rec_reqs(r);
             int k = 0;
-            for (int i = 0; i < n; i++) {
-                struct req *e = req_find(hs[i]);
-                if (e && e->active) ids[k++] = e->id;
-            }
+            for (int i = 0; i < n; i++)
+                if (ids[i]) out[k++] = ids[i];
             seq = r->seq;
             rec_commit(r);
         }
@@ -1157,11 +1197,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
 
     lock();
     if (nact > 0) {
-        /* which requests completed, and the index into the recorded Reqs */
-        uint64_t done_ids[SCRATCH];
-        uint64_t *dids = n <= SCRATCH ? done_ids : malloc(sizeof *dids * n);
-        int nd = 0, ridx = -1;
-        int fl = 0;
+        int nd = 0, ridx = -1, fl = 0;
         switch (call) {
         case C_WAIT: case C_WAITALL: fl = 1; break;
         case C_TEST: case C_TESTALL: fl = *flag != 0; break;
@@ -1171,23 +1207,23 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         }
         if (rc == MPI_SUCCESS && fl) {
             if (call == C_WAITANY || call == C_TESTANY) {
-                struct req *e = req_find(hs[one]);
-                if (e && e->active) {
-                    int k = 0;
-                    for (int i = 0; i < one; i++) { struct req *q = req_find(hs[i]); if (q && q->active) k++; }
-                    ridx = k;
+                struct req *e = one >= 0 && one < n && ids[one] ? req_find_id(hs[one], ids[one]) : NULL;
+                if (e) {
+                    ridx = 0;
+                    for (int i = 0; i < one; i++) ridx += ids[i] != 0;
                     dids[nd++] = e->id;
                     complete_req(call, e, &sts[0]); /* the single status of Waitany/Testany */
                 }
             } else if (call == C_WAITSOME || call == C_TESTSOME) {
                 for (int j = 0; j < oc; j++) {
-                    struct req *e = req_find(hs[ix[j]]);
-                    if (e && e->active) { dids[nd++] = e->id; complete_req(call, e, &sts[j]); }
+                    int i = ix[j];
+                    struct req *e = i >= 0 && i < n && ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+                    if (e) { dids[nd++] = e->id; complete_req(call, e, &sts[j]); }
                 }
             } else {
                 for (int i = 0; i < n; i++) {
-                    struct req *e = req_find(hs[i]);
-                    if (e && e->active) { dids[nd++] = e->id; complete_req(call, e, &sts[i]); }
+                    struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+                    if (e) { dids[nd++] = e->id; complete_req(call, e, &sts[i]); }
                 }
             }
         }
@@ -1195,14 +1231,13 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         if ((r = done(call, seq, report ? nd : 0))) {
             r->flag = fl;
             r->index = ridx;
-            if (report) memcpy(rec_reqs(r), dids, sizeof *dids * nd);
+            if (report && nd > 0) memcpy(rec_reqs(r), dids, sizeof *dids * nd);
             rec_commit(r);
         }
-        if (dids != done_ids) free(dids);
         if (blocking) set_state(ST_RUNNING);
     }
     unlock();
-    if (hs != hs_s) free(hs);
+    if (big) { free(hs); free(ids); free(dids); }
     if (status_ignore && sts != st_s) free(sts);
     if (ix != indices && ix != ix_s) free(ix);
     return rc;
@@ -1247,7 +1282,8 @@ int MPI_Request_free(MPI_Request *req) {
     MPI_Request h = *req;
     lock();
     count_call();
-    struct req *e = req_find(h);
+    epoch++;
+    struct req *e = req_pick(h, req);
     if (e) {
         if (e->active) {
             uint32_t mod = module_of(pc);
