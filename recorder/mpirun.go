@@ -124,10 +124,8 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if why.hung {
-		if err := annotateHang(out, res, o.HangTimeout); err != nil {
-			return nil, err
-		}
+	if err := annotate(out, res, why.hung, o.HangTimeout); err != nil {
+		return nil, err
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -398,33 +396,67 @@ func alive(pid int) bool {
 	return true
 }
 
-// annotateHang replays the hung trace to name the cycle or the rank waited
-// on, and writes that analysis into the trace's header message.
-func annotateHang(path string, res *mpi.MergeResult, timeout time.Duration) error {
-	analysis, err := hangAnalysis(path)
+// annotate writes what the run showed into the trace's header message:
+// the findings of a replay of the trace as recorded (missing Waits,
+// unmatched sends, truncations...: the same engine and rules as `check`),
+// and for a hung job the wait-for analysis of where the ranks stopped.
+//
+// Deadlocks and hangs of that replay are kept only when the job did hang:
+// a job that completed did not deadlock, whatever the model's eager limit
+// says (`check` reports those under its own faults).
+//
+// A crashed job (an abort, an MPI error, a rank killed) is reported by the
+// merge alone: its ranks stopped mid-run, so what a replay would call
+// unmatched or never waited is an effect of the crash, not a finding.
+func annotate(path string, res *mpi.MergeResult, hung bool, timeout time.Duration) error {
+	if res.Header.Status == trace.StatusCrashed {
+		return nil
+	}
+	fs, err := asRecorded(path)
 	if err != nil {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", timeout)
-	if analysis != "" {
-		b.WriteString(analysis)
-	} else {
-		// The replay did not stop where the job did (its eager limit differs
-		// from the MPI's?): say where the ranks were, as the job showed it.
-		for _, r := range res.Ranks {
-			if r.State == mpi.StateBlocked {
-				fmt.Fprintf(&b, "    rank %d blocked in %s", r.Rank, r.Blocked)
-				if r.Site != "" {
-					fmt.Fprintf(&b, " at %s", r.Site)
+	if hung {
+		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", timeout)
+		if !slices.ContainsFunc(fs, stuck) {
+			// The replay did not stop where the job did (its eager limit
+			// differs from the MPI's?): say where the ranks were.
+			for _, r := range res.Ranks {
+				if r.State == mpi.StateBlocked {
+					fmt.Fprintf(&b, "    rank %d blocked in %s", r.Rank, r.Blocked)
+					if r.Site != "" {
+						fmt.Fprintf(&b, " at %s", r.Site)
+					}
+					b.WriteString("\n")
 				}
-				b.WriteString("\n")
 			}
+		}
+	} else {
+		fs = slices.DeleteFunc(fs, stuck)
+	}
+	for _, f := range fs {
+		if stuck(f) {
+			b.WriteString(f.Message + "\n") // "deadlock: ..." with the blocked ranks and candidates
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", f.Kind, f.Message)
+		for _, o := range f.Ops {
+			fmt.Fprintf(&b, "    rank %d: %s", o.Rank, o.Op)
+			if o.Site != "" {
+				fmt.Fprintf(&b, " at %s", o.Site)
+			}
+			b.WriteString("\n")
 		}
 	}
 	msg := strings.TrimRight(b.String(), "\n")
+	if msg == "" {
+		return nil
+	}
 	return trace.UpdateHeader(path, func(h *trace.Header) {
-		h.Status = trace.StatusHung
+		if hung {
+			h.Status = trace.StatusHung
+		}
 		if h.Message != "" {
 			msg += "\n" + h.Message
 		}
@@ -432,25 +464,15 @@ func annotateHang(path string, res *mpi.MergeResult, timeout time.Duration) erro
 	})
 }
 
-// hangAnalysis replays the trace as recorded and renders its stuck findings
-// (deadlock or hang) the way replay reports them. The replay is cut where the
-// ranks were blocked, so it stops at the same calls.
-func hangAnalysis(path string) (string, error) {
+func stuck(f replay.Finding) bool { return f.Kind == replay.KindDeadlock || f.Kind == replay.KindHang }
+
+// asRecorded replays the trace once, without faults, with the recording's
+// seed and link model, and returns its findings.
+func asRecorded(path string) ([]replay.Finding, error) {
 	tr, err := replay.OpenTrace(path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer tr.Close()
-	fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
-	if err != nil {
-		return "", err
-	}
-	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool {
-		return f.Kind != replay.KindDeadlock && f.Kind != replay.KindHang
-	})
-	var b strings.Builder
-	for _, f := range fs {
-		b.WriteString(f.Message + "\n") // "deadlock: ..." with the blocked ranks and candidates
-	}
-	return b.String(), nil
+	return replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
 }
