@@ -97,3 +97,5 @@ func runMPI(t testing.TB, n int, bin string, wantFail bool, extraEnv ...string) 
 	}
 	return segdir
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

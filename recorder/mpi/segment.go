@@ -238,8 +238,8 @@ func ReadLiveState(path string) (LiveState, error) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return LiveState{}, err
 	}
-	if n < segHdrSize || bytes.Equal(buf[:8], make([]byte, 8)) {
-		// Created but not yet initialized by the rank.
+	if n == 0 || n >= 8 && bytes.Equal(buf[:8], make([]byte, 8)) {
+		// Created but not yet initialized by the rank (the magic is written last).
 		return LiveState{}, fmt.Errorf("segment %s: header not written yet: %w", path, os.ErrNotExist)
 	}
 	h, err := parseHeader(buf[:n])
