@@ -98,7 +98,8 @@ type MPIScenario struct {
 
 // MPIVerdict is a trace status and/or one finding: its kind, the ranks it
 // names (world ranks, in the order p2ptrace gives them) and the culprit
-// markers of its ops (each a "// culprit: MARKER" line of the program).
+// markers of its ops: the distinct "// culprit: MARKER" lines its ops' call
+// sites fall on (two ranks blocked on the same line give one marker).
 type MPIVerdict struct {
 	Status  string
 	Kind    string
@@ -350,7 +351,9 @@ func requireTool(t testing.TB, name string) {
 
 // BuildMPI compiles every testdata/mpi/*.c with mpicc -g -O0 (MPICFlags) into
 // a temporary folder, in parallel, and returns the folder; the binary of
-// NAME.c is NAME. It skips the test when mpicc is missing (RequireMPICC).
+// NAME.c is NAME. Sources are compiled from root as testdata/mpi/NAME.c, so
+// that call sites in reports read "testdata/mpi/NAME.c:LINE" (MPICulprit).
+// It skips the test when mpicc is missing (RequireMPICC).
 // Each call builds anew (a few seconds): build once per test where you can.
 func BuildMPI(t testing.TB, root string) string {
 	t.Helper()
@@ -393,7 +396,11 @@ func buildMPIInto(root, bin string) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			name := strings.TrimSuffix(filepath.Base(src), ".c")
-			args := append(slices.Clone(MPICFlags), "-o", filepath.Join(bin, name), src)
+			// The source as "testdata/mpi/NAME.c", compiled from root: the
+			// debug info names it so, and so do the sites of a report
+			// (MPICulprit's form).
+			rel := filepath.ToSlash(filepath.Join("testdata", "mpi", name+".c"))
+			args := append(slices.Clone(MPICFlags), "-o", filepath.Join(bin, name), rel)
 			args = append(args, wrap...) // the wrapper's -I, -L and -l after the source
 			cmd := exec.Command(cc, args...)
 			cmd.Dir = root
