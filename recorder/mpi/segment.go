@@ -57,9 +57,8 @@ type LiveState struct {
 // Segment layout constants (see FORMAT in doc.go); they match p2ptrace_shim.c.
 const (
 	segMagic   = "P2PTSEG1"
-	segVersion = 1
+	segVersion = 2
 	segHdrSize = 4096
-	recBase    = 112
 )
 
 // Record types.
@@ -290,6 +289,91 @@ type segment struct {
 // maxSegment bounds the record area the decoder accepts.
 const maxSegment = 1 << 40
 
+// Field bits of a record's mask (see FORMAT).
+const (
+	fOp = 1 << iota
+	fDtype
+	fFlag
+	fErr
+	fSeq
+	fModule
+	fPeer
+	fTag
+	fComm
+	fIndex
+	fCount
+	fBytes
+	fT0
+	fT1
+	fPC
+	fReq
+	fHash
+	fSource
+	fStag
+	fSCount
+	fReqs
+	fPath
+	fAll = 1<<iota - 1
+)
+
+// recReader reads the fields of one record.
+type recReader struct {
+	b   []byte
+	err error
+}
+
+func (d *recReader) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errors.New("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *recReader) zz() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *recReader) zz32() int32 {
+	v := d.zz()
+	if int64(int32(v)) != v && d.err == nil {
+		d.err = fmt.Errorf("value %d out of range", v)
+	}
+	return int32(v)
+}
+
+func (d *recReader) byte1() uint8 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 1 {
+		d.err = errors.New("record too short")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *recReader) bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errors.New("record too short")
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
 // decodeSegment decodes a whole segment file's contents.
 func decodeSegment(b []byte) (*segment, error) {
 	h, err := parseHeader(b)
@@ -302,56 +386,156 @@ func decodeSegment(b []byte) (*segment, error) {
 		return nil, fmt.Errorf("%w: header says %d bytes of records, the file holds %d", ErrSegment, h.Used, len(area))
 	}
 	area = area[:h.Used]
-	le := binary.LittleEndian
 	var seq uint32
+	var lastT uint64
+	bases := map[uint32]uint64{}
 	for off := 0; off < len(area); {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: record at offset %d: %s", ErrSegment, segHdrSize+off, fmt.Sprintf(format, args...))
+		}
 		rest := area[off:]
-		if len(rest) < recBase {
-			return nil, fmt.Errorf("%w: record at offset %d: %d bytes left, need %d", ErrSegment, segHdrSize+off, len(rest), recBase)
+		if len(rest) < 6 {
+			return nil, bad("%d bytes left, a record takes at least 6", len(rest))
 		}
-		n := int(le.Uint16(rest))
-		if n < recBase || n%8 != 0 || n > len(rest) {
-			return nil, fmt.Errorf("%w: record at offset %d: bad length %d", ErrSegment, segHdrSize+off, n)
+		w := binary.LittleEndian.Uint32(rest)
+		n := int(w & (1<<24 - 1))
+		if n < 6 || n > len(rest) {
+			return nil, bad("bad length %d", n)
 		}
-		r := record{
-			Type: rest[2], Call: rest[3], Op: rest[4], Dtype: rest[5], Flag: rest[6] != 0, Err: rest[7],
-			Seq: le.Uint32(rest[8:]), Module: le.Uint32(rest[12:]),
-			Peer: int32(le.Uint32(rest[16:])), Tag: int32(le.Uint32(rest[20:])), Comm: int32(le.Uint32(rest[24:])),
-			Index: int32(le.Uint32(rest[28:])),
-			Count: int64(le.Uint64(rest[32:])), Bytes: int64(le.Uint64(rest[40:])),
-			T0: le.Uint64(rest[48:]), T1: le.Uint64(rest[56:]), PC: le.Uint64(rest[64:]),
-			Req: le.Uint64(rest[72:]), Hash: le.Uint64(rest[80:]),
-			Source: int32(le.Uint32(rest[88:])), StatTag: int32(le.Uint32(rest[92:])), SCount: int64(le.Uint64(rest[96:])),
+		r := record{Type: uint8(w >> 24), Call: rest[4]}
+		d := &recReader{b: rest[5:n]}
+		mask := d.uvarint()
+		if mask&^fAll != 0 {
+			return nil, bad("unknown fields %#x", mask&^fAll)
 		}
-		nreqs := le.Uint32(rest[104:])
-		extra := rest[recBase:n]
-		switch r.Type {
-		case recPost, recDone, recComm:
-			if uint64(nreqs)*8 > uint64(len(extra)) {
-				return nil, fmt.Errorf("%w: record at offset %d: %d request ids do not fit in %d bytes", ErrSegment, segHdrSize+off, nreqs, len(extra))
+		if mask&fOp != 0 {
+			r.Op = d.byte1()
+		}
+		if mask&fDtype != 0 {
+			r.Dtype = d.byte1()
+		}
+		if mask&fFlag != 0 {
+			r.Flag = d.byte1() != 0
+		}
+		if mask&fErr != 0 {
+			r.Err = d.byte1()
+		}
+		if mask&fSeq != 0 {
+			v := d.uvarint()
+			if v > 1<<32-1 {
+				return nil, bad("seq %d", v)
 			}
-			if nreqs > 0 {
-				r.Reqs = make([]uint64, nreqs)
-				for i := range r.Reqs {
-					r.Reqs[i] = le.Uint64(extra[8*i:])
-				}
+			r.Seq = uint32(v)
+		}
+		if mask&fModule != 0 {
+			v := d.uvarint()
+			if v > 1<<32-1 {
+				return nil, bad("module %d", v)
 			}
-		case recModule:
-			r.Path = cstring(extra)
-		default:
-			return nil, fmt.Errorf("%w: record at offset %d: unknown type %d", ErrSegment, segHdrSize+off, r.Type)
+			r.Module = uint32(v)
+		}
+		if mask&fPeer != 0 {
+			r.Peer = d.zz32()
+		}
+		if mask&fTag != 0 {
+			r.Tag = d.zz32()
+		}
+		if mask&fComm != 0 {
+			r.Comm = d.zz32()
+		}
+		if mask&fIndex != 0 {
+			r.Index = d.zz32()
+		}
+		if mask&fCount != 0 {
+			r.Count = d.zz()
+		}
+		if mask&fBytes != 0 {
+			r.Bytes = d.zz()
+		}
+		if mask&fT0 != 0 {
+			r.T0 = lastT + uint64(d.zz())
+		}
+		if mask&fT1 != 0 {
+			base := lastT
+			if mask&fT0 != 0 {
+				base = r.T0
+			}
+			r.T1 = base + uint64(d.zz())
+		}
+		var pcoff uint64
+		if mask&fPC != 0 {
+			pcoff = d.uvarint()
+		}
+		if mask&fReq != 0 {
+			r.Req = d.uvarint()
+		}
+		if mask&fHash != 0 {
+			if hb := d.bytes(8); hb != nil {
+				r.Hash = binary.LittleEndian.Uint64(hb)
+			}
+		}
+		if mask&fSource != 0 {
+			r.Source = d.zz32()
+		}
+		if mask&fStag != 0 {
+			r.StatTag = d.zz32()
+		}
+		if mask&fSCount != 0 {
+			r.SCount = d.zz()
+		}
+		if mask&fReqs != 0 {
+			cnt := d.uvarint()
+			if cnt > uint64(len(d.b)) { // each takes at least one byte
+				return nil, bad("%d trailer entries in %d bytes", cnt, len(d.b))
+			}
+			r.Reqs = make([]uint64, cnt)
+			var prev uint64
+			for i := range r.Reqs {
+				prev += uint64(d.zz())
+				r.Reqs[i] = prev
+			}
+		}
+		if mask&fPath != 0 {
+			r.Path = string(d.bytes(d.uvarint()))
+		}
+		if d.err != nil {
+			return nil, bad("%v", d.err)
+		}
+		if len(d.b) != 0 {
+			return nil, bad("%d bytes after the fields", len(d.b))
 		}
 		if r.Call >= callCount {
-			return nil, fmt.Errorf("%w: record at offset %d: unknown call %d", ErrSegment, segHdrSize+off, r.Call)
+			return nil, bad("unknown call %d", r.Call)
 		}
-		if r.Type == recPost {
-			if r.Seq != seq {
-				return nil, fmt.Errorf("%w: record at offset %d: post %d out of order (want %d)", ErrSegment, segHdrSize+off, r.Seq, seq)
+		switch r.Type {
+		case recModule:
+			r.PC = pcoff
+			bases[r.Module] = pcoff
+		case recPost, recDone, recComm:
+			if pcoff != 0 {
+				base, ok := bases[r.Module]
+				if !ok {
+					return nil, bad("pc in module %d before its module record", r.Module)
+				}
+				r.PC = base + pcoff
 			}
-			seq++
+		default:
+			return nil, bad("unknown type %d", r.Type)
 		}
-		if r.Type == recDone && r.Seq >= seq {
-			return nil, fmt.Errorf("%w: record at offset %d: done of call %d before its post", ErrSegment, segHdrSize+off, r.Seq)
+		switch {
+		case mask&fT1 != 0:
+			lastT = r.T1
+		case mask&fT0 != 0:
+			lastT = r.T0
+		}
+		switch r.Type {
+		case recPost:
+			r.Seq = seq
+			seq++
+		case recDone:
+			if r.Seq >= seq {
+				return nil, bad("done of call %d before its post", r.Seq)
+			}
 		}
 		s.recs = append(s.recs, r)
 		off += n

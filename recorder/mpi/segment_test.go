@@ -23,42 +23,99 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 	le.PutUint64(b[32:], uint64(len(recs)))
 	le.PutUint64(b[48:], 1_700_000_000_000_000_000)
 	copy(b[128:], "Open MPI v4.1.4, package: test")
+	var lastT uint64
+	bases := map[uint32]uint64{}
+	zz := func(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 	for _, r := range recs {
-		extra := 8 * len(r.Reqs)
-		if r.Type == recModule {
-			extra = len(r.Path) + 1
+		var mask uint64
+		var f []byte
+		uv := func(bit uint64, v uint64) {
+			mask |= bit
+			f = binary.AppendUvarint(f, v)
 		}
-		n := recBase + (extra+7)&^7
-		rb := make([]byte, n)
-		le.PutUint16(rb, uint16(n))
-		rb[2], rb[3], rb[4], rb[5] = r.Type, r.Call, r.Op, r.Dtype
+		if r.Op != 0 {
+			mask |= fOp
+			f = append(f, r.Op)
+		}
+		if r.Dtype != 0 {
+			mask |= fDtype
+			f = append(f, r.Dtype)
+		}
 		if r.Flag {
-			rb[6] = 1
+			mask |= fFlag
+			f = append(f, 1)
 		}
-		le.PutUint32(rb[8:], r.Seq)
-		le.PutUint32(rb[12:], r.Module)
-		le.PutUint32(rb[16:], uint32(r.Peer))
-		le.PutUint32(rb[20:], uint32(r.Tag))
-		le.PutUint32(rb[24:], uint32(r.Comm))
-		le.PutUint32(rb[28:], uint32(r.Index))
-		le.PutUint64(rb[32:], uint64(r.Count))
-		le.PutUint64(rb[40:], uint64(r.Bytes))
-		le.PutUint64(rb[48:], r.T0)
-		le.PutUint64(rb[56:], r.T1)
-		le.PutUint64(rb[64:], r.PC)
-		le.PutUint64(rb[72:], r.Req)
-		le.PutUint64(rb[80:], r.Hash)
-		le.PutUint32(rb[88:], uint32(r.Source))
-		le.PutUint32(rb[92:], uint32(r.StatTag))
-		le.PutUint64(rb[96:], uint64(r.SCount))
-		if r.Type == recModule {
-			copy(rb[recBase:], r.Path)
-		} else {
-			le.PutUint32(rb[104:], uint32(len(r.Reqs)))
-			for i, q := range r.Reqs {
-				le.PutUint64(rb[recBase+8*i:], q)
+		if r.Type != recPost && r.Seq != 0 {
+			uv(fSeq, uint64(r.Seq))
+		}
+		if r.Module != 0 {
+			uv(fModule, uint64(r.Module))
+		}
+		for _, x := range []struct {
+			bit uint64
+			v   int64
+		}{{fPeer, int64(r.Peer)}, {fTag, int64(r.Tag)}, {fComm, int64(r.Comm)}, {fIndex, int64(r.Index)}, {fCount, r.Count}, {fBytes, r.Bytes}} {
+			if x.v != 0 {
+				uv(x.bit, zz(x.v))
 			}
 		}
+		if r.T0 != 0 {
+			uv(fT0, zz(int64(r.T0-lastT)))
+		}
+		if r.T1 != 0 {
+			base := lastT
+			if r.T0 != 0 {
+				base = r.T0
+			}
+			uv(fT1, zz(int64(r.T1-base)))
+		}
+		pc := r.PC
+		if r.Type == recModule {
+			bases[r.Module] = r.PC
+		} else if pc != 0 {
+			pc -= bases[r.Module]
+		}
+		if pc != 0 {
+			uv(fPC, pc)
+		}
+		if r.Req != 0 {
+			uv(fReq, r.Req)
+		}
+		if r.Hash != 0 {
+			mask |= fHash
+			f = binary.LittleEndian.AppendUint64(f, r.Hash)
+		}
+		for _, x := range []struct {
+			bit uint64
+			v   int64
+		}{{fSource, int64(r.Source)}, {fStag, int64(r.StatTag)}, {fSCount, r.SCount}} {
+			if x.v != 0 {
+				uv(x.bit, zz(x.v))
+			}
+		}
+		if len(r.Reqs) > 0 {
+			uv(fReqs, uint64(len(r.Reqs)))
+			var prev uint64
+			for _, q := range r.Reqs {
+				f = binary.AppendUvarint(f, zz(int64(q-prev)))
+				prev = q
+			}
+		}
+		if r.Path != "" {
+			uv(fPath, uint64(len(r.Path)))
+			f = append(f, r.Path...)
+		}
+		switch {
+		case r.T1 != 0:
+			lastT = r.T1
+		case r.T0 != 0:
+			lastT = r.T0
+		}
+		rb := binary.LittleEndian.AppendUint32(nil, 0)
+		rb = append(rb, r.Call)
+		rb = binary.AppendUvarint(rb, mask)
+		rb = append(rb, f...)
+		le.PutUint32(rb, uint32(len(rb))|uint32(r.Type)<<24)
 		b = append(b, rb...)
 	}
 	le.PutUint64(b[40:], uint64(len(b)-segHdrSize))
@@ -125,7 +182,7 @@ func TestMergeErrors(t *testing.T) {
 		{"truncated", good[:len(good)-50], []string{"rank-1.seg", "the file holds"}},
 		{"bad record", func() []byte {
 			b := append([]byte(nil), good...)
-			binary.LittleEndian.PutUint16(b[segHdrSize:], 3)
+			binary.LittleEndian.PutUint32(b[segHdrSize:], 3|recModule<<24)
 			return b
 		}(), []string{"rank-1.seg", "bad length"}},
 		{"newer", func() []byte {

@@ -35,9 +35,8 @@
 
 /* ---- format constants: keep in sync with segment.go ---- */
 #define SEG_MAGIC "P2PTSEG1"
-#define SEG_VERSION 1
+#define SEG_VERSION 2
 #define SEG_HDR 4096
-#define SEG_REC_BASE 112
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
 enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4 };
@@ -90,8 +89,9 @@ struct seg_hdr {
     char error[512];
 };
 
+/* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
+ * encodes it compactly into the segment (see FORMAT). */
 struct rec {
-    uint16_t len;
     uint8_t type, call, op, dtype, flag, err;
     uint32_t seq, module;
     int32_t peer, tag, comm, index;
@@ -99,9 +99,11 @@ struct rec {
     uint64_t t0, t1, pc, req, hash;
     int32_t source, stag;
     int64_t scount;
-    uint32_t nreqs, pad;
+    uint32_t nreqs;
+    uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
+    const char *path; /* module record */
+    size_t cap;
 };
-_Static_assert(sizeof(struct rec) == SEG_REC_BASE, "record base size");
 _Static_assert(sizeof(struct seg_hdr) <= SEG_HDR, "header size");
 
 /* ---- state ---- */
@@ -256,36 +258,129 @@ static int seg_grow(size_t need) {
     return 0;
 }
 
-/* rec_begin reserves a record with n trailing bytes; rec_commit publishes it. Lock held. */
-static struct rec *rec_begin(size_t extra) {
-    size_t len = SEG_REC_BASE + ((extra + 7) & ~(size_t)7);
-    if (len > 0xffff) return NULL;
-    size_t off = SEG_HDR + hdr->used;
-    if (off + len > seg_cap && seg_grow(off + len) != 0) return NULL;
-    struct rec *r = (struct rec *)(seg_map + off);
-    memset(r, 0, len);
-    r->len = (uint16_t)len;
+/* modules seen, by id - 1 (see module_of) */
+#define NMOD 64
+static struct { uintptr_t base; } mods[NMOD];
+static int nmods;
+
+/* Records being built: a few slots, because building one can start another
+ * (a module or communicator seen for the first time while a post is built). */
+#define NSLOTS 4
+static struct rec slots[NSLOTS];
+static int nslots;
+static uint64_t last_t; /* time of the previous record's t0/t1, for deltas */
+
+/* rec_begin starts a record with room for nreqs trailer entries. Lock held. */
+static struct rec *rec_begin(size_t nreqs) {
+    if (nslots == NSLOTS) return NULL;
+    struct rec *r = &slots[nslots];
+    if (nreqs > r->cap) {
+        uint64_t *q = realloc(r->reqs, sizeof *q * nreqs);
+        if (!q) return NULL;
+        r->reqs = q;
+        r->cap = nreqs;
+    }
+    uint64_t *q = r->reqs;
+    size_t cap = r->cap;
+    memset(r, 0, sizeof *r);
+    r->reqs = q;
+    r->cap = cap;
+    nslots++;
     return r;
 }
-static inline void rec_commit(struct rec *r) {
-    uint64_t used = hdr->used + r->len;
+
+static inline uint8_t *put_uv(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) { *p++ = (uint8_t)v | 0x80; v >>= 7; }
+    *p++ = (uint8_t)v;
+    return p;
+}
+static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* rec_commit encodes r at the end of the record area and publishes it by
+ * advancing hdr->used; then releases the slot. Lock held. */
+static void rec_commit(struct rec *r) {
+    size_t plen = r->path ? strlen(r->path) : 0;
+    size_t max = 4 + 1 + 5 + 22 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10;
+    size_t off = SEG_HDR + hdr->used;
+    nslots--;
+    if (max >= (1u << 24)) return;
+    if (off + max > seg_cap && seg_grow(off + max) != 0) return;
+    uint8_t *p0 = (uint8_t *)seg_map + off, *p = p0 + 4;
+    *p++ = r->call;
+    uint64_t pcoff = 0;
+    if (r->pc && r->module && r->type != R_MODULE) pcoff = r->pc - (uint64_t)mods[r->module - 1].base;
+    else pcoff = r->pc;
+    int64_t d0 = r->t0 ? (int64_t)(r->t0 - last_t) : 0;
+    int64_t d1 = r->t1 ? (int64_t)(r->t1 - (r->t0 ? r->t0 : last_t)) : 0;
+    uint32_t mask = 0;
+    if (r->op) mask |= 1u << 0;
+    if (r->dtype) mask |= 1u << 1;
+    if (r->flag) mask |= 1u << 2;
+    if (r->err) mask |= 1u << 3;
+    if (r->type != R_POST && r->seq) mask |= 1u << 4;
+    if (r->module) mask |= 1u << 5;
+    if (r->peer) mask |= 1u << 6;
+    if (r->tag) mask |= 1u << 7;
+    if (r->comm) mask |= 1u << 8;
+    if (r->index) mask |= 1u << 9;
+    if (r->count) mask |= 1u << 10;
+    if (r->bytes) mask |= 1u << 11;
+    if (r->t0) mask |= 1u << 12;
+    if (r->t1) mask |= 1u << 13;
+    if (pcoff) mask |= 1u << 14;
+    if (r->req) mask |= 1u << 15;
+    if (r->hash) mask |= 1u << 16;
+    if (r->source) mask |= 1u << 17;
+    if (r->stag) mask |= 1u << 18;
+    if (r->scount) mask |= 1u << 19;
+    if (r->nreqs) mask |= 1u << 20;
+    if (plen) mask |= 1u << 21;
+    p = put_uv(p, mask);
+    if (r->op) *p++ = r->op;
+    if (r->dtype) *p++ = r->dtype;
+    if (r->flag) *p++ = 1;
+    if (r->err) *p++ = r->err;
+    if (mask & (1u << 4)) p = put_uv(p, r->seq);
+    if (r->module) p = put_uv(p, r->module);
+    if (r->peer) p = put_uv(p, zz(r->peer));
+    if (r->tag) p = put_uv(p, zz(r->tag));
+    if (r->comm) p = put_uv(p, zz(r->comm));
+    if (r->index) p = put_uv(p, zz(r->index));
+    if (r->count) p = put_uv(p, zz(r->count));
+    if (r->bytes) p = put_uv(p, zz(r->bytes));
+    if (r->t0) p = put_uv(p, zz(d0));
+    if (r->t1) p = put_uv(p, zz(d1));
+    if (pcoff) p = put_uv(p, pcoff);
+    if (r->req) p = put_uv(p, r->req);
+    if (r->hash) { memcpy(p, &r->hash, 8); p += 8; }
+    if (r->source) p = put_uv(p, zz(r->source));
+    if (r->stag) p = put_uv(p, zz(r->stag));
+    if (r->scount) p = put_uv(p, zz(r->scount));
+    if (r->nreqs) {
+        p = put_uv(p, r->nreqs);
+        uint64_t prev = 0;
+        for (uint32_t i = 0; i < r->nreqs; i++) { p = put_uv(p, zz((int64_t)(r->reqs[i] - prev))); prev = r->reqs[i]; }
+    }
+    if (plen) { p = put_uv(p, plen); memcpy(p, r->path, plen); p += plen; }
+    if (r->t1) last_t = r->t1;
+    else if (r->t0) last_t = r->t0;
+    uint32_t len = (uint32_t)(p - p0);
+    uint32_t w = len | ((uint32_t)r->type << 24);
+    memcpy(p0, &w, 4);
+    uint64_t used = hdr->used + len;
     __atomic_store_n(&hdr->used, used, __ATOMIC_RELEASE);
     /* Warm the cache lines the next records go to: the first write to fresh
      * memory otherwise stalls the next call for a memory round trip. */
     size_t next = SEG_HDR + used;
-    if (next + 512 <= seg_cap) {
+    if (next + 256 <= seg_cap) {
         __builtin_prefetch(seg_map + next, 1, 3);
         __builtin_prefetch(seg_map + next + 64, 1, 3);
         __builtin_prefetch(seg_map + next + 128, 1, 3);
         __builtin_prefetch(seg_map + next + 192, 1, 3);
-        __builtin_prefetch(seg_map + next + 448, 1, 3);
     }
 }
 
 /* ---- modules (call sites) ---- */
-#define NMOD 64
-static struct { uintptr_t base; } mods[NMOD];
-static int nmods;
 #define PCC 1024
 static struct { uintptr_t pc; uint32_t mod; } pccache[PCC];
 
@@ -304,13 +399,11 @@ static uint32_t module_of(uintptr_t pc) {
                 ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
                 path[n > 0 ? n : 0] = 0;
             }
-            size_t pl = strlen(path);
-            struct rec *r = rec_begin(pl + 1);
+            struct rec *r = rec_begin(0);
             if (r) {
                 mods[nmods].base = base;
                 id = ++nmods;
-                r->type = R_MODULE; r->module = id; r->pc = base; r->count = (int64_t)pl;
-                memcpy((char *)r + SEG_REC_BASE, path, pl + 1);
+                r->type = R_MODULE; r->module = id; r->pc = base; r->path = path;
                 rec_commit(r);
             }
         }
@@ -355,16 +448,20 @@ static struct comm *comm_add(MPI_Comm h, int id, int parent) {
         PMPI_Group_free(&wg);
         free(in);
     }
+    if (id < 0) { /* made by a call the shim does not intercept: an id from its world ranks */
+        uint64_t x = 0xcbf29ce484222325ULL;
+        for (int i = 0; i < c->size; i++) x = (x ^ (uint32_t)(c->world ? c->world[i] : i)) * 0x100000001b3ULL;
+        c->id = id = comm_id_of((int)mix32(x), 0, -3);
+    }
     if (ncomms == capcomms) {
         capcomms = capcomms ? capcomms * 2 : 16;
         comms = realloc(comms, sizeof *comms * capcomms);
     }
     comms[ncomms++] = c;
-    struct rec *r = rec_begin(sizeof(uint64_t) * c->size);
+    struct rec *r = rec_begin(c->size);
     if (r) {
         r->type = R_COMM; r->comm = id; r->peer = parent; r->count = c->size; r->nreqs = c->size;
-        uint64_t *w = (uint64_t *)((char *)r + SEG_REC_BASE);
-        for (int i = 0; i < c->size; i++) w[i] = c->world ? (uint64_t)(int64_t)c->world[i] : (uint64_t)i;
+        for (int i = 0; i < c->size; i++) r->reqs[i] = c->world ? (uint64_t)(int64_t)c->world[i] : (uint64_t)i;
         rec_commit(r);
     }
     return c;
@@ -379,18 +476,7 @@ static struct comm *comm_get(MPI_Comm h) {
         if (comms[i]->h == h) return comms[i];
     int sz = 0;
     if (PMPI_Comm_size(h, &sz) != MPI_SUCCESS) return NULL;
-    struct comm *c = comm_add(h, 0, -1);
-    if (!c) return NULL;
-    uint64_t x = 0xcbf29ce484222325ULL;
-    for (int i = 0; i < c->size; i++) x = (x ^ (uint32_t)c->world[i]) * 0x100000001b3ULL;
-    c->id = comm_id_of((int)mix32(x), 0, -3);
-    /* rewrite the id of the record comm_add just wrote */
-    size_t rl = SEG_REC_BASE + sizeof(uint64_t) * (size_t)c->size;
-    if (hdr->used >= rl) {
-        struct rec *r = (struct rec *)(seg_map + SEG_HDR + hdr->used - rl);
-        if (r->type == R_COMM && r->comm == 0 && r->len == rl) r->comm = c->id;
-    }
-    return c;
+    return comm_add(h, -1, -1);
 }
 
 static inline int xlate(struct comm *c, int r) {
@@ -508,20 +594,20 @@ static inline void set_state(uint32_t s) { __atomic_store_n(&hdr->state, s, __AT
 static inline void count_call(void) { __atomic_fetch_add(&hdr->calls, 1, __ATOMIC_RELAXED); }
 
 static struct rec *post(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, size_t nreqs) {
-    struct rec *r = rec_begin(nreqs * 8);
+    struct rec *r = rec_begin(nreqs);
     if (!r) return NULL;
     r->type = R_POST; r->call = call; r->op = op; r->seq = next_seq++;
     r->pc = pc; r->module = mod; r->t0 = t0; r->nreqs = (uint32_t)nreqs;
     return r;
 }
 static struct rec *done(int call, uint32_t seq, size_t nreqs) {
-    struct rec *r = rec_begin(nreqs * 8);
+    struct rec *r = rec_begin(nreqs);
     if (!r) return NULL;
     r->type = R_DONE; r->call = call; r->seq = seq; r->t1 = tnow(); r->nreqs = (uint32_t)nreqs;
     r->source = -1; r->stag = -1;
     return r;
 }
-static inline uint64_t *rec_reqs(struct rec *r) { return (uint64_t *)((char *)r + SEG_REC_BASE); }
+static inline uint64_t *rec_reqs(struct rec *r) { return r->reqs; }
 
 static void set_envelope(struct rec *r, struct comm *c, int peer, int tag, int count, MPI_Datatype dt) {
     int ts = 0;
