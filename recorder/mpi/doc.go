@@ -61,16 +61,17 @@
 //
 // # FORMAT
 //
-// Segment format version 1. A segment is one file per world rank, written by
-// that rank only, through a shared mmap of the file (grown with ftruncate in
-// doubling chunks, at most 64 MiB at a time, and remapped): a rank killed with
-// SIGKILL loses nothing it recorded, and other processes read the live header
-// while the job runs. All integers are little endian.
+// Segment format version 2. A segment is one file per world rank, written by
+// that rank only, through a shared mmap of the file (grown with ftruncate,
+// doubling up to 64 MiB at a time, remapped, and prefaulted in bulk with
+// MADV_POPULATE_WRITE): a rank killed with SIGKILL loses nothing it
+// recorded, and other processes read the live header while the job runs.
+// All integers are little endian.
 //
 // Header, 4096 bytes at offset 0 (updated in place while the rank runs):
 //
 //	  0 [8]byte magic "P2PTSEG1" (written last at init: zero until the header is valid)
-//	  8 u32 version (1)          12 u32 header size (4096)
+//	  8 u32 version (2)          12 u32 header size (4096)
 //	 16 i32 world rank           20 i32 world size          24 i32 pid
 //	 28 u32 state (RankState: 1 running, 2 blocked, 3 finalized, 4 aborted, 5 errored)
 //	 32 u64 calls intercepted so far
@@ -81,43 +82,54 @@
 //	        btl_vader_eager_limit), 0 if unknown
 //	 80 u32 hash mode (0 full, 1 sample, 2 off)
 //	 84 u32 current call (the call in progress, or the last one; codes below)
-//	 88 u64 its pc               96 u32 its module id      100 u32 thread level
+//	 88 u64 its pc (absolute)    96 u32 its module id      100 u32 thread level
 //	104 i32 MPI error class     108 u32 call of the error or abort
 //	112 u64 its pc              120 u32 its module id
 //	128 [256]byte MPI library version, first line, NUL terminated
 //	384 [512]byte error text (MPI_Error_string, or the MPI_Abort code), NUL terminated
 //
-// Records follow the header, each a 112-byte base plus a trailer, 8-byte
-// aligned. A record is written in place and then published by advancing
-// "used", so a reader never sees half a record:
+// Records follow the header back to back. A record is encoded in place and
+// then published by advancing "used", so a reader never sees half of one:
 //
-//	  0 u16 total length         2 u8 type (1 post, 2 done, 3 module, 4 comm)
-//	  3 u8 call code             4 u8 trace.Op (0: decided by the merge)
-//	  5 u8 trace.Dtype           6 u8 flag                  7 u8 error
-//	  8 u32 seq                 12 u32 module id
-//	 16 i32 peer (world rank; -1 any source, -2 MPI_PROC_NULL)
-//	 20 i32 tag (-1 any)        24 i32 communicator id     28 i32 index
-//	 32 i64 count               40 i64 bytes
-//	 48 u64 t0: entry, ns since start (monotonic)
-//	 56 u64 t1: return, ns since start (0 if not known)
-//	 64 u64 pc                  72 u64 request id          80 u64 hash
-//	 88 i32 status source (world rank)   92 i32 status tag  96 i64 status count
-//	104 u32 n: trailer entries 108 u32 reserved
-//	112 trailer: n u64 (request ids, or the world ranks of a comm record),
-//	    or the NUL-terminated path of a module record
+//	u32  length of the whole record (low 24 bits) | type << 24
+//	     (type 1 post, 2 done, 3 module, 4 comm)
+//	u8   call code
+//	uvarint mask: bit i set when field i is present (nonzero)
+//	the present fields, in bit order
 //
-// Post records are a rank's calls in program order; seq counts them from 0. A
-// blocking call writes its post at entry (so a rank that hangs keeps a post
-// without a done); a nonblocking one (Isend, Irecv, Start, Iprobe) writes it
-// at return, with t1 and the new request id. Done records name the post they
-// complete by seq: a blocking call's return, and the completion of a request
-// seen inside a Wait/Test family call (written before that call's own done).
-// Sendrecv writes two posts (op Sendrecv, then op Recv). Waitsome, Testany
-// and Testsome write op 0 and list in their done record's trailer the
-// requests that completed. A module record (id, load base in pc, path) comes
-// before the first record that uses its id; a comm record (id, parent id in
-// peer, size in count, world ranks in the trailer) when a communicator is
-// created.
+// Fields (zz: zigzag-mapped signed value, then uvarint; u8: one byte):
+//
+//	 0 op u8 (trace.Op; absent: decided by the merge)
+//	 1 dtype u8 (trace.Dtype)    2 flag u8    3 error u8
+//	 4 seq uvarint (done records: the post they complete; posts are
+//	   numbered 0, 1, 2... in record order and never carry it)
+//	 5 module uvarint            6 peer zz (world rank; -1 any source,
+//	   -2 MPI_PROC_NULL)          7 tag zz (-1 any)        8 comm zz
+//	 9 index zz                 10 count zz               11 bytes zz
+//	12 t0 zz: entry time (ns since start, monotonic) minus the previous
+//	   record's last time (t1 if it had one, else t0)
+//	13 t1 zz: return time minus t0 when t0 is present, else minus that
+//	   previous time
+//	14 pc uvarint: the return address minus the load base of the module
+//	   (module records: the load base itself)
+//	15 req uvarint (a request id)   16 hash: 8 bytes
+//	17 status source zz (world rank)  18 status tag zz  19 status count zz
+//	20 trailer: uvarint n, then n zz deltas (each from the previous value,
+//	   the first from 0): request ids, or the world ranks of a comm record
+//	21 path: uvarint n, then n bytes (module records)
+//
+// A post record is a rank's call in program order. A blocking call writes
+// its post at entry (so a rank that hangs keeps a post without a done); a
+// nonblocking one (Isend, Irecv, Start, Iprobe) writes it at return, with t1
+// and the new request id. Done records name the post they complete: a
+// blocking call's return, and the completion of a request seen inside a
+// Wait/Test family call (written before that call's own done). Sendrecv
+// writes two posts (op Sendrecv, then op Recv). Waitsome, Testany and
+// Testsome write no op and list in their done record's trailer the requests
+// that completed. A module record (id, load base, path) comes before the
+// first record that uses its id; a comm record (id, parent id in peer, size
+// in count, world ranks in the trailer) when a communicator is created.
+// An Iprobe that found nothing takes about 32 bytes (post and done).
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,
