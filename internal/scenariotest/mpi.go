@@ -463,6 +463,15 @@ type MPIRunResult struct {
 func RunMPI(t testing.TB, root, bin string, s MPIScenario, timeout time.Duration) MPIRunResult {
 	t.Helper()
 	RequireMPIRun(t)
+	r, err := runMPI(root, bin, s, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runMPI is RunMPI without the testing.TB, safe to call from any goroutine.
+func runMPI(root, bin string, s MPIScenario, timeout time.Duration) (MPIRunResult, error) {
 	argv := MPIRunArgs(bin, s)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -481,17 +490,17 @@ func RunMPI(t testing.TB, root, bin string, s MPIScenario, timeout time.Duration
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", strings.Join(argv, " "), err)
+		return MPIRunResult{}, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
 	}
 	err := cmd.Wait()
 	res := MPIRunResult{Elapsed: time.Since(start), TimedOut: ctx.Err() != nil}
 	killSession(cmd.Process.Pid)
 	if cmd.ProcessState == nil {
-		t.Fatalf("%s: %v", strings.Join(argv, " "), err)
+		return res, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
 	}
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
 	res.Code = cmd.ProcessState.ExitCode()
-	return res
+	return res, nil
 }
 
 // killSession sends SIGKILL to every process of session sid (started by

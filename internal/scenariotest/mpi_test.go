@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -212,6 +213,7 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 	bin := sharedMPIBuild(t, root)
 	hangs := os.Getenv("MPI_PLAIN_HANGS") == "1"
 	results := make([]MPIRunResult, len(MPIScenarios))
+	errs := make([]error, len(MPIScenarios))
 	sem := make(chan struct{}, plainJobs)
 	var wg sync.WaitGroup
 	for i, s := range MPIScenarios {
@@ -227,7 +229,7 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = RunMPI(t, root, bin, s, timeout)
+			results[i], errs[i] = runMPI(root, bin, s, timeout)
 		}()
 	}
 	wg.Wait()
@@ -236,6 +238,9 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 		t.Run(s.ID(), func(t *testing.T) {
 			if s.Plain == PlainHang && !hangs {
 				t.Skip("hangs under plain mpirun; set MPI_PLAIN_HANGS=1 to check that it does")
+			}
+			if errs[i] != nil {
+				t.Fatal(errs[i])
 			}
 			t.Logf("%s: exit %d after %v", strings.Join(MPIRunArgs("", s)[4:], " "), r.Code, r.Elapsed.Round(time.Millisecond))
 			ok := r.Code == 0 && !r.TimedOut && hasLinePrefix(r.Stdout, s.Name+": ok")
@@ -266,4 +271,56 @@ func hasLinePrefix(text, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestRunMPIEndsHungJob runs a job that hangs (recv-recv) into a short
+// timeout and checks that no process of it is left: the ranks run in process
+// groups of their own, so this is the session sweep at work.
+func TestRunMPIEndsHungJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mpirun; skipped with -short")
+	}
+	RequireMPIRun(t)
+	root := ModuleRoot(t)
+	bin := sharedMPIBuild(t, root)
+	i := slices.IndexFunc(MPIScenarios, func(s MPIScenario) bool { return s.Name == "recv-recv" })
+	r := RunMPI(t, root, bin, MPIScenarios[i], 2*time.Second)
+	if !r.TimedOut {
+		t.Fatalf("recv-recv ended by itself: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	prog := filepath.Join(bin, "recv-recv")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesRunning(prog)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the hung job still running: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesRunning lists the pids (not zombies) whose command line starts with prog.
+func processesRunning(prog string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(cmdline), prog+"\x00") {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if j := strings.LastIndexByte(string(stat), ')'); j >= 0 && strings.HasPrefix(string(stat[j+1:]), " Z") {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }
