@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
@@ -98,10 +99,11 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	cmd := exec.Command(launcher, args...)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
 	cmd.Env = launcherEnv()
-	// The job gets a process group of its own, so that ending it reaches
-	// every rank the launcher started, and signals to p2ptrace's group
-	// (a terminal's ^C) are forwarded once, by us.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The job gets a session of its own: Open MPI puts each rank in a
+	// process group of its own, but they stay in the launcher's session, so
+	// ending the session reaches every local rank. Signals to p2ptrace's
+	// group (a terminal's ^C) are forwarded once, by us.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
@@ -332,14 +334,15 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
 	return quiet && blocked > 0, changed
 }
 
-// signal sends s to the job's process group.
+// signal sends s to the launcher, which passes SIGINT and SIGTERM on to
+// every rank, also on other hosts.
 func (j *mpiJob) signal(s syscall.Signal) {
-	_ = syscall.Kill(-j.cmd.Process.Pid, s)
+	_ = j.cmd.Process.Signal(s)
 }
 
-// end stops the job: SIGTERM to its process group (mpirun passes it on to
-// every rank, also on other hosts), SIGKILL if it is still there after a grace
-// period. It returns the launcher's exit error.
+// end stops the job: SIGTERM to the launcher, and after a grace period
+// SIGKILL to every process of its session. It returns the launcher's exit
+// error.
 func (j *mpiJob) end(done <-chan error) error {
 	j.signal(syscall.SIGTERM)
 	select {
@@ -347,53 +350,37 @@ func (j *mpiJob) end(done <-chan error) error {
 		return err
 	case <-time.After(3 * time.Second):
 	}
-	j.signal(syscall.SIGKILL)
+	proc.KillSession(j.cmd.Process.Pid)
 	return <-done
 }
 
-// reap makes sure no rank outlives the launcher: ranks that left the job's
-// process group or survived their launcher are killed.
+// reap makes sure no local rank outlives the launcher: what is left of its
+// session, and the ranks whose segments name them (in case one left the
+// session), are killed, and reap waits until they are gone.
 func (j *mpiJob) reap() {
-	_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
+	proc.KillSession(j.cmd.Process.Pid)
 	for r := range j.ranks {
 		if st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r)); err == nil && st.PID > 0 {
 			j.pids[st.PID] = true
 		}
 	}
-	for pid := range j.pids {
-		if pid > 1 && pid != os.Getpid() && alive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+	self := os.Getpid()
+	left := func() bool {
+		n := len(proc.Session(j.cmd.Process.Pid))
+		for pid := range j.pids {
+			if pid > 1 && pid != self && proc.Running(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				n++
+			}
 		}
+		return n > 0
 	}
 	// SIGKILL is asynchronous: wait (briefly) until every rank is gone, so
 	// that when RecordMPI returns no process of the job is left.
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		left := false
-		for pid := range j.pids {
-			if pid > 1 && pid != os.Getpid() && alive(pid) {
-				left = true
-			}
-		}
-		if !left {
-			return
-		}
+	for deadline := time.Now().Add(2 * time.Second); left() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		proc.KillSession(j.cmd.Process.Pid)
 	}
-}
-
-// alive reports whether pid runs (and is not a zombie of someone else's).
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no /proc: trust kill(0)
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }
 
 // annotate writes what the run showed into the trace's header message:

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/internal/mpitest"
+	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/recorder"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -108,7 +108,7 @@ func TestRecordMPIHangEndsJobAndNamesCycle(t *testing.T) {
 		if st.PID <= 0 {
 			t.Fatalf("rank %d: no pid in its segment", r)
 		}
-		if running(st.PID) {
+		if proc.Running(st.PID) {
 			t.Errorf("rank %d (pid %d) still runs after the job was ended", r, st.PID)
 		}
 	}
@@ -199,19 +199,4 @@ func TestRecordMPINotAnMPIProgram(t *testing.T) {
 	if !errors.Is(err, recorder.ErrNoCalls) || !strings.Contains(err.Error(), "MPI program") {
 		t.Fatalf("err = %v; want ErrNoCalls saying it must be an MPI program", err)
 	}
-}
-
-// running reports whether pid is a live process: it exists and is not a
-// zombie waiting for its (new) parent to reap it.
-func running(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

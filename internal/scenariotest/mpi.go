@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/proc"
 )
 
 // Trace statuses of a recording (recorder/trace.Status).
@@ -494,39 +496,11 @@ func runMPI(root, bin string, s MPIScenario, timeout time.Duration) (MPIRunResul
 	}
 	err := cmd.Wait()
 	res := MPIRunResult{Elapsed: time.Since(start), TimedOut: ctx.Err() != nil}
-	killSession(cmd.Process.Pid)
+	proc.KillSession(cmd.Process.Pid)
 	if cmd.ProcessState == nil {
 		return res, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
 	}
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
 	res.Code = cmd.ProcessState.ExitCode()
 	return res, nil
-}
-
-// killSession sends SIGKILL to every process of session sid (started by
-// RunMPI with Setsid, so sid is mpirun's pid).
-func killSession(sid int) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp session ...; comm may hold spaces.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) >= 4 && f[3] == strconv.Itoa(sid) && f[0] != "Z" {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
 }
