@@ -59,6 +59,32 @@
 // block, so MPI_THREAD_MULTIPLE programs are recorded correctly, serialized
 // only around the bookkeeping.
 //
+// # Merge
+//
+// Merge maps the MPI calls to the trace ops the replay driver knows, so a
+// merged trace replays without driver changes wherever possible: blocking and
+// nonblocking sends and receives to their ops; Sendrecv and
+// Sendrecv_replace to OpSendrecv + OpRecv (as package gpu); a persistent
+// Start to OpIsend/OpIssend/OpIbsend/OpIrsend/OpIrecv with a fresh Req
+// (Send_init and Recv_init alone are not ops); Wait, Waitall, Test, Testall
+// to their ops; Waitany to OpWaitany over the request that completed
+// (Index 0), and Waitsome to OpWaitall over the requests that completed, so
+// the replay follows the recorded control flow (a rank that hung inside
+// either keeps OpWaitany over every candidate); Testany and Testsome to
+// OpTest (one request) or OpTestall, over the completed requests when the
+// call found some (Flag true), else over the candidates (Flag false);
+// Request_free of an active request to OpFree (of an inactive persistent
+// one: nothing); Barrier to OpBarrier with Comm and Count = the size of the
+// communicator; Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
+// Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
+// over 1 us between a rank's calls becomes an OpCompute of that duration.
+//
+// MatchRank/MatchSeq are filled offline: a receive with actual source s and
+// tag t on communicator c took the earliest not yet taken send of s to this
+// rank on c with tag t, receives taken in post order; the send gets its
+// receiver. Virtual times are the recorded wall times (ns since the run's
+// start, the earliest rank's MPI_Init).
+//
 // # FORMAT
 //
 // Segment format version 2. A segment is one file per world rank, written by

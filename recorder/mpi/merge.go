@@ -326,6 +326,11 @@ func prepare(s *segment) (*rankData, error) {
 			if p.Req != 0 {
 				nullReq[p.Req] = true
 			}
+		case p.Call == callWaitany && d != nil && d.Index >= 0 && int(d.Index) < len(p.Reqs):
+			// The replay follows the recorded control flow: it waits for the
+			// request that completed (Index 0 of Reqs), not for whichever of
+			// the candidates its own schedule completes first.
+			reqs = dropNull(p.Reqs[d.Index:d.Index+1], nullReq)
 		case p.Call == callWaitsome:
 			if d != nil {
 				reqs = dropNull(d.Reqs, nullReq)
@@ -490,7 +495,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 					ev.Source, ev.StatusTag, ev.StatusCnt = r.Source, r.StatTag, r.SCount
 				}
 			case op == trace.OpWaitany:
-				ev.Index = r.Index
+				ev.Index = 0 // Reqs holds the completed request alone (see prepare)
 			}
 			w.Append(&ev)
 			n++
