@@ -159,3 +159,47 @@ func TestMergeCalls(t *testing.T) {
 		t.Errorf("Waitany %+v / %+v", wa.post, wa.done)
 	}
 }
+
+const waitanyC = `#include <mpi.h>
+int main(int argc, char **argv) {
+    int rank, v[2], idx, k;
+    MPI_Request r[2];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        MPI_Irecv(&v[0], 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &r[0]);
+        MPI_Irecv(&v[1], 1, MPI_INT, 2, 0, MPI_COMM_WORLD, &r[1]);
+        for (k = 0; k < 2; k++) MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Send(&rank, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
+`
+
+// TestMergeWaitany: each Waitany becomes OpWaitany over the request that
+// completed, so the replay waits for what the program got.
+func TestMergeWaitany(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "waitany", waitanyC)
+	segdir := runMPI(t, 3, bin, false)
+	out := filepath.Join(dir, "waitany.p2ptrace")
+	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, rk, _ := loadTrace(t, out)
+	if got := ops(rk[0]); got != "Irecv Irecv Waitany Waitany Finalize" {
+		t.Fatalf("ops %q", got)
+	}
+	w1, w2 := rk[0][2], rk[0][3]
+	if len(w1.post.Reqs) != 1 || len(w2.post.Reqs) != 1 || w1.post.Reqs[0] == w2.post.Reqs[0] || w1.done.Index != 0 || w2.done.Index != 0 {
+		t.Errorf("waitanys %+v / %+v", w1.post, w2.post)
+	}
+	for _, w := range []op{w1, w2} {
+		q := w.post.Reqs[0]
+		if q != rk[0][0].post.Req && q != rk[0][1].post.Req {
+			t.Errorf("Waitany of unknown request %d", q)
+		}
+	}
+}
