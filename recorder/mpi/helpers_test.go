@@ -99,3 +99,10 @@ func runMPI(t testing.TB, n int, bin string, wantFail bool, extraEnv ...string) 
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func writeFile(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
