@@ -779,6 +779,12 @@ int MPI_Finalize(void) {
     hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     set_state(ST_FINALIZED);
     active = 0;
+    /* Give back the unused, prefaulted tail (nothing writes past "used" any more). */
+    size_t keep = (SEG_HDR + hdr->used + 4095) & ~(size_t)4095;
+    if (keep < seg_cap && ftruncate(seg_fd, keep) == 0) {
+        munmap(seg_map + keep, seg_cap - keep);
+        seg_cap = keep;
+    }
     unlock();
     return rc;
 }
