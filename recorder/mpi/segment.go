@@ -386,6 +386,16 @@ func decodeSegment(b []byte) (*segment, error) {
 		return nil, fmt.Errorf("%w: header says %d bytes of records, the file holds %d", ErrSegment, h.Used, len(area))
 	}
 	area = area[:h.Used]
+	// Count the records first, so that the slice is allocated once, exactly.
+	count := 0
+	for off := 0; off+4 <= len(area); count++ {
+		n := int(binary.LittleEndian.Uint32(area[off:]) & (1<<24 - 1))
+		if n < 6 {
+			break // reported below
+		}
+		off += n
+	}
+	s.recs = make([]record, 0, count)
 	var seq uint32
 	var lastT uint64
 	bases := map[uint32]uint64{}
