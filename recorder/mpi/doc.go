@@ -105,7 +105,9 @@
 //
 // Header, 4096 bytes at offset 0 (updated in place while the rank runs):
 //
-//	  0 [8]byte magic "P2PTSEG1" (written last at init: zero until the header is valid)
+//	  0 [8]byte magic "P2PTSEG1" (written once rank, size, pid and state are:
+//	        zero before; Merge takes such a segment as a rank that ended inside
+//	        MPI_Init, ReadLiveState as one not created yet)
 //	  8 u32 version (2)          12 u32 header size (4096)
 //	 16 i32 world rank           20 i32 world size          24 i32 pid
 //	 28 u32 state (RankState: 1 running, 2 blocked, 3 finalized, 4 aborted, 5 errored)

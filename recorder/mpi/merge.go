@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,6 +82,12 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			continue
 		}
 		s, err := readSegment(filepath.Join(dir, e.Name()))
+		if errors.Is(err, errUninitialized) {
+			// Killed inside MPI_Init (another rank aborted early): a rank
+			// without calls, not a damaged file.
+			s = &segment{path: filepath.Join(dir, e.Name()), hdr: segHeader{Rank: int32(n), State: StateRunning}, uninit: true}
+			err = nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
@@ -94,10 +101,21 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	}
 	size := -1
 	for _, s := range segs {
+		if s.uninit {
+			continue
+		}
 		if size >= 0 && int(s.hdr.Size) != size {
 			return nil, fmt.Errorf("merge: segments of %s disagree on the world size (%d and %d)", dir, size, s.hdr.Size)
 		}
 		size = int(s.hdr.Size)
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("merge: no rank of %s got past MPI_Init (every segment's header is unwritten)", dir)
+	}
+	for _, s := range segs {
+		if s.uninit {
+			s.hdr.Size = int32(size)
+		}
 	}
 	var missing []string
 	for r := range size {
@@ -117,8 +135,13 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	ranks := make([]*rankData, size)
 	start := int64(0)
 	for r := range size {
-		if s := segs[r].hdr.StartUnix; r == 0 || s < start {
+		if s := segs[r].hdr.StartUnix; s != 0 && (start == 0 || s < start) {
 			start = s
+		}
+	}
+	for r := range size {
+		if segs[r].uninit {
+			segs[r].hdr.StartUnix = start
 		}
 	}
 	for r := range size {
@@ -135,7 +158,12 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	sites := newSiteResolver(cwd)
 	defer sites.close()
 
-	h0 := segs[0].hdr
+	var h0 segHeader
+	for r := size - 1; r >= 0; r-- {
+		if !segs[r].uninit {
+			h0 = segs[r].hdr // the lowest initialized rank's
+		}
+	}
 	hdr := trace.Header{
 		Command:       o.Command,
 		WorldSize:     size,
@@ -205,6 +233,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		h := rd.seg.hdr
 		re := RankEnd{Rank: r, State: h.State}
 		switch h.State {
+		case StateRunning:
+			if rd.seg.uninit {
+				re.Error = "ended inside MPI_Init (its segment header was never written)"
+			}
 		case StateBlocked:
 			re.Blocked = callName(h.CurCall)
 			re.Site = siteText(rd, h.CurModule, h.CurPC)

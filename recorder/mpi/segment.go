@@ -143,6 +143,10 @@ func SegmentPath(dir string, rank int) string {
 // ErrSegment is wrapped by every error about a damaged or foreign segment.
 var ErrSegment = errors.New("not a valid p2ptrace MPI segment")
 
+// errUninitialized is a segment the rank created but whose header it never
+// finished (it was killed inside MPI_Init): the magic is written last.
+var errUninitialized = fmt.Errorf("%w: header never written (the rank ended inside MPI_Init)", ErrSegment)
+
 // segHeader is the decoded fixed header of a segment.
 type segHeader struct {
 	Version    uint32
@@ -182,6 +186,9 @@ func parseHeader(b []byte) (segHeader, error) {
 		return h, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrSegment, len(b), segHdrSize)
 	}
 	if string(b[:8]) != segMagic {
+		if bytes.Equal(b[:8], make([]byte, 8)) {
+			return h, errUninitialized
+		}
 		return h, fmt.Errorf("%w: bad magic %q", ErrSegment, b[:8])
 	}
 	le := binary.LittleEndian
@@ -281,9 +288,10 @@ type record struct {
 
 // segment is a whole decoded segment.
 type segment struct {
-	path string
-	hdr  segHeader
-	recs []record
+	path   string
+	hdr    segHeader
+	recs   []record
+	uninit bool // created, but the rank ended before writing the header
 }
 
 // maxSegment bounds the record area the decoder accepts.

@@ -726,6 +726,11 @@ static void start(int thread_level) {
     if (hm && strcmp(hm, "sample") == 0) hash_mode = HASH_SAMPLE;
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
     hdr->hash_mode = hash_mode;
+    set_state(ST_RUNNING);
+    /* The header is valid from here on (a monitor may read it; a rank killed
+     * from now on merges as a rank without calls). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(hdr->magic, SEG_MAGIC, 8);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int ll = 0;
     if (MPI_Get_library_version(lib, &ll) == MPI_SUCCESS) {
@@ -739,8 +744,6 @@ static void start(int thread_level) {
     MPI_Errhandler eh;
     if (PMPI_Comm_create_errhandler(errhandler, &eh) == MPI_SUCCESS) PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
     count_call();
-    set_state(ST_RUNNING);
-    memcpy(hdr->magic, SEG_MAGIC, 8); /* last: the header is valid from now on */
     active = 1;
 }
 
