@@ -115,8 +115,11 @@
 //	 40 u64 used: bytes of committed records after the header
 //	 48 i64 start, unix ns       56 i64 start, CLOCK_MONOTONIC ns
 //	 64 i64 end, unix ns (finalize, abort or error; 0 before)
-//	 72 i64 eager limit of the shared-memory transport (MPI_T cvar
-//	        btl_vader_eager_limit), 0 if unknown
+//	 72 i64 eager limit of the shared-memory transport: at init from
+//	        OMPI_MCA_btl_vader_eager_limit (what mpirun --mca passes), else
+//	        read at MPI_Finalize through MPI_T (cvar btl_vader_eager_limit;
+//	        MPI_T_init_thread costs Open MPI ~0.2 s, too much for MPI_Init);
+//	        0 if unknown (Merge then takes 4096 for Open MPI)
 //	 80 u32 hash mode (0 full, 1 sample, 2 off)
 //	 84 u32 current call (the call in progress, or the last one; codes below)
 //	 88 u64 its pc (absolute)    96 u32 its module id      100 u32 thread level

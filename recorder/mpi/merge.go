@@ -172,6 +172,11 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		HashMode:      o.Hash,
 		StartUnixNano: start,
 	}
+	for _, s := range segs { // ranks that ended early did not read it (see the shim's read_eager_limit)
+		if hdr.EagerLimit == 0 {
+			hdr.EagerLimit = s.hdr.Eager
+		}
+	}
 	if hdr.EagerLimit == 0 && strings.HasPrefix(hdr.Backend, "Open MPI") {
 		hdr.EagerLimit = defaultOpenMPIEager
 	}

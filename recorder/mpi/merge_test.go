@@ -151,6 +151,11 @@ func TestMergeP2P(t *testing.T) {
 		t.Errorf("header %+v", h)
 	}
 	t.Logf("backend %q eager %d", h.Backend, h.EagerLimit)
+	if seg, err := readSegment(SegmentPath(segdir, 1)); err != nil {
+		t.Fatal(err)
+	} else if strings.HasPrefix(h.Backend, "Open MPI v4") && seg.hdr.Eager != 4096 {
+		t.Errorf("segment eager limit %d, want 4096 (MPI_T btl_vader_eager_limit)", seg.hdr.Eager)
+	}
 	if got, want := ops(rk[0]), "Send Isend Wait Send Sendrecv Recv Barrier Finalize"; got != want {
 		t.Fatalf("rank 0 ops %q, want %q", got, want)
 	}

@@ -30,10 +30,15 @@ int main(int argc, char **argv) {
 func TestMergedTraceReplays(t *testing.T) {
 	dir := t.TempDir()
 	bin := compile(t, dir, "h2h", headToHeadC)
-	segdir := runMPI(t, 2, bin, false)
+	// The eager limit mpirun passes on (--mca btl_vader_eager_limit) is the trace's.
+	segdir := runMPI(t, 2, bin, false, "OMPI_MCA_btl_vader_eager_limit=8192")
 	out := filepath.Join(dir, "h2h.p2ptrace")
-	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
+	res, err := Merge(segdir, out, MergeOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Header.EagerLimit != 8192 {
+		t.Errorf("eager limit %d, want 8192", res.Header.EagerLimit)
 	}
 	tr, err := replay.OpenTrace(out)
 	if err != nil {

@@ -658,22 +658,23 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
     PMPI_Abort(comm ? *comm : MPI_COMM_WORLD, *code ? *code : 1);
 }
 
+/* read_eager_limit reads the cvar btl_vader_eager_limit through MPI_T, 0 if
+ * it is not there. MPI_T_init_thread costs a few hundred ms in Open MPI (it
+ * registers every component's variables), so it runs at MPI_Finalize only;
+ * at init the shim takes the value mpirun passes as OMPI_MCA_... (--mca). */
 static int64_t read_eager_limit(void) {
-    int prov, n = 0;
+    int prov, i = -1;
     int64_t v = 0;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS) return 0;
-    if (MPI_T_cvar_get_num(&n) == MPI_SUCCESS) {
-        for (int i = 0; i < n; i++) {
-            char name[256], desc[1024];
-            int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
-            MPI_Datatype dt;
-            MPI_T_enum en;
-            if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) != MPI_SUCCESS) continue;
-            if (strcmp(name, "btl_vader_eager_limit") != 0) continue;
-            MPI_T_cvar_handle h;
-            int cnt = 0, ts = 0;
-            if (MPI_T_cvar_handle_alloc(i, NULL, &h, &cnt) != MPI_SUCCESS) break;
-            union { int i; unsigned u; long l; unsigned long ul; long long ll; unsigned char b[64]; } val;
+    if (MPI_T_cvar_get_index("btl_vader_eager_limit", &i) == MPI_SUCCESS && i >= 0) {
+        char name[256], desc[1024];
+        int nl = sizeof name, dl = sizeof desc, verb, bind, scope, cnt = 0, ts = 0;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_T_cvar_handle h;
+        if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) == MPI_SUCCESS &&
+            MPI_T_cvar_handle_alloc(i, NULL, &h, &cnt) == MPI_SUCCESS) {
+            union { int i; unsigned u; long long ll; unsigned char b[64]; } val;
             memset(&val, 0, sizeof val);
             if (cnt == 1 && MPI_T_cvar_read(h, &val) == MPI_SUCCESS) {
                 PMPI_Type_size(dt, &ts);
@@ -683,7 +684,6 @@ static int64_t read_eager_limit(void) {
                 else if (ts == 4) v = val.i;
             }
             MPI_T_cvar_handle_free(&h);
-            break;
         }
     }
     MPI_T_finalize();
@@ -739,7 +739,8 @@ static void start(int thread_level) {
         if (nl) *nl = 0;
         snprintf(hdr->library, sizeof hdr->library, "%s", lib);
     }
-    hdr->eager = read_eager_limit();
+    const char *el = getenv("OMPI_MCA_btl_vader_eager_limit");
+    if (el && *el) hdr->eager = strtoll(el, NULL, 0);
     comm_add(MPI_COMM_WORLD, 0, -1);
     MPI_Errhandler eh;
     if (PMPI_Comm_create_errhandler(errhandler, &eh) == MPI_SUCCESS) PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
@@ -762,6 +763,14 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Finalize(void) {
     if (PASS) return PMPI_Finalize();
     uintptr_t pc = PC();
+    if (hdr->eager == 0) {
+        depth++;
+        int64_t e = read_eager_limit();
+        depth--;
+        lock();
+        hdr->eager = e;
+        unlock();
+    }
     lock();
     count_call();
     uint32_t mod = module_of(pc);
