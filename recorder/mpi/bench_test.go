@@ -44,6 +44,18 @@ int main(int argc, char **argv) {
 
 type benchResult struct{ roundtrip, iprobe float64 }
 
+// bestOf runs f n times and keeps the fastest of each measure: on a shared
+// machine the noise only ever adds time.
+func bestOf(n int, f func() benchResult) benchResult {
+	best := f()
+	for range n - 1 {
+		r := f()
+		best.roundtrip = min(best.roundtrip, r.roundtrip)
+		best.iprobe = min(best.iprobe, r.iprobe)
+	}
+	return best
+}
+
 // runBench runs the bench program once: recording (with hash mode) or not.
 func runBench(b *testing.B, bin string, record bool, hash string, iters, size int) benchResult {
 	b.Helper()
@@ -75,7 +87,7 @@ func runBench(b *testing.B, bin string, record bool, hash string, iters, size in
 }
 
 // BenchmarkShimOverhead: 8-byte ping-pong and an Iprobe loop, with and
-// without the shim. A round trip holds 4 intercepted calls on its critical
+// without the shim (each the best of 3 runs). A round trip holds 4 intercepted calls on its critical
 // path (Send and Recv on both ranks); the Iprobe loop one call each.
 //
 //	go test ./recorder/mpi/ -run XXX -bench ShimOverhead -benchtime 1x
@@ -85,8 +97,8 @@ func BenchmarkShimOverhead(b *testing.B) {
 	const iters = 100000
 	var plain, rec benchResult
 	for b.Loop() {
-		plain = runBench(b, bin, false, "", iters, 8)
-		rec = runBench(b, bin, true, "", iters, 8)
+		plain = bestOf(3, func() benchResult { return runBench(b, bin, false, "", iters, 8) })
+		rec = bestOf(3, func() benchResult { return runBench(b, bin, true, "", iters, 8) })
 	}
 	b.ReportMetric(plain.roundtrip, "ns/roundtrip-plain")
 	b.ReportMetric(rec.roundtrip, "ns/roundtrip-shim")
@@ -97,7 +109,7 @@ func BenchmarkShimOverhead(b *testing.B) {
 }
 
 // BenchmarkShimBandwidth1MiB: 1 MiB ping-pong without the shim, and with it
-// hashing full and off.
+// hashing full and off (each the best of 3 runs).
 //
 //	go test ./recorder/mpi/ -run XXX -bench ShimBandwidth -benchtime 1x
 func BenchmarkShimBandwidth1MiB(b *testing.B) {
@@ -106,9 +118,9 @@ func BenchmarkShimBandwidth1MiB(b *testing.B) {
 	const iters, size = 500, 1 << 20
 	var plain, full, off benchResult
 	for b.Loop() {
-		plain = runBench(b, bin, false, "", iters, size)
-		full = runBench(b, bin, true, "full", iters, size)
-		off = runBench(b, bin, true, "off", iters, size)
+		plain = bestOf(3, func() benchResult { return runBench(b, bin, false, "", iters, size) })
+		full = bestOf(3, func() benchResult { return runBench(b, bin, true, "full", iters, size) })
+		off = bestOf(3, func() benchResult { return runBench(b, bin, true, "off", iters, size) })
 	}
 	mbps := func(r benchResult) float64 { return 2 * size / r.roundtrip * 1e9 / 1e6 }
 	b.ReportMetric(mbps(plain), "MB/s-plain")
