@@ -60,7 +60,7 @@ enum {
     C_RECV_INIT, C_START, C_STARTALL, C_SENDRECV, C_SENDRECV_REPLACE, C_PROBE, C_IPROBE,
     C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH
 };
-static const char *call_names[] __attribute__((unused)) = {
+static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
     "MPI_Comm_dup", "MPI_Comm_split", "MPI_Comm_free", "MPI_Send", "MPI_Ssend", "MPI_Bsend",
     "MPI_Rsend", "MPI_Recv", "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend", "MPI_Irecv",
@@ -653,6 +653,10 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         clock_gettime(CLOCK_REALTIME, &ts);
         hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         set_state(ST_ERRORED);
+        /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
+        uint32_t c = hdr->err_call;
+        fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
+                c < sizeof call_names / sizeof call_names[0] ? call_names[c] : "an MPI call", text);
     }
     unlock();
     PMPI_Abort(comm ? *comm : MPI_COMM_WORLD, *code ? *code : 1);
