@@ -21,6 +21,7 @@ type resolvedSite struct {
 	Function string
 	File     string
 	Line     int
+	compDir  string // the directory the compiler ran in (DW_AT_comp_dir)
 }
 
 // moduleLines resolves addresses of one ELF module to file:line.
@@ -135,13 +136,14 @@ func (m *moduleLines) resolve(off uint64) resolvedSite {
 		var le dwarf.LineEntry
 		if err := lr.SeekPC(addr, &le); err == nil && le.File != nil {
 			s.File, s.Line = le.File.Name, le.Line
+			s.compDir, _ = cu.e.Val(dwarf.AttrCompDir).(string)
 			return s
 		}
 	}
 	return s
 }
 
-// relativeTo renders file relative to cwd when it lies under it.
+// relativeTo renders file relative to dir when it lies under it.
 func relativeTo(cwd, file string) string {
 	if file == "" || cwd == "" || !filepath.IsAbs(file) {
 		return file
@@ -170,6 +172,11 @@ func (r *siteResolver) resolve(k siteKey) resolvedSite {
 	}
 	s := m.resolve(k.off)
 	s.File = relativeTo(r.cwd, s.File)
+	if filepath.IsAbs(s.File) && s.compDir != "" {
+		// Not under the working directory: name it as the compiler did,
+		// relative to where it ran (the project's build directory).
+		s.File = relativeTo(s.compDir, s.File)
+	}
 	if s.File == "" && s.Function == "" {
 		s.Function = fmt.Sprintf("%s+%#x", filepath.Base(k.path), k.off)
 	}
