@@ -96,9 +96,13 @@
 // still change which messages a program sends when it runs under the code
 // driver; then the later decisions follow the new message sequence.)
 //
-// Plan.Injections lists the concrete injections made, in order. Fixed
-// replays any list of injections exactly, matching messages by (Src, Dst,
-// Seq); a harness shrinks a failing plan by replaying subsets of it.
+// Plan.Injections lists the concrete injections made, in order: all of
+// them up to MaxKept (4096), then the first MaxKept (Plan.Count and
+// Plan.Complete say how many there were), so a plan's memory stays bounded
+// over any number of messages; deciding stores nothing else per message.
+// Fixed replays any list of injections exactly, matching messages by (Src,
+// Dst, Seq); a harness shrinks a failing plan by replaying subsets of it
+// (when the list is complete).
 //
 // # Example
 //

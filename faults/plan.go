@@ -61,12 +61,23 @@ type specState struct {
 	amount  *rand.Rand // the delay amounts
 }
 
+// MaxKept is how many injections a Plan keeps to list (Injections). It
+// counts every injection, but keeps only the first MaxKept: what a harness
+// shrinks (replaying subsets through Fixed) and what a report names. A run
+// with more injections than that is too big to shrink by replaying subsets
+// anyway; Complete says whether the list is whole. So a plan's memory is
+// bounded whatever the number of messages (before this cap, a delay with
+// p=0.5 over 1M messages kept ~0.5M injections: ~250 B per decision
+// allocated, growing the list).
+const MaxKept = 4096
+
 // A Plan is the seeded Injector of a list of specs. Its decisions depend
 // only on the specs, the seed and the sequence of messages it is asked
 // about: the same three give the same decisions. Each spec draws from its own
 // streams, derived from (seed, its index, purpose), so appending a spec leaves
 // the decisions of the earlier ones unchanged, and the p decisions and the
-// delay amounts of one spec do not share a stream.
+// delay amounts of one spec do not share a stream. Deciding stores nothing
+// per message beyond the first MaxKept injections.
 //
 // A Plan is not safe for concurrent use; the engine asks it from one
 // goroutine.
@@ -76,7 +87,9 @@ type Plan struct {
 	sync     bool
 	mutate   bool
 	scribble bool
-	inj      []Injection
+	inj      []Injection // the first MaxKept injections
+	count    int         // all injections made
+	drops    int         // of which drops
 }
 
 // NewPlan returns the Plan of specs under seed. Specs should come from Parse
@@ -119,8 +132,19 @@ func (p *Plan) Mutate() bool { return p.mutate }
 func (p *Plan) Scribble() bool { return p.scribble }
 
 // Injections returns a copy of the injections made so far, in the order they
-// were made (message by message, and within one message by spec index).
+// were made (message by message, and within one message by spec index): all
+// of them while Complete, else the first MaxKept.
 func (p *Plan) Injections() []Injection { return append([]Injection(nil), p.inj...) }
+
+// Count is the number of injections made so far (kept or not).
+func (p *Plan) Count() int { return p.count }
+
+// Drops is the number of drops made so far (kept or not).
+func (p *Plan) Drops() int { return p.drops }
+
+// Complete reports whether Injections lists every injection made: at most
+// MaxKept were made.
+func (p *Plan) Complete() bool { return p.count == len(p.inj) }
 
 func (s Spec) selects(m Message) bool {
 	return (!s.Rank.Set || s.Rank.V == m.Src || s.Rank.V == m.Dst) &&
@@ -165,7 +189,13 @@ func (p *Plan) Message(m Message) Action {
 				in.Delay += time.Duration(st.amount.Uint64N(uint64(s.Max-s.Min) + 1))
 			}
 		}
-		p.inj = append(p.inj, in)
+		p.count++
+		if in.Drop {
+			p.drops++
+		}
+		if len(p.inj) < MaxKept {
+			p.inj = append(p.inj, in)
+		}
 		a = a.add(in)
 	}
 	return a

@@ -365,8 +365,42 @@ func BenchmarkPlanMessage(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		p.Message(ms[i%len(ms)])
-		if len(p.inj) > 1<<16 {
-			p.inj = p.inj[:0]
+	}
+}
+
+// TestPlanKeepsAtMostMaxKept: past MaxKept injections a plan counts but
+// keeps no more; its decisions are the same as ever (two plans agree), and
+// the kept ones replay through Fixed exactly as the plan decided.
+func TestPlanKeepsAtMostMaxKept(t *testing.T) {
+	ms := msgs(3 * MaxKept)
+	specs := mustParse(t, "delay:p=1", "drop:nth=all,p=0.01")
+	p1, p2 := NewPlan(specs, 5), NewPlan(specs, 5)
+	a1, a2 := run(p1, ms), run(p2, ms)
+	if !reflect.DeepEqual(a1, a2) {
+		t.Fatal("same specs and seed, different decisions")
+	}
+	inj := p1.Injections()
+	if len(inj) != MaxKept || p1.Complete() || p1.Count() < 3*MaxKept || p1.Drops() == 0 {
+		t.Fatalf("kept %d, count %d, drops %d, complete %v", len(inj), p1.Count(), p1.Drops(), p1.Complete())
+	}
+	// Messages before the one of the last kept injection have all theirs kept.
+	last := inj[len(inj)-1]
+	j := 0
+	for j < len(ms) && (ms[j].Src != last.Src || ms[j].Seq != last.Seq) {
+		j++
+	}
+	if j < MaxKept/2 {
+		t.Fatalf("the kept injections cover only %d messages", j)
+	}
+	f := Fixed(false, false, inj)
+	for i, m := range ms[:j] {
+		if got := f.Message(m); got != a1[i] {
+			t.Fatalf("message %d: Fixed(kept) %+v, plan %+v", i, got, a1[i])
 		}
+	}
+	small := NewPlan(specs, 5)
+	run(small, ms[:100])
+	if !small.Complete() || small.Count() != len(small.Injections()) {
+		t.Fatalf("a small run's list is whole: count %d, kept %d", small.Count(), len(small.Injections()))
 	}
 }

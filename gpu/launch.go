@@ -85,7 +85,7 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		return err
 	}
 	if rec == nil && cfg.sink != nil {
-		rec = newRecorder(cfg.sink, HashFull, false, sites)
+		rec = newRecorder(cfg.sink, HashFull, cfg.payloads, sites)
 		if hs, ok := cfg.sink.(interface{ SetHeader(func(*trace.Header)) }); ok {
 			hs.SetHeader(func(h *trace.Header) {
 				h.WorldSize, h.Backend, h.EagerLimit, h.Seed = ranks, "sim", cfg.eager, cfg.seed

@@ -19,6 +19,7 @@ type config struct {
 	wallTimeout time.Duration
 	observer    sim.Observer
 	sink        EventSink
+	payloads    bool // RecordPayloads
 }
 
 func defaultConfig() config {

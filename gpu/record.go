@@ -51,6 +51,10 @@ type payloadSink interface {
 // P2PTRACE_TRACE does into a file.
 func RecordTo(sink EventSink) Option { return func(c *config) { c.sink = sink } }
 
+// RecordPayloads makes RecordTo also store payloads, as P2PTRACE_PAYLOADS=1
+// does, when the sink takes them (a *trace.Writer does, size-capped).
+func RecordPayloads() Option { return func(c *config) { c.payloads = true } }
+
 // recorder is the engine Observer that turns ops into trace events.
 type recorder struct {
 	w        EventSink
@@ -172,6 +176,9 @@ func (rec *recorder) Completed(op *sim.Op) {
 			ev.HashDone = rec.hashOf(op.Data)
 			if ev.HashDone != op.HashPost {
 				rec.mutations = append(rec.mutations, op)
+				// What a receiver reading the buffer at the latest legal moment
+				// gets: with the payload at post, a report can show values.
+				rec.addPayload(ev.HashDone, op.Data)
 			}
 		}
 	case op.Kind.IsRecv() && op.Data != nil && op.Source >= 0 && op.DeliveredAtPost() && op.Matched() != nil && op.Matched().Bytes <= int64(len(op.Data)):

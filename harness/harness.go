@@ -64,11 +64,14 @@ const KindRankError = "rank-error"
 
 // Failure is one failing run.
 type Failure struct {
-	Seed      uint64
-	Plan      []string // the fault specs
-	Kinds     []string
-	Err       error
-	Minimal   []faults.Injection // the smallest set of injections that still fails
+	Seed    uint64
+	Plan    []string // the fault specs
+	Kinds   []string
+	Err     error
+	Minimal []faults.Injection // the smallest set of injections that still fails
+	// Unshrunk is the number of injections of a run with more than
+	// faults.MaxKept of them: too many to shrink (Minimal is then nil).
+	Unshrunk  int
 	TracePath string
 }
 
@@ -150,8 +153,12 @@ func runOnce(ranks int, fn func(*gpu.Rank) error, c *config, specs []faults.Spec
 		return nil
 	}
 	f := &Failure{Seed: seed, Plan: plan, Kinds: kindsOf(err), Err: err}
-	if inj := plan0.Injections(); len(inj) > 0 {
+	// Shrinking replays subsets of the injections: it needs all of them (a
+	// plan keeps at most faults.MaxKept).
+	if inj := plan0.Injections(); len(inj) > 0 && plan0.Complete() {
 		f.Minimal = shrink(ranks, fn, c, specs, seed, inj, f.Kinds)
+	} else if !plan0.Complete() {
+		f.Unshrunk = plan0.Count()
 	}
 	return f
 }
@@ -251,6 +258,9 @@ func report(t testing.TB, failures []Failure, ranks int, fn func(*gpu.Rank) erro
 		for _, in := range f.Minimal {
 			fmt.Fprintf(&b, "  %s\n", in)
 		}
+	}
+	if f.Unshrunk > 0 {
+		fmt.Fprintf(&b, "not shrunk: %d injections, more than the %d a plan keeps\n", f.Unshrunk, faults.MaxKept)
 	}
 	if n := len(failures) - 1; n > 0 {
 		fmt.Fprintf(&b, "(%d other failing run(s))\n", n)

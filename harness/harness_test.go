@@ -239,6 +239,40 @@ func TestShrinkingFindsTheOneDrop(t *testing.T) {
 	}
 }
 
+// TestTooManyInjectionsAreNotShrunk: a failing run with more injections
+// than a plan keeps reports their count instead of a minimal set.
+func TestTooManyInjectionsAreNotShrunk(t *testing.T) {
+	tb := &captureTB{TB: t}
+	const n = faults.MaxKept + 100
+	fs := harness.Run(tb, 2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		var slowest time.Duration
+		for range n {
+			if r.ID() == 0 {
+				if err := r.Send(b, 1, 0); err != nil {
+					return err
+				}
+				continue
+			}
+			t0 := r.Now()
+			if _, err := r.Recv(b, 0, 0); err != nil {
+				return err
+			}
+			slowest = max(slowest, r.Now()-t0)
+		}
+		if slowest > 50*time.Microsecond {
+			return fmt.Errorf("rank %d: a message took %v", r.ID(), slowest) // only under delay
+		}
+		return nil
+	}, harness.Faults("delay:p=1"), harness.Seeds(1))
+	if len(fs) != 1 || fs[0].Minimal != nil || fs[0].Unshrunk != n {
+		t.Fatalf("failures %+v", fs)
+	}
+	if want := fmt.Sprintf("not shrunk: %d injections, more than the %d a plan keeps", n, faults.MaxKept); !strings.Contains(tb.errs[0], want) {
+		t.Fatalf("report lacks %q:\n%s", want, tb.errs[0])
+	}
+}
+
 func TestFailingRunDoesNotAffectSiblings(t *testing.T) {
 	var sibling bool
 	t.Run("group", func(t *testing.T) {

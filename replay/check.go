@@ -1,10 +1,17 @@
 package replay
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // Opener opens a fresh Source over the same trace for each run.
@@ -12,9 +19,16 @@ type Opener func() (Source, error)
 
 // Run replays the trace once under specs and seed and explains the outcome.
 func Run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, error) {
+	fs, _, err := run(open, base, site, specs, seed)
+	return fs, err
+}
+
+// run is Run that also returns the outcome. The findings' RevealedBy names
+// the fault specs and the forced match, if any, as the command line does.
+func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, *Outcome, error) {
 	src, err := open()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := base
 	cfg.Seed = seed
@@ -25,19 +39,27 @@ func Run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	}
 	out, err := Replay(src, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	desc, sync, drops := "", false, ""
+	if err := lookupRecorded(open, out.Races); err != nil {
+		return nil, nil, err
+	}
+	if err := lookupCorrupted(open, out.Corrupted); err != nil {
+		return nil, nil, err
+	}
+	var parts []string
 	if plan != nil {
-		desc = faults.Describe(specs)
+		parts = append(parts, faults.Describe(specs))
+	}
+	if cfg.Force != nil {
+		parts = append(parts, "--force-match "+cfg.Force.String())
+	}
+	desc := strings.Join(parts, " ")
+	sync, drops := false, ""
+	if plan != nil {
 		sync = plan.Sync()
-		for _, in := range plan.Injections() {
-			if in.Drop && out.Stuck {
-				if drops != "" {
-					drops += "; "
-				}
-				drops += in.String()
-			}
+		if out.Stuck {
+			drops = describeDrops(plan)
 		}
 	}
 	fs := Explain(out, site, desc, sync, drops)
@@ -45,7 +67,68 @@ func Run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 		s := seed
 		fs[i].Seed = &s
 	}
-	return fs, nil
+	return fs, out, nil
+}
+
+// MaxListedDrops is how many dropped messages a finding names; it counts the rest.
+const MaxListedDrops = 8
+
+// describeDrops names the messages the plan dropped ("" for none): the
+// first MaxListedDrops, then how many more (a plan keeps only the first
+// faults.MaxKept injections, but counts them all).
+func describeDrops(plan *faults.Plan) string {
+	var parts []string
+	for _, in := range plan.Injections() {
+		if in.Drop && len(parts) < MaxListedDrops {
+			parts = append(parts, in.String())
+		}
+	}
+	if n := plan.Drops() - len(parts); n > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more dropped messages", n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// lookupRecorded fills in each race's Recorded: the post event of the send
+// the receive matched when recorded. It reads a fresh source up to the
+// highest sequence number it needs of each rank involved.
+func lookupRecorded(open Opener, races []Race) error {
+	if len(races) == 0 {
+		return nil
+	}
+	upTo := map[int]uint64{}
+	for _, r := range races {
+		upTo[r.RecordedRank] = max(upTo[r.RecordedRank], r.RecordedSeq)
+	}
+	src, err := open()
+	if err != nil {
+		return err
+	}
+	found := map[opKey]*trace.Event{}
+	for _, rk := range slices.Sorted(maps.Keys(upTo)) {
+		if rk < 0 || rk >= src.Ranks() {
+			continue
+		}
+		var ev trace.Event
+		for src.Next(rk, &ev) {
+			if ev.Kind != trace.KindPost {
+				continue
+			}
+			if ev.Seq > upTo[rk] {
+				break
+			}
+			e := ev
+			e.Reqs = nil
+			found[opKey{rk, ev.Seq}] = &e
+		}
+	}
+	if err := src.Err(); err != nil {
+		return fmt.Errorf("looking up the recorded sends of message races: %w", err)
+	}
+	for i := range races {
+		races[i].Recorded = found[opKey{races[i].RecordedRank, races[i].RecordedSeq}]
+	}
+	return nil
 }
 
 // Dedup keeps the first finding of each signature, in order.
@@ -82,18 +165,92 @@ func Explore(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, f
 // DelaySeeds is how many seeds Check runs the delay fault under.
 const DelaySeeds = 8
 
+// MaxForcedReplays caps the forced replays of one Check: at most this many
+// alternative matches of AnySource receives are replayed (one replay each).
+// The alternatives are taken first one per distinct (receive call site,
+// sender), then the rest in trace order, so that a loop of many receives at
+// one call site does not use up the cap; Enumeration.CutShort says when
+// alternatives were left untried.
+const MaxForcedReplays = 256
+
+// CheckOptions tunes Check. The zero value is the standard battery.
+type CheckOptions struct {
+	// MaxForced caps the forced replays (0 means MaxForcedReplays).
+	MaxForced int
+	// Progress, if set, is called after each replay with the replays done
+	// and the total.
+	Progress func(done, total int)
+}
+
+// Enumeration says how Check enumerated the alternative matches of the
+// trace's AnySource receives.
+type Enumeration struct {
+	// Receives is the number of AnySource receives that matched when recorded.
+	Receives int `json:"receives"`
+	// Alternatives is the number of (receive, other sender) pairs: a sender
+	// other than the recorded one sent to the receiver, on the receive's
+	// communicator, with a tag it accepts.
+	Alternatives int `json:"alternatives"`
+	// Replayed is the number of alternatives replayed with the match forced.
+	Replayed int `json:"replayed"`
+	// Illegal is the number of replayed alternatives that were no legal
+	// execution (the forced receive never matched): they are not reported.
+	Illegal int `json:"illegal"`
+	// Cap is the most forced replays one check runs.
+	Cap int `json:"cap"`
+	// CutShort says the cap left alternatives untried.
+	CutShort bool `json:"cut_short"`
+}
+
+// CheckResult is what Check found.
+type CheckResult struct {
+	Findings  []Finding
+	AnySource Enumeration
+}
+
 // Check runs the standard battery: as recorded, sync, mutate, delay over
-// several seeds, and for each rank a run where its messages arrive late (so
-// every AnySource receive gets to see its other candidates). It returns the
-// findings deduplicated.
-func Check(open Opener, base Config, site sim.SiteFunc, ranks int) ([]Finding, error) {
+// several seeds, and every alternative match of each AnySource receive (one
+// receive forced to one other sender per replay; see MaxForcedReplays). When
+// the cap cut the alternatives short, it also runs each rank's messages late
+// in turn (at most 64 ranks). It returns the findings deduplicated.
+func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*CheckResult, error) {
+	limit := opts.MaxForced
+	if limit <= 0 {
+		limit = MaxForcedReplays
+	}
+	alts, en, err := alternatives(open, limit)
+	if err != nil {
+		return nil, err
+	}
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	ranks := src.Ranks()
 	type step struct {
 		spec  string
 		seeds int
 	}
 	steps := []step{{"", 1}, {"sync", 1}, {"mutate", 1}, {"delay", DelaySeeds}}
-	for r := range min(ranks, 64) {
-		steps = append(steps, step{fmt.Sprintf("delay:src=%d,d=1ms", r), 1})
+	if en.CutShort {
+		// Past the cap, each rank's messages arriving late in turn still lets
+		// the untried receives see other candidates, if not all of them.
+		// (Within the cap the forced matches cover what these runs find: on
+		// every scenario of testdata/train, these found nothing more.)
+		for r := range min(ranks, 64) {
+			steps = append(steps, step{fmt.Sprintf("delay:src=%d,d=1ms", r), 1})
+		}
+	}
+	total := len(alts)
+	for _, st := range steps {
+		total += st.seeds
+	}
+	done := 0
+	tick := func() {
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, total)
+		}
 	}
 	var all []Finding
 	for _, st := range steps {
@@ -105,11 +262,163 @@ func Check(open Opener, base Config, site sim.SiteFunc, ranks int) ([]Finding, e
 			}
 			specs = []faults.Spec{s}
 		}
-		fs, err := Explore(open, base, site, specs, 0, st.seeds, nil)
+		fs, err := Explore(open, base, site, specs, 0, st.seeds, func(int) { tick() })
 		if err != nil {
 			return nil, err
 		}
 		all = Dedup(append(all, fs...))
 	}
-	return all, nil
+	for _, a := range alts {
+		cfg := base
+		cfg.Force = &a
+		fs, out, err := run(open, cfg, site, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		en.Replayed++
+		tick()
+		if out.Forced == nil || out.Forced.Matched() == nil {
+			// The receive never matched the forced sender: either another
+			// candidate was there and the choice is no legal execution, or
+			// none was and the run is the unforced one.
+			en.Illegal++
+			continue
+		}
+		all = Dedup(append(all, fs...))
+	}
+	return &CheckResult{Findings: all, AnySource: en}, nil
+}
+
+// ForcedMatch names an AnySource receive, by (Rank, Seq), and the sender
+// rank Src it is restricted to: the engine's envelope rule then lets only
+// Src's sends match it. Reports still show the receive as AnySource.
+type ForcedMatch struct {
+	Rank int
+	Seq  uint64
+	Src  int
+}
+
+// String is "RANK:SEQ=SRC", the form ParseForcedMatch reads (and
+// p2ptrace replay --force-match takes).
+func (f ForcedMatch) String() string { return fmt.Sprintf("%d:%d=%d", f.Rank, f.Seq, f.Src) }
+
+// ParseForcedMatch reads "RANK:SEQ=SRC": rank RANK's receive number SEQ
+// (its op sequence number in the trace) matched from rank SRC.
+func ParseForcedMatch(s string) (ForcedMatch, error) {
+	bad := fmt.Errorf("forced match %q: want RANK:SEQ=SRC, e.g. 0:3=2 (rank 0's AnySource receive op 3 matched from rank 2)", s)
+	r, rest, ok1 := strings.Cut(s, ":")
+	seq, src, ok2 := strings.Cut(rest, "=")
+	if !ok1 || !ok2 {
+		return ForcedMatch{}, bad
+	}
+	rk, err1 := strconv.ParseUint(r, 10, 31)
+	sq, err2 := strconv.ParseUint(seq, 10, 64)
+	sr, err3 := strconv.ParseUint(src, 10, 31)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return ForcedMatch{}, fmt.Errorf("%w: %w", bad, err)
+	}
+	return ForcedMatch{Rank: int(rk), Seq: sq, Src: int(sr)}, nil
+}
+
+// sendKey is one kind of message of a trace: sender, destination, communicator and tag.
+type sendKey struct {
+	src, dst, comm, tag int32
+}
+
+// alternatives lists, in a deterministic order, up to limit alternative
+// matches of the trace's AnySource receives: for each receive that matched
+// when recorded, each other rank that sent to the receiver on its
+// communicator with a tag it accepts. It reads the trace twice, streaming:
+// first the kinds of messages sent, then the receives.
+func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
+	en := Enumeration{Cap: limit}
+	src, err := open()
+	if err != nil {
+		return nil, en, err
+	}
+	kinds := map[sendKey]bool{}
+	var ev trace.Event
+	for r := range src.Ranks() {
+		for src.Next(r, &ev) {
+			if ev.Kind == trace.KindPost && ev.Op.IsSend() && ev.Op != trace.OpStreamSend {
+				kinds[sendKey{int32(r), ev.Peer, ev.Comm, ev.Tag}] = true
+			}
+		}
+	}
+	if err := src.Err(); err != nil {
+		return nil, en, fmt.Errorf("enumerating AnySource alternatives: %w", err)
+	}
+	byDst := map[int32][]sendKey{}
+	for k := range kinds {
+		byDst[k.dst] = append(byDst[k.dst], k)
+	}
+	for _, ks := range byDst {
+		slices.SortFunc(ks, func(a, b sendKey) int {
+			return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.comm, b.comm), cmp.Compare(a.tag, b.tag))
+		})
+	}
+
+	type pending struct {
+		comm, tag int32
+		site      uint32
+	}
+	type siteSender struct {
+		site uint32
+		src  int32
+	}
+	seen := map[siteSender]bool{}
+	var first, rest []ForcedMatch // first: one per (site, sender)
+	src, err = open()
+	if err != nil {
+		return nil, en, err
+	}
+	for r := range src.Ranks() {
+		posted := map[uint64]pending{}
+		for src.Next(r, &ev) {
+			if ev.Kind == trace.KindPost {
+				if (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource {
+					posted[ev.Seq] = pending{ev.Comm, ev.Tag, ev.Site}
+				}
+				continue
+			}
+			p, ok := posted[ev.Seq]
+			if !ok {
+				continue
+			}
+			delete(posted, ev.Seq)
+			if ev.MatchRank < 0 {
+				continue // never matched when recorded: nothing to compare with
+			}
+			en.Receives++
+			last := int32(-1)
+			for _, k := range byDst[int32(r)] {
+				if k.src == last || k.src == ev.MatchRank || k.comm != p.comm || p.tag != trace.AnyTag && k.tag != p.tag {
+					continue
+				}
+				last = k.src
+				en.Alternatives++
+				a := ForcedMatch{Rank: r, Seq: ev.Seq, Src: int(k.src)}
+				if ss := (siteSender{p.site, k.src}); !seen[ss] {
+					seen[ss] = true
+					if len(first) < limit {
+						first = append(first, a)
+					}
+				} else if len(rest) < limit {
+					rest = append(rest, a)
+				}
+			}
+		}
+	}
+	if err := src.Err(); err != nil {
+		return nil, en, fmt.Errorf("enumerating AnySource alternatives: %w", err)
+	}
+	alts := append(first, rest...)
+	if len(alts) > limit {
+		alts = alts[:limit]
+	}
+	slices.SortFunc(alts, func(a, b ForcedMatch) int {
+		return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Src, b.Src))
+	})
+	en.CutShort = en.Alternatives > len(alts)
+	return alts, en, nil
 }

@@ -27,6 +27,9 @@ type Config struct {
 	EagerLimit int64
 	Latency    int64   // ns
 	Bandwidth  float64 // bytes/s
+	// Force, if set, restricts one AnySource receive to one sender when it
+	// is matched (see ForcedMatch); Check enumerates alternatives this way.
+	Force *ForcedMatch
 }
 
 // Outcome is what one replay did.
@@ -39,6 +42,9 @@ type Outcome struct {
 	// Corrupted lists receives that got data other than what was sent
 	// (under mutate: a send buffer rewritten while in flight).
 	Corrupted []Corruption
+	// Forced is the receive Config.Force named, once posted (nil if the run
+	// never reached it).
+	Forced *sim.Op
 }
 
 // Race is an AnySource receive whose match changed under replay.
@@ -48,11 +54,23 @@ type Race struct {
 	RecordedSeq  uint64
 	ReplayRank   int
 	ReplaySeq    uint64
+	// Replayed is the send the receive matched under replay.
+	Replayed *sim.Op
+	// Recorded is the post event of the send it matched when recorded, when
+	// known (Run looks it up in the trace; Replay alone leaves it nil).
+	Recorded *trace.Event
 }
 
 // Corruption is a receive that got a send buffer rewritten while in flight.
 type Corruption struct {
 	Send, Recv *sim.Op
+	// Filled in from the trace by Run (Replay alone leaves them zero):
+	// Retired is the post event of the call that completed the send's request
+	// (Wait, a Waitall, ...; nil if none did): the write happened between the
+	// send's call and it. Diff holds the values, when the trace has the
+	// send's payloads at post and at completion (record --payloads).
+	Retired *trace.Event
+	Diff    *Diff
 }
 
 // rankCursor is the replay state of one rank: no goroutine, just a position.
@@ -73,6 +91,7 @@ type driver struct {
 	// sendDone notes the sends whose recorded hash changed between post and completion.
 	mutated map[opKey]bool
 	mutate  bool
+	force   *ForcedMatch
 	// late holds receives of rendezvous sends whose buffer was read at the
 	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
 	late []*sim.Op
@@ -103,6 +122,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		eager = -1
 	}
 	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
+	d.force = cfg.Force
 	var obs sim.Observer
 	if d.mutate {
 		obs = (*transfers)(d)
@@ -176,7 +196,7 @@ func (d *driver) recordedDone(r int, ev *trace.Event) {
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
 		if op.Done() && ev.MatchRank >= 0 && (op.MatchRank != int(ev.MatchRank) || op.MatchSeq != ev.MatchSeq) {
-			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq})
+			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
 		}
 	}
 }
@@ -331,6 +351,10 @@ func (d *driver) peekFlag(r int, seq uint64) bool {
 func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 	if op.Peer == trace.AnySource {
 		c.anySource[op.Seq] = op
+		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {
+			op.Forced, op.ForcedSrc = true, int32(f.Src)
+			d.out.Forced = op
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func (t *Trace) Site(id uintptr) string {
 
 // Open returns a fresh Source over the trace (an Opener).
 func (t *Trace) Open() (Source, error) {
-	src := &fileSource{cursors: make([]*trace.Cursor, t.r.Ranks())}
+	src := &fileSource{r: t.r, cursors: make([]*trace.Cursor, t.r.Ranks())}
 	for i := range src.cursors {
 		src.cursors[i] = t.r.Rank(i)
 	}
@@ -55,9 +55,13 @@ func (t *Trace) Open() (Source, error) {
 }
 
 type fileSource struct {
+	r       *trace.Reader
 	cursors []*trace.Cursor
 	err     error
 }
+
+// Payload returns a payload the trace stored (record --payloads).
+func (s *fileSource) Payload(hash uint64) ([]byte, bool) { return s.r.Payload(hash) }
 
 func (s *fileSource) Ranks() int { return len(s.cursors) }
 

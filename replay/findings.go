@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // The kinds of finding, as they appear in reports.
@@ -54,6 +55,14 @@ type Finding struct {
 	Hint       string   `json:"hint"`
 	Cycle      []int    `json:"cycle,omitempty"`
 	Candidates []string `json:"candidates,omitempty"`
+	// Values of corrupted data (when the trace holds payloads): the index of
+	// the first differing element, of type Dtype, and a window of elements
+	// from WindowStart: what the receiver got and what was sent.
+	FirstDiff   *int64   `json:"first_diff,omitempty"`
+	Dtype       string   `json:"dtype,omitempty"`
+	WindowStart *int64   `json:"window_start,omitempty"`
+	Got         []string `json:"got,omitempty"`
+	Want        []string `json:"want,omitempty"`
 	// Seed is the replay seed that showed the finding (with --explore, the first).
 	Seed *uint64 `json:"seed,omitempty"`
 }
@@ -71,6 +80,9 @@ func (f *Finding) Signature() string {
 // Report is the findings of a replay (or several, deduplicated).
 type Report struct {
 	Findings []Finding `json:"findings"`
+	// AnySource is how check enumerated the alternative matches of AnySource
+	// receives (nil for a replay).
+	AnySource *Enumeration `json:"anysource,omitempty"`
 }
 
 var hints = map[string]string{
@@ -90,6 +102,22 @@ var hints = map[string]string{
 
 // Hint returns the fix hint of a kind.
 func Hint(kind string) string { return hints[kind] }
+
+// refEvent names an op by its recorded post event.
+func refEvent(ev *trace.Event, site sim.SiteFunc) OpRef {
+	r := OpRef{Rank: int(ev.Rank), Seq: ev.Seq, Op: ev.Op.String(), Peer: int(ev.Peer), Tag: int(ev.Tag)}
+	if site != nil {
+		r.Site = site(uintptr(ev.Site))
+	}
+	return r
+}
+
+func atSite(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " at " + s
+}
 
 func ref(op *sim.Op, site sim.SiteFunc) OpRef {
 	r := OpRef{Rank: op.Rank, Seq: op.Seq, Op: op.Kind.String(), Peer: op.Peer, Tag: op.Tag}
@@ -137,16 +165,47 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		}
 	}
 	for _, c := range out.Corrupted {
-		fs = append(fs, Finding{Kind: KindCorruptedData, Ranks: []int{c.Recv.Rank, c.Send.Rank}, Ops: []OpRef{ref(c.Recv, site), ref(c.Send, site)},
-			Cause:   CauseProgram,
-			Message: fmt.Sprintf("rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send)),
-			Hint:    hints[KindCorruptedData]})
+		f := Finding{Kind: KindCorruptedData, Ranks: []int{c.Recv.Rank, c.Send.Rank}, Ops: []OpRef{ref(c.Recv, site), ref(c.Send, site)},
+			Cause: CauseProgram, Hint: hints[KindCorruptedData]}
+		var b strings.Builder
+		fmt.Fprintf(&b, "rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send))
+		// The write is no runtime call: name the interval it happened in.
+		sendAt := ref(c.Send, site).Site
+		if w := c.Retired; w != nil {
+			o := refEvent(w, site)
+			f.Ops = append(f.Ops, o)
+			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s and before its %s%s returned", c.Send.Kind, atSite(sendAt), o.Op, atSite(o.Site))
+		} else {
+			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s, whose request was never waited", c.Send.Kind, atSite(sendAt))
+		}
+		if d := c.Diff; d != nil {
+			first, start := d.First, d.Start
+			f.FirstDiff, f.Dtype, f.WindowStart, f.Got, f.Want = &first, d.Dtype.String(), &start, d.Got, d.Want
+			fmt.Fprintf(&b, "\nfirst differing element: [%d] (%s): got %s, sent %s", d.First, d.Dtype, d.Got[d.First-d.Start], d.Want[d.First-d.Start])
+			fmt.Fprintf(&b, "\nelements %d..%d: got  [%s]\n%*s sent [%s]", d.Start, d.Start+int64(len(d.Got))-1, strings.Join(d.Got, " "), len(fmt.Sprintf("elements %d..%d:", d.Start, d.Start+int64(len(d.Got))-1)), "", strings.Join(d.Want, " "))
+		} else {
+			fmt.Fprintf(&b, "\nthe trace holds no values of this send: record with --payloads to see the first differing element (payloads up to %d KiB are stored)", trace.DefaultPayloadCap>>10)
+		}
+		f.Message = b.String()
+		fs = append(fs, f)
 	}
 	for _, r := range out.Races {
-		fs = append(fs, Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},
-			Cause:   CauseProgram,
-			Message: fmt.Sprintf("rank %d's %s matched rank %d's op %d when recorded but rank %d's op %d under replay", r.Recv.Rank, sim.Describe(r.Recv), r.RecordedRank, r.RecordedSeq, r.ReplayRank, r.ReplaySeq),
-			Hint:    hints[KindMessageRace]})
+		f := Finding{Kind: KindMessageRace, Ranks: []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, Ops: []OpRef{ref(r.Recv, site)},
+			Cause: CauseProgram, Hint: hints[KindMessageRace]}
+		recorded := fmt.Sprintf("rank %d's op %d", r.RecordedRank, r.RecordedSeq)
+		if e := r.Recorded; e != nil {
+			o := refEvent(e, site)
+			f.Ops = append(f.Ops, o)
+			recorded = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
+		}
+		replayed := fmt.Sprintf("rank %d's op %d", r.ReplayRank, r.ReplaySeq)
+		if s := r.Replayed; s != nil {
+			o := ref(s, site)
+			f.Ops = append(f.Ops, o)
+			replayed = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
+		}
+		f.Message = fmt.Sprintf("rank %d's %s matched %s when recorded but %s under replay: which send it gets depends on arrival order", r.Recv.Rank, sim.Describe(r.Recv), recorded, replayed)
+		fs = append(fs, f)
 	}
 	for i := range fs {
 		fs[i].RevealedBy = faultDesc
@@ -156,11 +215,12 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 
 // Text renders the report for people.
 func (r *Report) Text() string {
-	if len(r.Findings) == 0 {
-		return "no findings\n"
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d finding(s)\n", len(r.Findings))
+	if len(r.Findings) == 0 {
+		b.WriteString("no findings\n")
+	} else {
+		fmt.Fprintf(&b, "%d finding(s)\n", len(r.Findings))
+	}
 	for i, f := range r.Findings {
 		fmt.Fprintf(&b, "\n[%d] %s (cause: %s)", i+1, f.Kind, f.Cause)
 		if f.RevealedBy != "" {
@@ -177,6 +237,9 @@ func (r *Report) Text() string {
 			fmt.Fprintf(&b, "    rank %d op %d %s (peer %d, tag %d) at %s\n", o.Rank, o.Seq, o.Op, o.Peer, o.Tag, o.Site)
 		}
 		fmt.Fprintf(&b, "    hint: %s\n", f.Hint)
+	}
+	if e := r.AnySource; e != nil && e.CutShort {
+		fmt.Fprintf(&b, "\nnote: the AnySource alternatives were cut short: %d of %d replayed (the cap is %d forced replays)\n", e.Replayed, e.Alternatives, e.Cap)
 	}
 	return b.String()
 }

@@ -179,10 +179,11 @@ func TestDelayRevealsMessageRace(t *testing.T) {
 func TestCheckBatteryFindsLatentBugs(t *testing.T) {
 	c, ev := record(t, 2, headToHead(16))
 	open := func() (replay.Source, error) { return ev.Source(), nil }
-	fs, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, 2)
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fs := res.Findings
 	if got := kinds(fs); got != "[deadlock/program unsafe-buffering/program unsafe-buffering/program]" {
 		t.Fatalf("findings %s", got)
 	}
@@ -198,9 +199,9 @@ func TestCheckOfCleanProgramIsClean(t *testing.T) {
 		return err
 	})
 	open := func() (replay.Source, error) { return ev.Source(), nil }
-	fs, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, 2)
-	if err != nil || len(fs) != 0 {
-		t.Fatalf("%v %s", err, kinds(fs))
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("%v %+v", err, res)
 	}
 }
 

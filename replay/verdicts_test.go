@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -31,8 +32,15 @@ func newScenarios(t *testing.T) *scenarios {
 // record runs testdata/train/NAME with args under recording and opens its trace.
 func (s *scenarios) record(name string, args ...string) *replay.Trace {
 	s.t.Helper()
-	out := filepath.Join(s.dir, name+strings.Join(args, "")+".db")
-	_, err := recorder.Record(context.Background(), recorder.Options{Program: filepath.Join(s.bin, name), Args: args, Output: out, Force: true, Stdout: io.Discard, Stderr: io.Discard})
+	return s.recordWith(recorder.Options{}, name, args...)
+}
+
+// recordWith is record with recording options (payloads, eager limit...).
+func (s *scenarios) recordWith(o recorder.Options, name string, args ...string) *replay.Trace {
+	s.t.Helper()
+	out := filepath.Join(s.dir, fmt.Sprintf("%s%s-%v-%d.db", name, strings.Join(args, ""), o.Payloads, o.Eager))
+	o.Program, o.Args, o.Output, o.Force, o.Stdout, o.Stderr = filepath.Join(s.bin, name), args, out, true, io.Discard, io.Discard
+	_, err := recorder.Record(context.Background(), o)
 	if err != nil && !strings.Contains(err.Error(), "the program failed") {
 		s.t.Fatalf("record %s: %v", name, err)
 	}
@@ -167,7 +175,19 @@ func TestScenarioVerdicts(t *testing.T) {
 		if !strings.Contains(tr.Header().Message, "in-flight-mutation: rank 0") {
 			t.Fatalf("recording did not report the in-flight mutation: %q", tr.Header().Message)
 		}
-		wantFinding(t, replayUnder(t, tr, 1, "mutate"), "corrupted-data", "program", []int{1, 0}, s.line("isend-mutate", "recv"), s.line("isend-mutate", "isend"))
+		f := wantFinding(t, replayUnder(t, tr, 1, "mutate"), "corrupted-data", "program", []int{1, 0}, s.line("isend-mutate", "recv"), s.line("isend-mutate", "isend"), s.line("isend-mutate", "wait"))
+		// The write is between the Isend and its Wait; 4 MiB is over the payload cap: no values.
+		if !strings.Contains(f.Message, "written after the Isend at "+s.line("isend-mutate", "isend")+" and before its Wait at "+s.line("isend-mutate", "wait")) ||
+			!strings.Contains(f.Message, "record with --payloads") || f.FirstDiff != nil {
+			t.Fatalf("%+v", f)
+		}
+		// 1024 floats (4 KiB) over a 1 KiB eager limit, recorded with --payloads: the values.
+		tr = s.recordWith(recorder.Options{Payloads: true, Eager: 1024}, "isend-mutate", "-n", "1024")
+		f = wantFinding(t, replayUnder(t, tr, 1, "mutate"), "corrupted-data", "program", []int{1, 0}, s.line("isend-mutate", "recv"), s.line("isend-mutate", "isend"), s.line("isend-mutate", "wait"))
+		if f.FirstDiff == nil || *f.FirstDiff != 0 || f.Dtype != "float32" || *f.WindowStart != 0 ||
+			!slices.Equal(f.Got, []string{"-1", "1", "2", "3", "4"}) || !slices.Equal(f.Want, []string{"0", "1", "2", "3", "4"}) {
+			t.Fatalf("values: first %v dtype %s got %v want %v\n%s", f.FirstDiff, f.Dtype, f.Got, f.Want, f.Message)
+		}
 	})
 	t.Run("isend-nowait", func(t *testing.T) {
 		wantFinding(t, replayUnder(t, s.record("isend-nowait", "-mode", "leak"), 1), "missing-wait", "program", []int{0}, s.line("isend-nowait", "leak-isend"))
@@ -183,6 +203,25 @@ func TestScenarioVerdicts(t *testing.T) {
 		f := wantFinding(t, replayUnder(t, tr, 16, "delay"), "message-race", "program", nil, s.line("anysource-race", "recv-any"))
 		if r := f.Ranks; len(r) != 3 || r[0] != 0 || !slices.Equal(slices.Sorted(slices.Values(r[1:])), []int{1, 2}) {
 			t.Fatalf("ranks %v: want the receiver 0, then the recorded and the replayed sender", r)
+		}
+		// check forces the alternative match itself: the race, with both candidate sends.
+		res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f = wantFinding(t, res.Findings, "message-race", "program", nil, s.line("anysource-race", "recv-any"), s.line("anysource-race", "send"))
+		var senders []int
+		for _, o := range f.Ops[1:] {
+			if o.Op != "Send" || o.Site != s.line("anysource-race", "send") {
+				t.Fatalf("op %+v: want a candidate Send at %s", o, s.line("anysource-race", "send"))
+			}
+			senders = append(senders, o.Rank)
+		}
+		if slices.Sort(senders); !slices.Equal(senders, []int{1, 2}) {
+			t.Fatalf("candidate senders %v: want ranks 1 and 2", senders)
+		}
+		if en := res.AnySource; en.Receives != 2 || en.Alternatives != 2 || en.Replayed != 2 || en.Illegal != 1 {
+			t.Fatalf("enumeration %+v: want each receive's other sender tried, the second one illegal", en)
 		}
 	})
 	t.Run("nccl-headtohead", func(t *testing.T) {

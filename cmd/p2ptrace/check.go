@@ -19,10 +19,15 @@ func newCheckCmd(f *factory) *cobra.Command {
 		Short: "Run the standard battery of replays on a trace: what a user runs in CI",
 		Long: fmt.Sprintf(`Replay TRACE as recorded, under sync (zero buffering), under mutate
 (in-flight send buffers read at the latest legal moment), under delay over %d
-seeds, and with each rank's messages arriving late (so every AnySource receive
-sees its other candidates), and print the findings deduplicated.
+seeds, and once for every alternative match of each AnySource receive: the receive is forced to match another rank
+that sent it a message it accepts (one receive at a time; a forced match that
+is no legal execution is dropped; a finding it shows is revealed by
+"--force-match RANK:SEQ=SRC", which replay takes to reproduce it). At most %d
+forced replays run; the report says when that cut the enumeration short, and
+then each rank's messages also arrive late in turn. Print the findings
+deduplicated.
 
-Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds),
+Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
   p2ptrace check --json trace.db | jq '.findings[].kind'`,
 		Args: exactArgs(1, "one trace file"),
@@ -32,11 +37,20 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 				return err
 			}
 			defer tr.Close()
-			fs, err := replay.Check(tr.Open, tr.Config(), tr.Site, tr.Header().WorldSize)
+			var bar *progress
+			res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{Progress: func(done, total int) {
+				if bar == nil {
+					bar = newProgress(f.Err, total, "checking", o.json)
+				}
+				bar.set(done)
+			}})
+			if bar != nil {
+				bar.finish()
+			}
 			if err != nil {
 				return inputError(fmt.Errorf("checking %s: %w", args[0], err))
 			}
-			return printReport(f.Out, fs, o.json)
+			return printReportOf(f.Out, replay.Report{Findings: res.Findings, AnySource: &res.AnySource}, o.json)
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")

@@ -16,6 +16,7 @@ import (
 
 type replayOptions struct {
 	faults  []string
+	force   string
 	seed    uint64
 	explore int
 	json    bool
@@ -24,11 +25,14 @@ type replayOptions struct {
 func newReplayCmd(f *factory) *cobra.Command {
 	o := &replayOptions{}
 	cmd := &cobra.Command{
-		Use:   "replay [--fault SPEC]... [--seed N] [--explore N] [--json] TRACE",
+		Use:   "replay [--fault SPEC]... [--seed N] [--explore N] [--force-match RANK:SEQ=SRC] [--json] TRACE",
 		Short: "Rerun a trace deterministically under injected faults and report what goes wrong",
 		Long: `Replay TRACE on the simulation engine under the given faults. With --explore N,
 replay N seeds (starting at --seed) and report each finding once, with the
 first seed that shows it. The same trace, faults and seed print the same bytes.
+With --force-match RANK:SEQ=SRC, rank RANK's AnySource receive op SEQ may only
+match a send of rank SRC (what check does for each alternative match; a choice
+that is no legal execution shows as a hang).
 
 Exit status: 0 no findings, 1 findings, 2 usage or input error.
 
@@ -36,7 +40,8 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 		Example: `  p2ptrace replay trace.db
   p2ptrace replay --fault sync trace.db
   p2ptrace replay --fault delay:rank=1,max=5ms,p=0.3 --explore 100 trace.db
-  p2ptrace replay --fault drop:src=0,dst=1,tag=3,nth=2 --json trace.db`,
+  p2ptrace replay --fault drop:src=0,dst=1,tag=3,nth=2 --json trace.db
+  p2ptrace replay --force-match 0:0=2 trace.db`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			specs, err := faults.ParseAll(o.faults)
@@ -46,14 +51,24 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 			if o.explore < 0 {
 				return usageErrorf("--explore %d: want a positive number of seeds", o.explore)
 			}
+			var force *replay.ForcedMatch
+			if o.force != "" {
+				fm, err := replay.ParseForcedMatch(o.force)
+				if err != nil {
+					return usageErrorf("--force-match: %v", err)
+				}
+				force = &fm
+			}
 			tr, err := openReplay(f, args[0])
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
+			base := tr.Config()
+			base.Force = force
 			n := max(o.explore, 1)
 			bar := newProgress(f.Err, n, "replaying", o.json || n == 1)
-			fs, err := replay.Explore(tr.Open, tr.Config(), tr.Site, specs, o.seed, n, bar.set)
+			fs, err := replay.Explore(tr.Open, base, tr.Site, specs, o.seed, n, bar.set)
 			bar.finish()
 			if err != nil {
 				return inputError(fmt.Errorf("replaying %s: %w", args[0], err))
@@ -64,6 +79,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 	cmd.Flags().StringArrayVar(&o.faults, "fault", nil, "fault to inject, KIND[:key=value,...] (repeatable)")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "scheduler and fault seed (the first, with --explore)")
 	cmd.Flags().IntVar(&o.explore, "explore", 0, "replay this many seeds and deduplicate the findings")
+	cmd.Flags().StringVar(&o.force, "force-match", "", "restrict one AnySource receive to one sender: RANK:SEQ=SRC (as check reports)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -81,7 +97,11 @@ func openReplay(f *factory, path string) (*replay.Trace, error) {
 }
 
 func printReport(w io.Writer, fs []replay.Finding, asJSON bool) error {
-	rep := replay.Report{Findings: fs}
+	return printReportOf(w, replay.Report{Findings: fs}, asJSON)
+}
+
+func printReportOf(w io.Writer, rep replay.Report, asJSON bool) error {
+	fs := rep.Findings
 	if asJSON {
 		js, err := rep.JSON()
 		if err != nil {

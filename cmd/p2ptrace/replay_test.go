@@ -4,22 +4,25 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 // recordInProcess records fn into a trace file, as `p2ptrace record` would.
-func recordInProcess(t *testing.T, name string, ranks int, fn func(*gpu.Rank) error) string {
+func recordInProcess(t *testing.T, name string, ranks int, fn func(*gpu.Rank) error, opts ...gpu.Option) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".db")
 	w, err := trace.Create(path, trace.Header{Command: []string{name}}, trace.WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runErr := gpu.Launch(ranks, fn, gpu.RecordTo(w))
+	runErr := gpu.Launch(ranks, fn, append([]gpu.Option{gpu.RecordTo(w)}, opts...)...)
 	status := trace.StatusComplete
 	if runErr != nil {
 		status = trace.StatusHung
@@ -128,6 +131,7 @@ func TestReplayUsageAndInputErrors(t *testing.T) {
 		{[]string{"replay", "--fault", "delya", path}, `p2ptrace: bad fault spec "delya": unknown kind "delya" (valid kinds: delay, drop, mutate, sync)` + "\n"},
 		{[]string{"replay", "--fault", "delay:foo=1", path}, `p2ptrace: bad fault spec "delay:foo=1": unknown key "foo" for delay (valid keys: `},
 		{[]string{"replay", "--explore", "-1", path}, "p2ptrace: --explore -1: want a positive number of seeds\n"},
+		{[]string{"replay", "--force-match", "0:3", path}, `p2ptrace: --force-match: forced match "0:3": want RANK:SEQ=SRC, e.g. 0:3=2`},
 		{[]string{"replay"}, "p2ptrace: p2ptrace replay: want one trace file, got 0 arguments\n"},
 		{[]string{"replay", missing}, "p2ptrace: "},
 		{[]string{"check", missing}, "p2ptrace: "},
@@ -170,15 +174,42 @@ func isendMutate(r *gpu.Rank) error {
 	return err
 }
 
+// isendMutateSmall is isendMutate with 1024 floats, values 0..1023, and
+// writes at elements 3 and 5 while in flight: recorded with an eager limit
+// below its size and payloads on, a report shows its values.
+func isendMutateSmall(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 1024)
+	if r.ID() == 0 {
+		for i := range b.Float32s() {
+			b.Float32s()[i] = float32(i)
+		}
+		if err := r.Compute(1000); err != nil {
+			return err
+		}
+		q, err := r.Isend(b, 1, 0)
+		if err != nil {
+			return err
+		}
+		b.Float32s()[3], b.Float32s()[5] = -1, 0.5
+		_, err = r.Wait(q)
+		return err
+	}
+	_, err := r.Recv(b, 0, 0)
+	return err
+}
+
 func TestReplayReportsGolden(t *testing.T) {
 	cases := []struct {
 		name   string
 		fn     func(*gpu.Rank) error
 		args   []string
 		golden string
+		opts   []gpu.Option
 	}{
-		{"wrong-tag", wrongTag, nil, "replay-wrong-tag.golden"},
-		{"isend-mutate", isendMutate, []string{"--fault", "mutate"}, "replay-isend-mutate.golden"},
+		{"wrong-tag", wrongTag, nil, "replay-wrong-tag.golden", nil},
+		{"isend-mutate", isendMutate, []string{"--fault", "mutate"}, "replay-isend-mutate.golden", nil},
+		{"isend-mutate-values", isendMutateSmall, []string{"--fault", "mutate"}, "replay-isend-mutate-values.golden", []gpu.Option{gpu.EagerLimit(1024), gpu.RecordPayloads()}},
+		{"isend-mutate-values-json", isendMutateSmall, []string{"--fault", "mutate", "--json"}, "replay-isend-mutate-values.golden.json", []gpu.Option{gpu.EagerLimit(1024), gpu.RecordPayloads()}},
 		{"pingpong-drop", func(r *gpu.Rank) error {
 			b := r.Alloc(gpu.Float32, 16)
 			if r.ID() == 0 {
@@ -186,16 +217,63 @@ func TestReplayReportsGolden(t *testing.T) {
 			}
 			_, err := r.Recv(b, 0, 0)
 			return err
-		}, []string{"--fault", "drop"}, "replay-drop.golden"},
+		}, []string{"--fault", "drop"}, "replay-drop.golden", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := recordInProcess(t, c.name, 2, c.fn)
+			path := recordInProcess(t, c.name, 2, c.fn, c.opts...)
 			code, out, _ := runCmd(t, append(append([]string{"replay"}, c.args...), path)...)
 			if code != 1 {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
 			golden(t, c.golden, out)
 		})
+	}
+}
+
+// TestCheckForcedMatchReproducesWithReplay: rank 2 sends 1ms after rank 1,
+// more than the delay fault shifts a message, so only the forced match finds
+// the race; check names it by its --force-match, and replay with that flag
+// prints the same finding.
+func TestCheckForcedMatchReproducesWithReplay(t *testing.T) {
+	path := recordInProcess(t, "anysource-late", 3, func(r *gpu.Rank) error {
+		if r.ID() == 2 {
+			if err := r.Compute(time.Millisecond); err != nil {
+				return err
+			}
+		}
+		return anySourceRace(r)
+	})
+	code, out, _ := runCmd(t, "check", "--json", path)
+	if code != 1 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	type doc struct {
+		Findings  []replay.Finding    `json:"findings"`
+		AnySource *replay.Enumeration `json:"anysource"`
+	}
+	var checked doc
+	if err := json.Unmarshal([]byte(out), &checked); err != nil {
+		t.Fatal(err)
+	}
+	if en := checked.AnySource; en == nil || en.Replayed != 2 || en.Illegal != 1 || en.CutShort {
+		t.Fatalf("enumeration %+v", en)
+	}
+	// Both receives change: the first gets rank 2's message, so the second rank 1's.
+	if len(checked.Findings) != 2 {
+		t.Fatalf("findings %+v", checked.Findings)
+	}
+	for _, f := range checked.Findings {
+		if f.Kind != "message-race" || f.RevealedBy != "--force-match 0:0=2" {
+			t.Fatalf("finding %+v", f)
+		}
+	}
+	code, out, _ = runCmd(t, "replay", "--force-match", "0:0=2", "--json", path)
+	var replayed doc
+	if err := json.Unmarshal([]byte(out), &replayed); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if !reflect.DeepEqual(replayed.Findings, checked.Findings) || replayed.AnySource != nil {
+		t.Fatalf("replay --force-match printed\n%+v\ncheck printed\n%+v", replayed.Findings, checked.Findings)
 	}
 }

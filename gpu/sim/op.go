@@ -50,9 +50,15 @@ type Op struct {
 	// HashPost is the payload hash an observer took at post (0 = none); it
 	// rides on the op so the receiver's side can reuse it.
 	HashPost uint64
-	Flag     bool  // the result of a Test or Testall
-	Dropped  bool  // a fault dropped this message
-	Delay    int64 // injected extra latency, ns
+	Flag     bool // the result of a Test or Testall
+	Dropped  bool // a fault dropped this message
+	// Forced restricts an AnySource receive to sends from rank ForcedSrc
+	// when matching (replay's check forces each alternative match in turn).
+	// Peer stays AnySource, so reports still show the wildcard. (Placed
+	// here, the two fit in the padding before Delay.)
+	Forced    bool
+	ForcedSrc int32
+	Delay     int64 // injected extra latency, ns
 
 	done     bool
 	freed    bool
@@ -99,6 +105,9 @@ func envelopeMatches(send, recv *Op) bool {
 		return false
 	}
 	if recv.Peer != trace.AnySource && recv.Peer != send.Rank {
+		return false
+	}
+	if recv.Forced && int(recv.ForcedSrc) != send.Rank {
 		return false
 	}
 	if recv.Tag != trace.AnyTag && recv.Tag != send.Tag {

@@ -1,0 +1,225 @@
+package replay_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// twoSendersAnySource: ranks 1 and 2 each send once to rank 0, which
+// receives from AnySource twice; rank 2 computes first, so rank 1 comes first
+// when recorded.
+func twoSendersAnySource(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Int32, 1)
+	if r.ID() != 0 {
+		if r.ID() == 2 {
+			if err := r.Compute(1000); err != nil {
+				return err
+			}
+		}
+		return r.Send(b, 0, 0)
+	}
+	for range 2 {
+		if _, err := r.Recv(b, gpu.AnySource, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestForcedMatchTakesTheForcedSender(t *testing.T) {
+	c, ev := record(t, 3, twoSendersAnySource)
+	out, err := replay.Replay(ev.Source(), replay.Config{EagerLimit: 64 << 10, Force: &replay.ForcedMatch{Rank: 0, Seq: 0, Src: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Forced == nil || out.Forced.MatchRank != 2 || out.Forced.Peer != -1 {
+		t.Fatalf("forced receive %+v: want matched from rank 2, still shown as AnySource", out.Forced)
+	}
+	fs := replay.Explain(out, c.Site, "", false, "")
+	if got := kinds(fs); got != "[message-race/program message-race/program]" {
+		t.Fatalf("findings %s", got)
+	}
+	if !strings.Contains(fs[0].Message, "from any rank") {
+		t.Fatalf("message %q: the receive is reported as AnySource", fs[0].Message)
+	}
+}
+
+func TestCheckEnumeratesAnySourceAlternatives(t *testing.T) {
+	c, ev := record(t, 3, twoSendersAnySource)
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := res.AnySource
+	// Receive 0 (recorded from rank 1) has rank 2 as alternative: legal.
+	// Receive 1 (recorded from rank 2) has rank 1, whose only message
+	// receive 0 took when the rest runs unforced: illegal, dropped.
+	if en.Receives != 2 || en.Alternatives != 2 || en.Replayed != 2 || en.Illegal != 1 || en.CutShort || en.Cap != replay.MaxForcedReplays {
+		t.Fatalf("enumeration %+v", en)
+	}
+	f := wantFinding(t, res.Findings, "message-race", "program", []int{0, 1, 2})
+	if len(f.Ops) != 3 || f.Ops[0].Op != "Recv" || f.Ops[1].Rank != 1 || f.Ops[1].Op != "Send" || f.Ops[2].Rank != 2 || f.Ops[2].Op != "Send" {
+		t.Fatalf("ops %+v: want the receive, the recorded send (rank 1) and the other candidate (rank 2)", f.Ops)
+	}
+	for _, o := range f.Ops {
+		if !strings.HasPrefix(o.Site, "check_test.go:") {
+			t.Fatalf("op %+v has no call site", o)
+		}
+	}
+	render := func(res *replay.CheckResult) string {
+		rep := replay.Report{Findings: res.Findings, AnySource: &res.AnySource}
+		js, err := rep.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Text() + string(js)
+	}
+	again, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := render(res), render(again); a != b {
+		t.Fatalf("check is not deterministic:\n%s\n---\n%s", a, b)
+	}
+}
+
+// TestCheckCausallyImpossibleAlternativeIsNoRace: rank 2 sends to rank 0
+// only after rank 0 received rank 1's message and answered rank 2, so rank
+// 0's first AnySource receive cannot match rank 2, and its second cannot
+// match rank 1 (which sent once).
+func TestCheckCausallyImpossibleAlternativeIsNoRace(t *testing.T) {
+	c, ev := record(t, 3, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		switch r.ID() {
+		case 0:
+			if _, err := r.Recv(b, gpu.AnySource, 0); err != nil {
+				return err
+			}
+			if err := r.Send(b, 2, 1); err != nil {
+				return err
+			}
+			_, err := r.Recv(b, gpu.AnySource, 0)
+			return err
+		case 1:
+			return r.Send(b, 0, 0)
+		default:
+			if _, err := r.Recv(b, 0, 1); err != nil {
+				return err
+			}
+			return r.Send(b, 0, 0)
+		}
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 0 {
+		t.Fatalf("findings %s: the alternatives are causally impossible", kinds(res.Findings))
+	}
+	if en := res.AnySource; en.Alternatives != 2 || en.Replayed != 2 || en.Illegal != 2 {
+		t.Fatalf("enumeration %+v: want both alternatives replayed and found illegal", en)
+	}
+}
+
+func TestCheckCapsForcedReplays(t *testing.T) {
+	const n = 6 // AnySource receives on rank 0; ranks 1 and 2 send n/2 each
+	c, ev := record(t, 3, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		if r.ID() != 0 {
+			for range n / 2 {
+				if err := r.Send(b, 0, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for range n {
+			if _, err := r.Recv(b, gpu.AnySource, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	var totals []int
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{MaxForced: 3, Progress: func(done, total int) {
+		totals = append(totals, total)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := res.AnySource
+	if en.Receives != n || en.Alternatives != n || en.Replayed != 3 || en.Cap != 3 || !en.CutShort {
+		t.Fatalf("enumeration %+v: want %d alternatives, 3 replayed, cut short", en, n)
+	}
+	if len(totals) == 0 || totals[len(totals)-1] != len(totals) || slices.Min(totals) != slices.Max(totals) {
+		t.Fatalf("progress totals %v", totals)
+	}
+	rep := replay.Report{Findings: res.Findings, AnySource: &res.AnySource}
+	if txt := rep.Text(); !strings.Contains(txt, "AnySource alternatives were cut short: 3 of 6 replayed (the cap is 3 forced replays)") {
+		t.Fatalf("report does not say the cap cut the enumeration short:\n%s", txt)
+	}
+	js, err := rep.JSON()
+	if err != nil || !strings.Contains(string(js), `"cut_short": true`) {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	full, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.AnySource.CutShort || full.AnySource.Replayed != n {
+		t.Fatalf("uncapped enumeration %+v", full.AnySource)
+	}
+}
+
+// TestDropHangNamesFewDrops: a hang under drop:nth=all names the first
+// MaxListedDrops dropped messages and counts the others, even past what a
+// fault plan keeps.
+func TestDropHangNamesFewDrops(t *testing.T) {
+	const n = faults.MaxKept + 10
+	c, ev := record(t, 2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 1)
+		if r.ID() == 0 {
+			for range n {
+				if err := r.Send(b, 1, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for range n {
+			if _, err := r.Recv(b, 0, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	fs, err := replay.Run(open, replay.Config{EagerLimit: 64 << 10}, c.Site, mustSpecs(t, "drop:nth=all"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := wantFinding(t, fs, "hang", "fault", []int{1})
+	parts := strings.Split(f.Fault, "; ")
+	if len(parts) != replay.MaxListedDrops+1 || !strings.HasPrefix(parts[0], "drop on rank 0 -> 1 tag 0 (Send seq 0)") ||
+		parts[len(parts)-1] != fmt.Sprintf("and %d more dropped messages", n-replay.MaxListedDrops) {
+		t.Fatalf("fault %q", f.Fault)
+	}
+}
+
+func mustSpecs(t *testing.T, ss ...string) []faults.Spec {
+	t.Helper()
+	specs, err := faults.ParseAll(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
+}
