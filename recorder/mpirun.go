@@ -31,7 +31,7 @@ const pollInterval = 50 * time.Millisecond
 
 // MPIOptions says which MPI program to record and how to launch it.
 type MPIOptions struct {
-	Program string   // an MPI executable (C, C++, Fortran: anything linked against the MPI library)
+	Program string   // an MPI executable (C or C++, dynamically linked against the MPI library; Fortran's bindings bypass the shim)
 	Args    []string // its arguments
 	Ranks   int      // processes to launch (mpirun -n)
 	MPIRun  string   // the launcher ("" = mpirun from PATH); Open MPI's command line
@@ -403,7 +403,12 @@ func annotate(path string, res *mpi.MergeResult, hung bool, timeout time.Duratio
 	if err != nil {
 		return err
 	}
+	mutations, err := recordedMutations(path)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
+	b.WriteString(mutations)
 	if hung {
 		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", timeout)
 		if !slices.ContainsFunc(fs, stuck) {
@@ -462,4 +467,28 @@ func asRecorded(path string) ([]replay.Finding, error) {
 	}
 	defer tr.Close()
 	return replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
+}
+
+// recordedMutations renders the in-flight mutations the trace's hashes show.
+func recordedMutations(path string) (string, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	ps, err := InFlightMutations(r)
+	if err != nil {
+		return "", err
+	}
+	site := func(id uintptr) string {
+		if s, ok := r.Site(uint32(id)); ok && s.File != "" {
+			return fmt.Sprintf("%s:%d", s.File, s.Line)
+		}
+		return ""
+	}
+	var b strings.Builder
+	for i := range ps {
+		b.WriteString(ps[i].Format(site) + "\n")
+	}
+	return b.String(), nil
 }

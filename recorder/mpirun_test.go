@@ -121,9 +121,11 @@ int main(int argc, char **argv) {
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (rank == 0) {
 		MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+		MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* rank 1 got it */
 		MPI_Abort(MPI_COMM_WORLD, 3); /* ABORT */
 	} else {
 		MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
 		MPI_Barrier(MPI_COMM_WORLD);
 	}
 	MPI_Finalize();
@@ -150,8 +152,8 @@ func TestRecordMPIAbortIsCrashed(t *testing.T) {
 	if !strings.Contains(strings.ToLower(sum.Header.Message), "abort") {
 		t.Errorf("message does not name the abort:\n%s", sum.Header.Message)
 	}
-	if sum.Ops < 2 {
-		t.Errorf("%d ops kept, want at least the Send and the Recv", sum.Ops)
+	if sum.Ops < 4 {
+		t.Errorf("%d ops kept, want at least both ranks' Send and Recv", sum.Ops)
 	}
 }
 

@@ -40,7 +40,7 @@ Without -n, PROGRAM is built on package gpu: a Go main package directory
 (built into a temporary directory) or an executable; its run is simulated, so
 a deadlock is found at once.
 
-With -n N, PROGRAM is an MPI executable (C, C++, Fortran) run as N processes
+With -n N, PROGRAM is an MPI executable (C or C++) run as N processes
 under Open MPI's mpirun with the p2ptrace shim preloaded (built with mpicc on
 first use, see 'p2ptrace mpi build-shim'); no source change is needed. Build
 it with -g for file:line in reports. Each rank writes a segment and p2ptrace

@@ -222,7 +222,8 @@ var MPIScenarios = []MPIScenario{
 	{Name: "send-no-recv-fixed", Ranks: 2, Args: []string{"small"}, Record: complete, Plain: PlainOK, FixOf: "send-no-recv"},
 
 	// isend-mutate: the recording's payload hashes differ between post and
-	// completion; replayed under mutate, rank 1 receives the written data.
+	// completion; replayed under mutate, rank 1 receives the written data,
+	// which was written between the Isend and its Wait (both named).
 	// Plain mpirun: with vader's single-copy mechanism CMA (the default
 	// here) rank 1 reads rank 0's buffer with process_vm_readv after the
 	// write and its own check fails (exit 1, every run); with
@@ -231,7 +232,7 @@ var MPIScenarios = []MPIScenario{
 	{Name: "isend-mutate", Ranks: 2, Plain: PlainOKOrFail, PlainExit: 1,
 		Record: rec(StatusComplete, KindInFlightMutation, []int{0}, "isend"),
 		Check: []MPIVerdict{
-			find("mutate", KindCorruptedData, []int{1, 0}, "recv", "isend"),
+			find("mutate", KindCorruptedData, []int{1, 0}, "recv", "isend", "wait"),
 		}},
 	{Name: "isend-mutate-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "isend-mutate"},
 
@@ -277,10 +278,11 @@ var MPIScenarios = []MPIScenario{
 
 	// anysource-race: clean as recorded; delaying one sender's messages makes
 	// rank 0's AnySource receive match the other sender: a message race.
-	// Ranks: the receiver 0, then the recorded and the replayed sender.
+	// Ranks: the receiver 0, then the recorded and the replayed sender; ops:
+	// the receive and both candidate sends (one line in the senders' code).
 	{Name: "anysource-race", Ranks: 3, Record: complete, Plain: PlainOK,
 		Check: []MPIVerdict{
-			find("delay", KindMessageRace, []int{0, 1, 2}, "recv-any"),
+			find("delay", KindMessageRace, []int{0, 1, 2}, "recv-any", "send"),
 		}},
 	{Name: "anysource-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "anysource-race"},
 

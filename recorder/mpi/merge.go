@@ -44,6 +44,13 @@ const computeGap = 1000
 // defaultOpenMPIEager is Open MPI's btl_vader_eager_limit default.
 const defaultOpenMPIEager = 4096
 
+// openMPIEagerHeader is what of btl_vader_eager_limit Open MPI's headers
+// take: with the default 4096, sends of up to 4040 bytes complete eagerly
+// and from 4041 bytes they wait for the receiver (measured with Open MPI
+// 4.1.4, testdata/mpi/README.md). The trace's eager limit is the largest
+// payload sent eagerly, so the replay draws the line where the MPI did.
+const openMPIEagerHeader = 56
+
 var segName = regexp.MustCompile(`^rank-([0-9]+)\.seg$`)
 
 // rankData is one rank's decoded segment, prepared for emission.
@@ -177,8 +184,11 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			hdr.EagerLimit = s.hdr.Eager
 		}
 	}
-	if hdr.EagerLimit == 0 && strings.HasPrefix(hdr.Backend, "Open MPI") {
-		hdr.EagerLimit = defaultOpenMPIEager
+	if strings.HasPrefix(hdr.Backend, "Open MPI") {
+		if hdr.EagerLimit == 0 {
+			hdr.EagerLimit = defaultOpenMPIEager
+		}
+		hdr.EagerLimit = max(hdr.EagerLimit-openMPIEagerHeader, 0)
 	}
 	if hdr.HashMode == "" {
 		hdr.HashMode = [...]string{"full", "sample", "off"}[min(h0.HashMode, 2)]
@@ -243,6 +253,12 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 				re.Error = "ended inside MPI_Init (its segment header was never written)"
 			}
 		case StateBlocked:
+			if h.CurCall == callFinalize {
+				// Ended inside MPI_Finalize (the launcher takes the job down
+				// as soon as one rank exits non-zero): it had finished.
+				re.State = StateFinalized
+				break
+			}
 			re.Blocked = callName(h.CurCall)
 			re.Site = siteText(rd, h.CurModule, h.CurPC)
 		case StateAborted, StateErrored:
@@ -252,7 +268,12 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			if h.State == StateAborted {
 				line = fmt.Sprintf("rank %d: %s", r, re.Error) // "MPI_Abort called with error code N"
 			} else {
-				line = fmt.Sprintf("rank %d: MPI error in %s", r, callName(h.ErrCall))
+				// The finding's kind, as replay names the same errors.
+				kind := "invalid-call"
+				if strings.HasPrefix(re.Error, "MPI_ERR_TRUNCATE") {
+					kind = "truncation"
+				}
+				line = fmt.Sprintf("%s: rank %d: MPI error in %s", kind, r, callName(h.ErrCall))
 			}
 			if re.Site != "" {
 				line += " at " + re.Site
@@ -262,7 +283,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			}
 			lines = append(lines, line)
 		}
-		if h.State != StateFinalized {
+		if re.State != StateFinalized {
 			status = trace.StatusCrashed
 		}
 		res.Ranks[r] = re
@@ -279,8 +300,8 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	}
 	if status == trace.StatusCrashed && msg == "" {
 		var ended []string
-		for r, rd := range ranks {
-			if s := rd.seg.hdr.State; s == StateRunning || s == StateBlocked {
+		for r := range ranks {
+			if s := res.Ranks[r].State; s == StateRunning || s == StateBlocked {
 				ended = append(ended, strconv.Itoa(r))
 			}
 		}

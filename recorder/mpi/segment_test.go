@@ -154,7 +154,7 @@ func TestMergeSynthetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Header.Backend != "Open MPI v4.1.4" || res.Header.EagerLimit != defaultOpenMPIEager || res.Header.Status != "complete" {
+	if res.Header.Backend != "Open MPI v4.1.4" || res.Header.EagerLimit != defaultOpenMPIEager-openMPIEagerHeader || res.Header.Status != "complete" {
 		t.Errorf("header %+v", res.Header)
 	}
 	_, rk, _ := loadTrace(t, out)
