@@ -57,7 +57,7 @@ func recordMPI(t *testing.T, root, bin, dir string, s scenariotest.MPIScenario) 
 		// Polling ranks yield, so that two jobs of up to 4 ranks share 2 cores.
 		MPIArgs:     []string{"--mca", "mpi_yield_when_idle", "1"},
 		HangTimeout: 2 * time.Second,
-		Stdout: &bytes.Buffer{}, Stderr: &stderr,
+		Stdout:      &bytes.Buffer{}, Stderr: &stderr,
 	})
 	if err != nil && !errors.Is(err, recorder.ErrProgramFailed) {
 		t.Fatalf("record -n %d %s: %v\n%s", s.Ranks, s.ID(), err, stderr.String())
