@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -194,8 +193,7 @@ func (rec *recorder) Completed(op *sim.Op) {
 func (rec *recorder) mutationProblems() []sim.Problem {
 	var out []sim.Problem
 	for _, op := range rec.mutations {
-		out = append(out, sim.Problem{Kind: sim.KindInFlightMutation, Ranks: []int{op.Rank}, Ops: []*sim.Op{op},
-			Message: fmt.Sprintf("rank %d: the buffer of %s was written between the call and its completion (hash at post != hash at completion): wait for the request before writing the buffer", op.Rank, sim.Describe(op))})
+		out = append(out, sim.InFlightMutation(op))
 	}
 	return out
 }

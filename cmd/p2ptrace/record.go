@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/kballard/go-shellquote"
 	"github.com/spf13/cobra"
 
 	"github.com/p2ptrace/p2ptrace/recorder"
@@ -17,20 +19,43 @@ type recordOptions struct {
 	hash     string
 	eager    int64
 	seed     uint64
+
+	// MPI programs (-n).
+	ranks       int
+	mpirun      string
+	mpiArgs     string
+	mpicc       string
+	hangTimeout time.Duration
+	segments    string
 }
 
 func newRecordCmd(f *factory) *cobra.Command {
 	o := &recordOptions{}
 	cmd := &cobra.Command{
 		Use:   "record [flags] [--] PROGRAM [ARGS...]",
-		Short: "Run a program built on gpu and record every call and transfer into a trace",
-		Long: `Run PROGRAM (a Go main package directory, built into a temporary directory,
-or an executable) with recording switched on, and print a summary of the trace.
+		Short: "Run a program and record every call and transfer into a trace",
+		Long: `Run PROGRAM with recording switched on, and print a summary of the trace.
+
+Without -n, PROGRAM is built on package gpu: a Go main package directory
+(built into a temporary directory) or an executable; its run is simulated, so
+a deadlock is found at once.
+
+With -n N, PROGRAM is an MPI executable (C or C++) run as N processes
+under Open MPI's mpirun with the p2ptrace shim preloaded (built with mpicc on
+first use, see 'p2ptrace mpi build-shim'); no source change is needed. Build
+it with -g for file:line in reports. Each rank writes a segment and p2ptrace
+merges them into one trace. When every rank sits in a blocking MPI call (or
+has finished) and none makes a call for --hang-timeout, the job is ended and
+the trace is marked hung, with the wait-for cycle or the rank waited on.
+When running as root, Open MPI's consent variables are set; with more ranks
+than cores and no placement in --mpi-args, --oversubscribe is added.
 
 Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`,
 		Example: `  p2ptrace record ./testdata/train/pingpong
   p2ptrace record -o ring.db --hash sample ./testdata/train/ring -- -ranks 16 -iters 1000
-  p2ptrace record --eager 0 --seed 7 ./train`,
+  p2ptrace record --eager 0 --seed 7 ./train
+  p2ptrace record -n 4 -o train.db ./train_mpi --epochs 1
+  p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%s: want PROGRAM [ARGS...]\nRun '%s --help' for usage.", cmd.CommandPath(), cmd.CommandPath())
@@ -38,26 +63,21 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("np") {
+				return o.runMPI(cmd, f, args)
+			}
+			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments"} {
+				if cmd.Flags().Changed(name) {
+					return usageErrorf("--%s applies to MPI programs: give the number of ranks with -n", name)
+				}
+			}
 			opts := recorder.Options{Program: args[0], Args: args[1:], Output: o.output, Force: o.force,
 				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, Stdout: f.Out, Stderr: f.Err}
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &o.seed
 			}
 			sum, err := recorder.Record(context.Background(), opts)
-			if sum != nil {
-				fmt.Fprint(f.Out, sum.Text())
-			}
-			switch {
-			case errors.Is(err, recorder.ErrUsage), errors.Is(err, recorder.ErrNoCalls):
-				return inputError(err)
-			case errors.Is(err, recorder.ErrProgramFailed):
-				return findingsError(err)
-			case err != nil:
-				return inputError(err)
-			case !sum.Clean():
-				return findingsError(errors.New("the recording has findings"))
-			}
-			return nil
+			return recordResult(f, sum, err)
 		},
 	}
 	cmd.Flags().SetInterspersed(false) // flags after PROGRAM are its own
@@ -67,5 +87,50 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	cmd.Flags().StringVar(&o.hash, "hash", "full", "payload hashing: full, sample or off")
 	cmd.Flags().Int64Var(&o.eager, "eager", 0, "eager limit in bytes (0: the program's own)")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "scheduler seed (default: the program's own)")
+	cmd.Flags().IntVarP(&o.ranks, "np", "n", 0, "MPI: run PROGRAM as this many ranks under mpirun")
+	cmd.Flags().StringVar(&o.mpirun, "mpirun", "mpirun", "MPI: the launcher (Open MPI's mpirun)")
+	cmd.Flags().StringVar(&o.mpiArgs, "mpi-args", "", "MPI: extra launcher arguments, split like a shell would")
+	cmd.Flags().StringVar(&o.mpicc, "mpicc", "mpicc", "MPI: the compiler wrapper that builds the shim")
+	cmd.Flags().StringVar(&o.segments, "segments", "", "MPI: keep the ranks' segment files in this directory (one all hosts write, for multi-host jobs)")
+	cmd.Flags().DurationVar(&o.hangTimeout, "hang-timeout", recorder.DefaultHangTimeout, "MPI: end the job as hung after this long with every rank blocked")
 	return cmd
+}
+
+func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) error {
+	for _, name := range []string{"payloads", "eager", "seed"} {
+		if cmd.Flags().Changed(name) {
+			return usageErrorf("--%s applies to programs on package gpu, not to MPI programs (-n)", name)
+		}
+	}
+	if o.hangTimeout <= 0 {
+		return usageErrorf("--hang-timeout %v: want a positive duration such as 5s", o.hangTimeout)
+	}
+	extra, err := shellquote.Split(o.mpiArgs)
+	if err != nil {
+		return usageErrorf("--mpi-args %q: %v", o.mpiArgs, err)
+	}
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: args[0], Args: args[1:], Ranks: o.ranks, MPIRun: o.mpirun, MPIArgs: extra, MPICC: o.mpicc,
+		Output: o.output, Force: o.force, Hash: o.hash, HangTimeout: o.hangTimeout, Segments: o.segments,
+		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
+	})
+	return recordResult(f, sum, err)
+}
+
+// recordResult prints the summary and maps the outcome to an exit status.
+func recordResult(f *factory, sum *recorder.Summary, err error) error {
+	if sum != nil {
+		fmt.Fprint(f.Out, sum.Text())
+	}
+	switch {
+	case errors.Is(err, recorder.ErrUsage), errors.Is(err, recorder.ErrNoCalls):
+		return inputError(err)
+	case errors.Is(err, recorder.ErrProgramFailed):
+		return findingsError(err)
+	case err != nil:
+		return inputError(err)
+	case !sum.Clean():
+		return findingsError(errors.New("the recording has findings"))
+	}
+	return nil
 }

@@ -90,6 +90,7 @@ Exit status: 0 clean, 1 findings, 2 usage or input errors.`,
 	root.AddCommand(newShowCmd(f))
 	root.AddCommand(newVerifyCmd(f))
 	root.AddCommand(newExportCmd(f))
+	root.AddCommand(newMergeCmd(f), newMPICmd(f))
 	return root
 }
 

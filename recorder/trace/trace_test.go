@@ -647,3 +647,40 @@ func TestHeaderChecksum(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestUpdateHeaderKeepsEventsAndCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	evs := []trace.Event{{Kind: trace.KindPost, Rank: 0, Seq: 0, Op: trace.OpFinalize}}
+	writeTrace(t, path, trace.Header{WorldSize: 1}, trace.WriterOptions{}, evs)
+	err := trace.UpdateHeader(path, func(h *trace.Header) {
+		h.Status = trace.StatusHung
+		h.Message = "hang: rank 0 blocked"
+		h.WorldSize = 99 // not the header's to change: kept
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := r.Header()
+	if h.Status != trace.StatusHung || h.Message != "hang: rank 0 blocked" || h.WorldSize != 1 || h.Events != 1 {
+		t.Fatalf("header after update: %+v", h)
+	}
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUpdateHeaderOfForeignFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "not.db")
+	if err := os.WriteFile(path, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := trace.UpdateHeader(path, func(*trace.Header) {})
+	if !errors.Is(err, trace.ErrNotTrace) && !errors.Is(err, trace.ErrDamaged) {
+		t.Fatalf("UpdateHeader of a foreign file: %v, want ErrNotTrace or ErrDamaged", err)
+	}
+}

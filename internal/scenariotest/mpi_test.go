@@ -1,0 +1,326 @@
+package scenariotest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var knownKinds = []string{
+	KindDeadlock, KindHang, KindUnmatchedSend, KindTruncation, KindTypeMismatch, KindCountMismatch,
+	KindCorruptedData, KindInFlightMutation, KindMissingWait, KindReadyWithoutRecv, KindMessageRace,
+	KindUnsafeBuffering, KindInvalidCall,
+}
+
+// TestMPIScenarioTable checks the table against itself and the sources, and
+// needs no MPI: every program has a scenario and every scenario a program,
+// every marker it names is a unique "// culprit: MARKER" line of its source,
+// kinds, statuses, ranks and plain outcomes are valid.
+func TestMPIScenarioTable(t *testing.T) {
+	root := ModuleRoot(t)
+	srcs, err := filepath.Glob(filepath.Join(root, "testdata", "mpi", "*.c"))
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no programs under testdata/mpi: %v", err)
+	}
+	names := map[string]bool{}
+	for _, s := range MPIScenarios {
+		names[s.Name] = true
+	}
+	for _, src := range srcs {
+		name := strings.TrimSuffix(filepath.Base(src), ".c")
+		if !names[name] {
+			t.Errorf("testdata/mpi/%s.c has no entry in MPIScenarios", name)
+		}
+		text, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(text), "/* "+name+" (") {
+			t.Errorf("testdata/mpi/%s.c does not open with \"/* %s (RANKS...): what it does\"", name, name)
+		}
+	}
+	ids := map[string]bool{}
+	for _, s := range MPIScenarios {
+		t.Run(s.ID(), func(t *testing.T) {
+			if ids[s.ID()] {
+				t.Errorf("scenario %s listed twice", s.ID())
+			}
+			ids[s.ID()] = true
+			file := filepath.Join(root, "testdata", "mpi", s.Name+".c")
+			if _, err := os.Stat(file); err != nil {
+				t.Fatal(err)
+			}
+			if s.Ranks < 2 {
+				t.Errorf("ranks %d", s.Ranks)
+			}
+			switch s.Plain {
+			case PlainOK, PlainHang:
+				if s.PlainExit != 0 {
+					t.Errorf("plain %s with exit %d", s.Plain, s.PlainExit)
+				}
+			case PlainFail, PlainOKOrFail:
+				if s.PlainExit == 0 {
+					t.Errorf("plain %s without its exit status", s.Plain)
+				}
+			default:
+				t.Errorf("plain outcome %q", s.Plain)
+			}
+			if s.FixOf != "" {
+				if !names[s.FixOf] || s.FixOf == s.Name {
+					t.Errorf("FixOf %q: no such program", s.FixOf)
+				}
+				if !s.Clean() || s.Record.Status != StatusComplete || s.Record.Kind != "" || s.Plain != PlainOK {
+					t.Errorf("a fixed version must be clean and complete under record and check, and ok under mpirun")
+				}
+			}
+			r := s.Record
+			switch r.Status {
+			case StatusComplete:
+				if s.Plain == PlainHang {
+					t.Errorf("record complete but plain mpirun hangs")
+				}
+			case StatusHung:
+				if s.Plain != PlainHang || (r.Kind != KindDeadlock && r.Kind != KindHang) {
+					t.Errorf("record hung: plain %s, kind %q", s.Plain, r.Kind)
+				}
+			case StatusCrashed:
+				if s.Plain != PlainFail {
+					t.Errorf("record crashed but plain mpirun %s", s.Plain)
+				}
+			default:
+				t.Errorf("record status %q", r.Status)
+			}
+			if r.Kind != "" && !slices.Contains(knownKinds, r.Kind) {
+				t.Errorf("record kind %q", r.Kind)
+			}
+			if (r.Kind != "" || r.Status == StatusCrashed) && (len(r.Ranks) == 0 || len(r.Markers) == 0) {
+				t.Errorf("record %s %s names no ranks or markers", r.Status, r.Kind)
+			}
+			if r.Under != "" {
+				t.Errorf("record with Under %q", r.Under)
+			}
+			verdicts := append([]MPIVerdict{r}, s.Check...)
+			for i, v := range verdicts {
+				if i > 0 {
+					if v.Status != "" || !slices.Contains(knownKinds, v.Kind) || len(v.Ranks) == 0 || len(v.Markers) == 0 {
+						t.Errorf("check verdict %+v: want no status, a known kind, ranks and markers", v)
+					}
+					if !slices.Contains([]string{"", "sync", "mutate", "delay"}, v.Under) {
+						t.Errorf("check verdict %+v: Under %q", v, v.Under)
+					}
+					if v.Kind == KindInFlightMutation {
+						t.Errorf("check verdict %+v: in-flight mutations are found by recording, not by check", v)
+					}
+				}
+				for _, rk := range v.Ranks {
+					if rk < 0 || rk >= s.Ranks {
+						t.Errorf("verdict %+v names rank %d of %d", v, rk, s.Ranks)
+					}
+				}
+				for _, m := range v.Markers {
+					MarkerLine(t, file, m)
+				}
+			}
+		})
+	}
+}
+
+func TestMPIVerdictMatchRanks(t *testing.T) {
+	race := MPIVerdict{Kind: KindMessageRace, Ranks: []int{0, 1, 2}}
+	for _, c := range []struct {
+		v    MPIVerdict
+		got  []int
+		want bool
+	}{
+		{race, []int{0, 1, 2}, true},
+		{race, []int{0, 2, 1}, true},
+		{race, []int{1, 0, 2}, false},
+		{race, []int{0, 1}, false},
+		{MPIVerdict{Kind: KindUnsafeBuffering, Ranks: []int{1, 0}}, []int{1, 0}, true},
+		{MPIVerdict{Kind: KindUnsafeBuffering, Ranks: []int{1, 0}}, []int{0, 1}, false},
+	} {
+		if got := c.v.MatchRanks(c.got); got != c.want {
+			t.Errorf("%s %v.MatchRanks(%v) = %v", c.v.Kind, c.v.Ranks, c.got, got)
+		}
+	}
+}
+
+// mpiBuild is one build of testdata/mpi shared by the tests of this package
+// (mpicc takes about half a second a program), removed by TestMain.
+var mpiBuild struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if mpiBuild.dir != "" {
+		os.RemoveAll(mpiBuild.dir)
+	}
+	os.Exit(code)
+}
+
+func sharedMPIBuild(t *testing.T, root string) string {
+	t.Helper()
+	RequireMPICC(t)
+	mpiBuild.once.Do(func() {
+		mpiBuild.dir, mpiBuild.err = os.MkdirTemp("", "p2ptrace-mpi-")
+		if mpiBuild.err == nil {
+			mpiBuild.err = buildMPIInto(root, mpiBuild.dir)
+		}
+	})
+	if mpiBuild.err != nil {
+		t.Fatal(mpiBuild.err)
+	}
+	return mpiBuild.dir
+}
+
+// TestMPIProgramsBuild compiles every program of testdata/mpi with mpicc.
+func TestMPIProgramsBuild(t *testing.T) {
+	root := ModuleRoot(t)
+	bin := sharedMPIBuild(t, root)
+	for _, s := range MPIScenarios {
+		if _, err := os.Stat(filepath.Join(bin, s.Name)); err != nil {
+			t.Errorf("%s: %v", s.ID(), err)
+		}
+	}
+	if got := MPICulprit(t, root, "headtohead-large", "send-a"); !strings.HasPrefix(got, "testdata/mpi/headtohead-large.c:") {
+		t.Errorf("MPICulprit: %s", got)
+	}
+}
+
+// plainJobs is how many mpirun jobs TestMPIProgramsPlainRun runs at once:
+// ranks mostly wait (and yield, MPIEnv), so more jobs than cores is fine.
+const plainJobs = 4
+
+// TestMPIProgramsPlainRun runs every program under plain mpirun (no p2ptrace),
+// plainJobs at a time, and checks what it did against Plain: ok programs
+// exit 0 and print "NAME: ok", failing ones exit with PlainExit. Programs
+// that hang are run only with MPI_PLAIN_HANGS=1 (each costs its timeout); a
+// job is killed at its timeout, ranks included.
+func TestMPIProgramsPlainRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every MPI program under mpirun; skipped with -short")
+	}
+	RequireMPIRun(t)
+	root := ModuleRoot(t)
+	bin := sharedMPIBuild(t, root)
+	hangs := os.Getenv("MPI_PLAIN_HANGS") == "1"
+	results := make([]MPIRunResult, len(MPIScenarios))
+	errs := make([]error, len(MPIScenarios))
+	sem := make(chan struct{}, plainJobs)
+	var wg sync.WaitGroup
+	for i, s := range MPIScenarios {
+		timeout := 30 * time.Second
+		if s.Plain == PlainHang {
+			if !hangs {
+				continue
+			}
+			timeout = 5 * time.Second
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], errs[i] = runMPI(root, bin, s, timeout)
+		}()
+	}
+	wg.Wait()
+	for i, s := range MPIScenarios {
+		r := results[i]
+		t.Run(s.ID(), func(t *testing.T) {
+			if s.Plain == PlainHang && !hangs {
+				t.Skip("hangs under plain mpirun; set MPI_PLAIN_HANGS=1 to check that it does")
+			}
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			t.Logf("%s: exit %d after %v", strings.Join(MPIRunArgs("", s)[4:], " "), r.Code, r.Elapsed.Round(time.Millisecond))
+			ok := r.Code == 0 && !r.TimedOut && hasLinePrefix(r.Stdout, s.Name+": ok")
+			failed := !r.TimedOut && r.Code == s.PlainExit && r.Code != 0
+			var good bool
+			switch s.Plain {
+			case PlainOK:
+				good = ok
+			case PlainFail:
+				good = failed
+			case PlainOKOrFail:
+				good = ok || failed
+			case PlainHang:
+				good = r.TimedOut
+			}
+			if !good {
+				t.Errorf("want %s (exit %d); got exit %d, timed out %v after %v\nstdout:\n%s\nstderr:\n%s",
+					s.Plain, s.PlainExit, r.Code, r.TimedOut, r.Elapsed.Round(time.Millisecond), r.Stdout, r.Stderr)
+			}
+		})
+	}
+}
+
+func hasLinePrefix(text, prefix string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRunMPIEndsHungJob runs a job that hangs (recv-recv) into a short
+// timeout and checks that no process of it is left: the ranks run in process
+// groups of their own, so this is the session sweep at work.
+func TestRunMPIEndsHungJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mpirun; skipped with -short")
+	}
+	RequireMPIRun(t)
+	root := ModuleRoot(t)
+	bin := sharedMPIBuild(t, root)
+	i := slices.IndexFunc(MPIScenarios, func(s MPIScenario) bool { return s.Name == "recv-recv" })
+	r := RunMPI(t, root, bin, MPIScenarios[i], 2*time.Second)
+	if !r.TimedOut {
+		t.Fatalf("recv-recv ended by itself: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	prog := filepath.Join(bin, "recv-recv")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesRunning(prog)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the hung job still running: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesRunning lists the pids (not zombies) whose command line starts with prog.
+func processesRunning(prog string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(cmdline), prog+"\x00") {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if j := strings.LastIndexByte(string(stat), ')'); j >= 0 && strings.HasPrefix(string(stat[j+1:]), " Z") {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

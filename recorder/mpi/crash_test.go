@@ -1,0 +1,136 @@
+package mpi
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+const killedC = `#include <mpi.h>
+int main(int argc, char **argv) {
+    int rank, v = 0, i;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (i = 1; i <= 3; i++) {
+        if (rank == 0) MPI_Send(&i, 1, MPI_INT, 1, i, MPI_COMM_WORLD);
+        else MPI_Recv(&v, 1, MPI_INT, 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Recv(&v, 1, MPI_INT, 1 - rank, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* SITE:hang */
+    MPI_Finalize();
+    return 0;
+}
+`
+
+// TestKilledRankKeepsRecords SIGKILLs rank 1 while it is blocked: its
+// segment keeps every call, and the merged trace ends rank 1 in the
+// receive, posted without completion.
+func TestKilledRankKeepsRecords(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "killed", killedC)
+	segdir := filepath.Join(dir, "seg")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := mpirunCmd(ctx, t, 2, segdir, nil, bin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		l0, err0 := ReadLiveState(SegmentPath(segdir, 0))
+		l1, err1 := ReadLiveState(SegmentPath(segdir, 1))
+		if err0 == nil && err1 == nil && l0.Blocked == "MPI_Recv" && l1.Blocked == "MPI_Recv" && l1.Calls >= 5 {
+			pid = l1.PID
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not both blocked: %+v %v / %+v %v", l0, err0, l1, err1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("mpirun exited 0 after a rank was killed\n%s", out.String())
+	}
+	trc := filepath.Join(dir, "killed.p2ptrace")
+	res, err := Merge(segdir, trc, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Header.Status != trace.StatusCrashed || !strings.Contains(res.Header.Message, "without MPI_Finalize") {
+		t.Errorf("status %q message %q", res.Header.Status, res.Header.Message)
+	}
+	r1 := res.Ranks[1]
+	if r1.State != StateBlocked || r1.Blocked != "MPI_Recv" || !strings.HasSuffix(r1.Site, "killed.c:"+itoa(siteLine(t, killedC, "SITE:hang"))) {
+		t.Errorf("rank 1 end %+v", r1)
+	}
+	_, rk, _ := loadTrace(t, trc)
+	for r := range 2 {
+		want := map[int]string{0: "Send Send Send Recv", 1: "Recv Recv Recv Recv"}[r]
+		if got := ops(rk[r]); got != want {
+			t.Errorf("rank %d ops %q, want %q", r, got, want)
+		}
+		last := rk[r][len(rk[r])-1]
+		if last.hasDone || last.post.Tag != 9 {
+			t.Errorf("rank %d: last op %+v done %v, want the tag 9 receive without done", r, last.post, last.hasDone)
+		}
+		for _, o := range rk[r][:3] {
+			if !o.hasDone || o.done.MatchRank != int32(1-r) {
+				t.Errorf("rank %d: %+v / %+v", r, o.post, o.done)
+			}
+		}
+	}
+	// The caller (the monitor) knows the job hung: it says so.
+	res, err = Merge(segdir, trc, MergeOptions{Force: true, Status: trace.StatusHung, Message: "ranks 0 and 1 blocked in MPI_Recv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Header.Status != trace.StatusHung || !strings.HasPrefix(res.Header.Message, "ranks 0 and 1 blocked") {
+		t.Errorf("hung: %+v", res.Header)
+	}
+}
+
+const mpiErrorC = `#include <mpi.h>
+int main(int argc, char **argv) {
+    int rank, v = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) MPI_Send(&v, 1, MPI_INT, 5, 0, MPI_COMM_WORLD); /* SITE:bad */
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+`
+
+func TestMPIErrorRecorded(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "mpierr", mpiErrorC)
+	segdir := runMPI(t, 2, bin, true)
+	res, err := Merge(segdir, filepath.Join(dir, "mpierr.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := res.Ranks[1]
+	line := itoa(siteLine(t, mpiErrorC, "SITE:bad"))
+	if r1.State != StateErrored || !strings.Contains(r1.Error, "invalid rank") || !strings.HasSuffix(r1.Site, "mpierr.c:"+line) {
+		t.Errorf("rank 1 end %+v", r1)
+	}
+	if res.Header.Status != trace.StatusCrashed || !strings.Contains(res.Header.Message, "rank 1: MPI error in MPI_Send at ") ||
+		!strings.Contains(res.Header.Message, "mpierr.c:"+line+": MPI_ERR_RANK: invalid rank") {
+		t.Errorf("status %q message %q", res.Header.Status, res.Header.Message)
+	}
+}

@@ -1,0 +1,182 @@
+// Package mpi records real MPI programs (C, C++, anything linked against an
+// MPI library with a PMPI profiling layer) into p2ptrace traces.
+//
+// Recording has three parts:
+//
+//  1. The shim, shim/p2ptrace_shim.c (embedded; BuildShim compiles it with
+//     mpicc into a cached shared library). Preloaded into every rank
+//     (LD_PRELOAD, exported by mpirun -x), it intercepts the MPI calls, forwards
+//     them to PMPI and, when P2PTRACE_SEGDIR is set, appends what each call did
+//     to the rank's segment file SegmentPath(dir, worldRank).
+//  2. The live header of each segment, which ReadLiveState reads while the job
+//     runs (a monitor polls it to see which ranks are blocked in which call).
+//  3. Merge, which reads every rank's segment once the job ended (normally,
+//     aborted, killed or hung) and writes one trace with package
+//     recorder/trace, in the ops the replay driver already knows.
+//
+// # What the shim records
+//
+// Intercepted: MPI_Init, Init_thread, Finalize, Abort, Comm_rank, Comm_size,
+// Comm_dup, Comm_split, Comm_free, Send, Ssend, Bsend, Rsend, Recv, Isend,
+// Issend, Ibsend, Irsend, Irecv, Wait, Waitall, Waitany, Waitsome, Test,
+// Testall, Testany, Testsome, Request_free, Send_init, Ssend_init,
+// Bsend_init, Rsend_init, Recv_init, Start, Startall, Sendrecv,
+// Sendrecv_replace, Probe, Iprobe, Barrier, Buffer_attach, Buffer_detach.
+// MPI calls made by the MPI library itself inside an intercepted call are not
+// recorded (a thread-local depth counter passes them through).
+//
+// Peers and status sources are world ranks (MPI_Group_translate_ranks).
+// Communicator ids agree across ranks without communication: 0 is
+// MPI_COMM_WORLD; a communicator made by Comm_dup or Comm_split gets a 31-bit
+// id hashed from (parent id, how many communicators this parent made before,
+// split color), so every member computes the same id, and handle values never
+// matter. A communicator made by a call the shim does not intercept
+// (Comm_create, Cart_create...) gets an id hashed from its world ranks.
+//
+// Requests get small increasing ids (1, 2, ...) per rank, through an
+// open-addressing table keyed by the MPI_Request handle; a persistent request
+// gets a fresh id at every Start. Handles are not unique: Open MPI hands out
+// one shared, already complete request for every Isend it completed inline,
+// so the table keeps duplicates and tells them apart by the address of the
+// variable the handle was written to (r[i] of Isend(..., &r[i]) and
+// Waitall(n, r)), falling back to the oldest.
+//
+// Payload hashes are XXH64 (seed 0) | 1, as the Go recorder (so 0 means "not
+// hashed"); P2PTRACE_HASH=full|sample|off as for Go programs. Sends are hashed
+// when posted and again when their completion is seen (Wait/Test family), so
+// a hash that changed is an in-flight mutation; receives are hashed over the
+// received bytes at completion. Derived datatypes are hashed through
+// MPI_Pack.
+//
+// Call sites are __builtin_return_address(0) of the wrapper plus the load base
+// and path of its module (dladdr); Merge resolves them to file:line with the
+// module's DWARF line table (build the program with -g).
+//
+// At Init the shim installs an error handler on MPI_COMM_WORLD (inherited by
+// derived communicators) that records the MPI error text and the call it
+// happened in, marks the rank errored and aborts the job, as
+// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way.
+//
+// Cost: no system call and no allocation on the path of a small call (the
+// clock is the vDSO's; tables grow by doubling; the segment grows in big
+// chunks, prefaulted in bulk). What remains is the lock, three clock reads
+// and about 30 bytes of fresh memory per call: BenchmarkShimOverhead measured
+// about 0.3 us per intercepted call on a 2-core VM, where writing fresh
+// memory is itself slow (see BenchmarkShimOverhead and
+// BenchmarkShimBandwidth1MiB). Thread safety: one mutex
+// guards the recorder state; it is never held across a PMPI call that can
+// block, so MPI_THREAD_MULTIPLE programs are recorded correctly, serialized
+// only around the bookkeeping.
+//
+// # Merge
+//
+// Merge maps the MPI calls to the trace ops the replay driver knows, so a
+// merged trace replays without driver changes wherever possible: blocking and
+// nonblocking sends and receives to their ops; Sendrecv and
+// Sendrecv_replace to OpSendrecv + OpRecv (as package gpu); a persistent
+// Start to OpIsend/OpIssend/OpIbsend/OpIrsend/OpIrecv with a fresh Req
+// (Send_init and Recv_init alone are not ops); Wait, Waitall, Test, Testall
+// to their ops; Waitany to OpWaitany over the request that completed
+// (Index 0), and Waitsome to OpWaitall over the requests that completed, so
+// the replay follows the recorded control flow (a rank that hung inside
+// either keeps OpWaitany over every candidate); Testany and Testsome to
+// OpTest (one request) or OpTestall, over the completed requests when the
+// call found some (Flag true), else over the candidates (Flag false);
+// Request_free of an active request to OpFree (of an inactive persistent
+// one: nothing); Barrier to OpBarrier with Comm and Count = the size of the
+// communicator; Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
+// Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
+// over 1 us between a rank's calls becomes an OpCompute of that duration.
+//
+// MatchRank/MatchSeq are filled offline: a receive with actual source s and
+// tag t on communicator c took the earliest not yet taken send of s to this
+// rank on c with tag t, receives taken in post order; the send gets its
+// receiver. Virtual times are the recorded wall times (ns since the run's
+// start, the earliest rank's MPI_Init).
+//
+// # FORMAT
+//
+// Segment format version 2. A segment is one file per world rank, written by
+// that rank only, through a shared mmap of the file (grown with ftruncate,
+// doubling up to 64 MiB at a time, remapped, and prefaulted in bulk with
+// MADV_POPULATE_WRITE): a rank killed with SIGKILL loses nothing it
+// recorded, and other processes read the live header while the job runs.
+// All integers are little endian.
+//
+// Header, 4096 bytes at offset 0 (updated in place while the rank runs):
+//
+//	  0 [8]byte magic "P2PTSEG1" (written once rank, size, pid and state are:
+//	        zero before; Merge takes such a segment as a rank that ended inside
+//	        MPI_Init, ReadLiveState as one not created yet)
+//	  8 u32 version (2)          12 u32 header size (4096)
+//	 16 i32 world rank           20 i32 world size          24 i32 pid
+//	 28 u32 state (RankState: 1 running, 2 blocked, 3 finalized, 4 aborted, 5 errored)
+//	 32 u64 calls intercepted so far
+//	 40 u64 used: bytes of committed records after the header
+//	 48 i64 start, unix ns       56 i64 start, CLOCK_MONOTONIC ns
+//	 64 i64 end, unix ns (finalize, abort or error; 0 before)
+//	 72 i64 eager limit of the shared-memory transport: at init from
+//	        OMPI_MCA_btl_vader_eager_limit (what mpirun --mca passes), else
+//	        read at MPI_Finalize through MPI_T (cvar btl_vader_eager_limit;
+//	        MPI_T_init_thread costs Open MPI ~0.2 s, too much for MPI_Init);
+//	        0 if unknown (Merge then takes 4096 for Open MPI)
+//	 80 u32 hash mode (0 full, 1 sample, 2 off)
+//	 84 u32 current call (the call in progress, or the last one; codes below)
+//	 88 u64 its pc (absolute)    96 u32 its module id      100 u32 thread level
+//	104 i32 MPI error class     108 u32 call of the error or abort
+//	112 u64 its pc              120 u32 its module id
+//	128 [256]byte MPI library version, first line, NUL terminated
+//	384 [512]byte error text (MPI_Error_string, or the MPI_Abort code), NUL terminated
+//
+// Records follow the header back to back. A record is encoded in place and
+// then published by advancing "used", so a reader never sees half of one:
+//
+//	u32  length of the whole record (low 24 bits) | type << 24
+//	     (type 1 post, 2 done, 3 module, 4 comm)
+//	u8   call code
+//	uvarint mask: bit i set when field i is present (nonzero)
+//	the present fields, in bit order
+//
+// Fields (zz: zigzag-mapped signed value, then uvarint; u8: one byte):
+//
+//	 0 op u8 (trace.Op; absent: decided by the merge)
+//	 1 dtype u8 (trace.Dtype)    2 flag u8    3 error u8
+//	 4 seq uvarint (done records: the post they complete; posts are
+//	   numbered 0, 1, 2... in record order and never carry it)
+//	 5 module uvarint            6 peer zz (world rank; -1 any source,
+//	   -2 MPI_PROC_NULL)          7 tag zz (-1 any)        8 comm zz
+//	 9 index zz                 10 count zz               11 bytes zz
+//	12 t0 zz: entry time (ns since start, monotonic) minus the previous
+//	   record's last time (t1 if it had one, else t0)
+//	13 t1 zz: return time minus t0 when t0 is present, else minus that
+//	   previous time
+//	14 pc uvarint: the return address minus the load base of the module
+//	   (module records: the load base itself)
+//	15 req uvarint (a request id)   16 hash: 8 bytes
+//	17 status source zz (world rank)  18 status tag zz  19 status count zz
+//	20 trailer: uvarint n, then n zz deltas (each from the previous value,
+//	   the first from 0): request ids, or the world ranks of a comm record
+//	21 path: uvarint n, then n bytes (module records)
+//
+// A post record is a rank's call in program order. A blocking call writes
+// its post at entry (so a rank that hangs keeps a post without a done); a
+// nonblocking one (Isend, Irecv, Start, Iprobe) writes it at return, with t1
+// and the new request id. Done records name the post they complete: a
+// blocking call's return, and the completion of a request seen inside a
+// Wait/Test family call (written before that call's own done). Sendrecv
+// writes two posts (op Sendrecv, then op Recv). Waitsome, Testany and
+// Testsome write no op and list in their done record's trailer the requests
+// that completed. A module record (id, load base, path) comes before the
+// first record that uses its id; a comm record (id, parent id in peer, size
+// in count, world ranks in the trailer) when a communicator is created.
+// An Iprobe that found nothing takes about 32 bytes (post and done).
+//
+// Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
+// 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,
+// 12 Bsend, 13 Rsend, 14 Recv, 15 Isend, 16 Issend, 17 Ibsend, 18 Irsend,
+// 19 Irecv, 20 Wait, 21 Waitall, 22 Waitany, 23 Waitsome, 24 Test,
+// 25 Testall, 26 Testany, 27 Testsome, 28 Request_free, 29 Send_init,
+// 30 Ssend_init, 31 Bsend_init, 32 Rsend_init, 33 Recv_init, 34 Start,
+// 35 Startall, 36 Sendrecv, 37 Sendrecv_replace, 38 Probe, 39 Iprobe,
+// 40 Barrier, 41 Buffer_attach, 42 Buffer_detach.
+package mpi

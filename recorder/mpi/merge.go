@@ -1,0 +1,563 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// MergeOptions configure Merge.
+type MergeOptions struct {
+	Command []string     // the recorded command line, for the header
+	Hash    string       // hash mode for the header ("" = what the segments say)
+	Force   bool         // overwrite out
+	Status  trace.Status // "" = derive (complete or crashed); the caller sets hung
+	Message string       // prepended to the derived message
+}
+
+// RankEnd is how a rank's recording ended.
+type RankEnd struct {
+	Rank    int
+	State   RankState // StateRunning or StateBlocked: the rank was killed
+	Blocked string    // the MPI call it was blocked in (StateBlocked)
+	Site    string    // file:line of that call, or of the failed/aborting call
+	Error   string    // MPI error text (StateErrored, StateAborted)
+}
+
+// MergeResult is what Merge wrote.
+type MergeResult struct {
+	Header trace.Header
+	Ranks  []RankEnd
+	Events int64
+}
+
+// computeGap is the smallest gap between two calls of a rank that becomes an
+// OpCompute event (ns).
+const computeGap = 1000
+
+// defaultOpenMPIEager is Open MPI's btl_vader_eager_limit default.
+const defaultOpenMPIEager = 4096
+
+// openMPIEagerHeader is what of btl_vader_eager_limit Open MPI's headers
+// take: with the default 4096, sends of up to 4040 bytes complete eagerly
+// and from 4041 bytes they wait for the receiver (measured with Open MPI
+// 4.1.4, testdata/mpi/README.md). The trace's eager limit is the largest
+// payload sent eagerly, so the replay draws the line where the MPI did.
+const openMPIEagerHeader = 56
+
+var segName = regexp.MustCompile(`^rank-([0-9]+)\.seg$`)
+
+// rankData is one rank's decoded segment, prepared for emission.
+type rankData struct {
+	seg     *segment
+	posts   []int // record index of each post, by shim seq
+	doneOf  []int // record index of each post's done record, -1 if none
+	skip    []bool
+	op      []trace.Op // trace op of each post
+	reqs    [][]uint64 // Reqs of each post (wait family), after dropping null requests
+	flag    []bool
+	tseq    []uint64 // trace Seq of each post
+	compute []int64  // compute gap (ns) before each post, 0 if none
+	matchR  []int32  // MatchRank of each post's done
+	matchS  []uint64 // MatchSeq
+	offset  int64    // rank's start relative to the run's start (ns)
+	modules map[uint32]record
+}
+
+// Merge reads the segments of every rank in dir and writes them as one trace
+// out. All ranks 0..size-1 must have a segment; a damaged or foreign one is
+// an error naming the file.
+func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	segs := map[int]*segment{}
+	for _, e := range entries {
+		m := segName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			continue
+		}
+		s, err := readSegment(filepath.Join(dir, e.Name()))
+		if errors.Is(err, errUninitialized) {
+			// Killed inside MPI_Init (another rank aborted early): a rank
+			// without calls, not a damaged file.
+			s = &segment{path: filepath.Join(dir, e.Name()), hdr: segHeader{Rank: int32(n), State: StateRunning}, uninit: true}
+			err = nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		if int(s.hdr.Rank) != n {
+			return nil, fmt.Errorf("merge: segment %s: %w: it says rank %d", s.path, ErrSegment, s.hdr.Rank)
+		}
+		segs[n] = s
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("merge: no segments (rank-N.seg) in %s: was the program run with the shim preloaded and %s set?", dir, EnvSegDir)
+	}
+	size := -1
+	for _, s := range segs {
+		if s.uninit {
+			continue
+		}
+		if size >= 0 && int(s.hdr.Size) != size {
+			return nil, fmt.Errorf("merge: segments of %s disagree on the world size (%d and %d)", dir, size, s.hdr.Size)
+		}
+		size = int(s.hdr.Size)
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("merge: no rank of %s got past MPI_Init (every segment's header is unwritten)", dir)
+	}
+	for _, s := range segs {
+		if s.uninit {
+			s.hdr.Size = int32(size)
+		}
+	}
+	var missing []string
+	for r := range size {
+		if segs[r] == nil {
+			missing = append(missing, strconv.Itoa(r))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("merge: %s: world size %d but no segment for rank %s", dir, size, strings.Join(missing, ", "))
+	}
+	for r := range segs {
+		if r >= size {
+			return nil, fmt.Errorf("merge: segment %s: rank %d outside the world size %d", SegmentPath(dir, r), r, size)
+		}
+	}
+
+	ranks := make([]*rankData, size)
+	start := int64(0)
+	for r := range size {
+		if s := segs[r].hdr.StartUnix; s != 0 && (start == 0 || s < start) {
+			start = s
+		}
+	}
+	for r := range size {
+		if segs[r].uninit {
+			segs[r].hdr.StartUnix = start
+		}
+	}
+	for r := range size {
+		rd, err := prepare(segs[r])
+		if err != nil {
+			return nil, fmt.Errorf("merge: segment %s: %w", segs[r].path, err)
+		}
+		rd.offset = segs[r].hdr.StartUnix - start
+		ranks[r] = rd
+	}
+	match(ranks)
+
+	cwd, _ := os.Getwd()
+	sites := newSiteResolver(cwd)
+	defer sites.close()
+
+	var h0 segHeader
+	for r := size - 1; r >= 0; r-- {
+		if !segs[r].uninit {
+			h0 = segs[r].hdr // the lowest initialized rank's
+		}
+	}
+	hdr := trace.Header{
+		Command:       o.Command,
+		WorldSize:     size,
+		Backend:       backendName(h0.Library),
+		EagerLimit:    h0.Eager,
+		HashMode:      o.Hash,
+		StartUnixNano: start,
+	}
+	for _, s := range segs { // ranks that ended early did not read it (see the shim's read_eager_limit)
+		if hdr.EagerLimit == 0 {
+			hdr.EagerLimit = s.hdr.Eager
+		}
+	}
+	if strings.HasPrefix(hdr.Backend, "Open MPI") {
+		if hdr.EagerLimit == 0 {
+			hdr.EagerLimit = defaultOpenMPIEager
+		}
+		hdr.EagerLimit = max(hdr.EagerLimit-openMPIEagerHeader, 0)
+	}
+	if hdr.HashMode == "" {
+		hdr.HashMode = [...]string{"full", "sample", "off"}[min(h0.HashMode, 2)]
+	}
+	end := start
+	for r, rd := range ranks {
+		h := rd.seg.hdr
+		e := h.EndUnix
+		if e == 0 {
+			e = segs[r].hdr.StartUnix + int64(lastTime(rd.seg))
+		}
+		end = max(end, e)
+	}
+	hdr.EndUnixNano = end
+
+	w, err := trace.Create(out, hdr, trace.WriterOptions{Force: o.Force, NoSync: true, PayloadCap: -1})
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	siteIDs := map[siteKey]uint32{}
+	siteOf := func(rd *rankData, module uint32, pc uint64) uint32 {
+		m, ok := rd.modules[module]
+		if !ok || pc == 0 {
+			return 0
+		}
+		k := siteKey{m.Path, pc - m.PC}
+		if id, ok := siteIDs[k]; ok {
+			return id
+		}
+		id := uint32(len(siteIDs) + 1)
+		siteIDs[k] = id
+		s := sites.resolve(k)
+		w.AddSite(trace.Site{ID: id, Function: s.Function, File: s.File, Line: s.Line})
+		return id
+	}
+	siteText := func(rd *rankData, module uint32, pc uint64) string {
+		m, ok := rd.modules[module]
+		if !ok || pc == 0 {
+			return ""
+		}
+		s := sites.resolve(siteKey{m.Path, pc - m.PC})
+		if s.File == "" {
+			return s.Function
+		}
+		return s.File + ":" + strconv.Itoa(s.Line)
+	}
+
+	var events int64
+	for r, rd := range ranks {
+		events += emit(w, int32(r), rd, siteOf)
+	}
+
+	res := &MergeResult{Ranks: make([]RankEnd, size), Events: events}
+	status := trace.StatusComplete
+	var lines []string
+	for r, rd := range ranks {
+		h := rd.seg.hdr
+		re := RankEnd{Rank: r, State: h.State}
+		switch h.State {
+		case StateRunning:
+			if rd.seg.uninit {
+				re.Error = "ended inside MPI_Init (its segment header was never written)"
+			}
+		case StateBlocked:
+			if h.CurCall == callFinalize {
+				// Ended inside MPI_Finalize (the launcher takes the job down
+				// as soon as one rank exits non-zero): it had finished.
+				re.State = StateFinalized
+				break
+			}
+			re.Blocked = callName(h.CurCall)
+			re.Site = siteText(rd, h.CurModule, h.CurPC)
+		case StateAborted, StateErrored:
+			re.Site = siteText(rd, h.ErrModule, h.ErrPC)
+			re.Error = h.Error
+			var line string
+			if h.State == StateAborted {
+				line = fmt.Sprintf("rank %d: %s", r, re.Error) // "MPI_Abort called with error code N"
+			} else {
+				// The finding's kind, as replay names the same errors.
+				kind := "invalid-call"
+				if strings.HasPrefix(re.Error, "MPI_ERR_TRUNCATE") {
+					kind = "truncation"
+				}
+				line = fmt.Sprintf("%s: rank %d: MPI error in %s", kind, r, callName(h.ErrCall))
+			}
+			if re.Site != "" {
+				line += " at " + re.Site
+			}
+			if h.State == StateErrored && re.Error != "" {
+				line += ": " + re.Error
+			}
+			lines = append(lines, line)
+		}
+		if re.State != StateFinalized {
+			status = trace.StatusCrashed
+		}
+		res.Ranks[r] = re
+	}
+	if o.Status != "" {
+		status = o.Status
+	}
+	msg := o.Message
+	if len(lines) > 0 {
+		if msg != "" && !strings.HasSuffix(msg, "\n") {
+			msg += "\n"
+		}
+		msg += strings.Join(lines, "\n")
+	}
+	if status == trace.StatusCrashed && msg == "" {
+		var ended []string
+		for r := range ranks {
+			if s := res.Ranks[r].State; s == StateRunning || s == StateBlocked {
+				ended = append(ended, strconv.Itoa(r))
+			}
+		}
+		msg = "rank " + strings.Join(ended, ", ") + " ended without MPI_Finalize (killed?)"
+	}
+	if err := w.Close(status, msg); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	res.Header = hdr
+	res.Header.FormatVersion = trace.FormatVersion
+	res.Header.Status = status
+	res.Header.Message = msg
+	res.Header.Events = events
+	return res, nil
+}
+
+// backendName is the MPI library's name and version: the first line of
+// MPI_Get_library_version up to its first comma ("Open MPI v4.1.4").
+func backendName(lib string) string {
+	lib = strings.TrimSpace(lib)
+	if i := strings.Index(lib, ","); i > 0 {
+		lib = lib[:i]
+	}
+	if lib == "" {
+		return "MPI"
+	}
+	return lib
+}
+
+func lastTime(s *segment) uint64 {
+	var t uint64
+	for _, r := range s.recs {
+		t = max(t, r.T0, r.T1)
+	}
+	return t
+}
+
+// prepare indexes a rank's records and decides the trace op of every post.
+func prepare(s *segment) (*rankData, error) {
+	rd := &rankData{seg: s, modules: map[uint32]record{}}
+	for i, r := range s.recs {
+		switch r.Type {
+		case recPost:
+			rd.posts = append(rd.posts, i)
+			rd.doneOf = append(rd.doneOf, -1)
+		case recDone:
+			if rd.doneOf[r.Seq] >= 0 {
+				return nil, fmt.Errorf("%w: call %d completed twice", ErrSegment, r.Seq)
+			}
+			rd.doneOf[r.Seq] = i
+		case recModule:
+			rd.modules[r.Module] = r
+		}
+	}
+	n := len(rd.posts)
+	rd.skip = make([]bool, n)
+	rd.op = make([]trace.Op, n)
+	rd.reqs = make([][]uint64, n)
+	rd.flag = make([]bool, n)
+	rd.tseq = make([]uint64, n)
+	rd.compute = make([]int64, n)
+	rd.matchR = make([]int32, n)
+	rd.matchS = make([]uint64, n)
+	nullReq := map[uint64]bool{}
+	var last uint64
+	var seq uint64
+	for i, ri := range rd.posts {
+		p := &s.recs[ri]
+		rd.matchR[i] = trace.NoRank
+		var d *record
+		if j := rd.doneOf[i]; j >= 0 {
+			d = &s.recs[j]
+		}
+		op := trace.Op(p.Op)
+		reqs := dropNull(p.Reqs, nullReq)
+		switch {
+		case (op.IsSend() || op.IsRecv()) && p.Peer == -2:
+			// MPI_PROC_NULL: completes at once, matches nothing.
+			rd.skip[i] = true
+			if p.Req != 0 {
+				nullReq[p.Req] = true
+			}
+		case p.Call == callWaitany && d != nil && d.Index >= 0 && int(d.Index) < len(p.Reqs):
+			// The replay follows the recorded control flow: it waits for the
+			// request that completed (Index 0 of Reqs), not for whichever of
+			// the candidates its own schedule completes first.
+			reqs = dropNull(p.Reqs[d.Index:d.Index+1], nullReq)
+		case p.Call == callWaitsome:
+			if d != nil {
+				reqs = dropNull(d.Reqs, nullReq)
+				op = trace.OpWaitall
+			} else {
+				op = trace.OpWaitany // still waiting for any of them
+			}
+		case p.Call == callTestany || p.Call == callTestsome:
+			if d != nil && d.Flag && len(d.Reqs) > 0 {
+				reqs = dropNull(d.Reqs, nullReq)
+				rd.flag[i] = true
+			}
+			if len(reqs) == 1 {
+				op = trace.OpTest
+			} else {
+				op = trace.OpTestall
+			}
+		case !op.Valid():
+			return nil, fmt.Errorf("%w: call %d (%s) has no trace op", ErrSegment, i, callName(uint32(p.Call)))
+		}
+		if d != nil && p.Call != callTestany && p.Call != callTestsome {
+			rd.flag[i] = d.Flag
+		}
+		switch op {
+		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+			if len(reqs) == 0 {
+				rd.skip[i] = true // only null requests: nothing to replay
+			}
+		}
+		rd.op[i] = op
+		rd.reqs[i] = reqs
+		if rd.skip[i] {
+			continue
+		}
+		if last > 0 && p.T0 > last && p.T0-last > computeGap {
+			rd.compute[i] = int64(p.T0 - last)
+			seq++
+		}
+		rd.tseq[i] = seq
+		seq++
+		last = max(last, p.T0, p.T1)
+		if d != nil {
+			last = max(last, d.T1)
+		}
+	}
+	return rd, nil
+}
+
+func dropNull(reqs []uint64, null map[uint64]bool) []uint64 {
+	if len(null) == 0 {
+		return reqs
+	}
+	var out []uint64
+	for _, q := range reqs {
+		if !null[q] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// match fills MatchRank/MatchSeq offline: a receive with actual source s
+// and tag t on comm c took the earliest not yet taken send of s to this rank
+// on c with tag t; receives are taken in post order.
+func match(ranks []*rankData) {
+	type key struct{ src, dst, comm, tag int32 }
+	type sendRef struct {
+		rank int32
+		i    int
+	}
+	queues := map[key][]sendRef{}
+	for r, rd := range ranks {
+		for i, ri := range rd.posts {
+			p := &rd.seg.recs[ri]
+			if rd.skip[i] || !rd.op[i].IsSend() || p.Peer < 0 || int(p.Peer) >= len(ranks) {
+				continue
+			}
+			k := key{int32(r), p.Peer, p.Comm, p.Tag}
+			queues[k] = append(queues[k], sendRef{int32(r), i})
+		}
+	}
+	for r, rd := range ranks {
+		for i, ri := range rd.posts {
+			if rd.skip[i] || !rd.op[i].IsRecv() || rd.doneOf[i] < 0 {
+				continue
+			}
+			p := &rd.seg.recs[ri]
+			d := &rd.seg.recs[rd.doneOf[i]]
+			if d.Source < 0 || int(d.Source) >= len(ranks) {
+				continue
+			}
+			k := key{d.Source, int32(r), p.Comm, d.StatTag}
+			q := queues[k]
+			if len(q) == 0 {
+				continue
+			}
+			s := q[0]
+			queues[k] = q[1:]
+			sd := ranks[s.rank]
+			rd.matchR[i], rd.matchS[i] = s.rank, sd.tseq[s.i]
+			sd.matchR[s.i], sd.matchS[s.i] = int32(r), rd.tseq[i]
+		}
+	}
+}
+
+// emit appends a rank's events to w and returns how many.
+func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint32, uint64) uint32) int64 {
+	var n int64
+	var ev trace.Event
+	recs := rd.seg.recs
+	for _, r := range recs {
+		switch r.Type {
+		case recPost:
+			i := int(r.Seq)
+			if rd.skip[i] {
+				continue
+			}
+			if g := rd.compute[i]; g > 0 {
+				t := rd.offset + int64(r.T0) - g
+				ev = trace.Event{Kind: trace.KindPost, Rank: rank, Seq: rd.tseq[i] - 1, Op: trace.OpCompute,
+					Duration: g, PostWall: t, PostVT: t, MatchRank: trace.NoRank}
+				w.Append(&ev)
+				ev = trace.Event{Kind: trace.KindDone, Rank: rank, Seq: rd.tseq[i] - 1, Op: trace.OpCompute,
+					DoneWall: t + g, DoneVT: t + g, MatchVT: t + g, MatchRank: trace.NoRank, Source: trace.NoRank}
+				w.Append(&ev)
+				n += 2
+			}
+			t := rd.offset + int64(r.T0)
+			ev = trace.Event{Kind: trace.KindPost, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
+				Peer: r.Peer, Tag: r.Tag, Comm: r.Comm, Dtype: trace.Dtype(r.Dtype), Count: r.Count, Bytes: r.Bytes,
+				Req: r.Req, Reqs: rd.reqs[i], Site: siteOf(rd, r.Module, r.PC), PostWall: t, PostVT: t,
+				MatchRank: trace.NoRank, HashPost: r.Hash}
+			switch rd.op[i] {
+			case trace.OpBarrier:
+				ev.Peer, ev.Tag = 0, 0
+			case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+				ev.Peer, ev.Tag, ev.Comm = 0, 0, 0
+			}
+			if !rd.op[i].IsSend() {
+				ev.HashPost = 0
+			}
+			w.Append(&ev)
+			n++
+		case recDone:
+			i := int(r.Seq)
+			if rd.skip[i] {
+				continue
+			}
+			p := &recs[rd.posts[i]]
+			t := rd.offset + int64(r.T1)
+			ev = trace.Event{Kind: trace.KindDone, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
+				DoneWall: t, DoneVT: t, MatchVT: t, MatchRank: rd.matchR[i], MatchSeq: rd.matchS[i],
+				Source: trace.NoRank, Flag: rd.flag[i]}
+			op := rd.op[i]
+			switch {
+			case op.IsSend():
+				ev.HashPost, ev.HashDone = p.Hash, r.Hash
+			case op.IsRecv():
+				ev.Source, ev.StatusTag, ev.StatusCnt, ev.HashDone = r.Source, r.StatTag, r.SCount, r.Hash
+			case op == trace.OpProbe || op == trace.OpIprobe:
+				if r.Flag || op == trace.OpProbe {
+					ev.Source, ev.StatusTag, ev.StatusCnt = r.Source, r.StatTag, r.SCount
+				}
+			case op == trace.OpWaitany:
+				ev.Index = 0 // Reqs holds the completed request alone (see prepare)
+			}
+			w.Append(&ev)
+			n++
+		}
+	}
+	return n
+}

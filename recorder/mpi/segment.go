@@ -1,0 +1,576 @@
+package mpi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// EnvSegDir names the directory where the shim writes one segment per rank.
+// Without it the shim only forwards to PMPI.
+const EnvSegDir = "P2PTRACE_SEGDIR"
+
+// EnvHash selects the payload hashing of the shim: full (default), sample or off.
+const EnvHash = "P2PTRACE_HASH"
+
+// RankState is what a rank is doing, as its segment header says.
+type RankState uint32
+
+// States of a rank.
+const (
+	StateRunning   RankState = iota + 1 // in user code
+	StateBlocked                        // inside a blocking MPI call
+	StateFinalized                      // MPI_Finalize returned
+	StateAborted                        // called MPI_Abort
+	StateErrored                        // an MPI call failed (the error handler aborted the job)
+)
+
+func (s RankState) String() string {
+	switch s {
+	case StateRunning:
+		return "running"
+	case StateBlocked:
+		return "blocked"
+	case StateFinalized:
+		return "finalized"
+	case StateAborted:
+		return "aborted"
+	case StateErrored:
+		return "errored"
+	}
+	return "state(" + strconv.Itoa(int(s)) + ")"
+}
+
+// LiveState is the live header of a rank's segment.
+type LiveState struct {
+	Rank, Size, PID int
+	State           RankState
+	Calls           uint64 // grows with every intercepted call
+	Blocked         string // the MPI call, e.g. "MPI_Recv", when State is StateBlocked
+}
+
+// Segment layout constants (see FORMAT in doc.go); they match p2ptrace_shim.c.
+const (
+	segMagic   = "P2PTSEG1"
+	segVersion = 2
+	segHdrSize = 4096
+)
+
+// Record types.
+const (
+	recPost   = 1
+	recDone   = 2
+	recModule = 3
+	recComm   = 4
+)
+
+// Call codes of the shim (enum C_* in p2ptrace_shim.c).
+const (
+	callNone = iota
+	callInit
+	callInitThread
+	callFinalize
+	callAbort
+	callCommRank
+	callCommSize
+	callCommDup
+	callCommSplit
+	callCommFree
+	callSend
+	callSsend
+	callBsend
+	callRsend
+	callRecv
+	callIsend
+	callIssend
+	callIbsend
+	callIrsend
+	callIrecv
+	callWait
+	callWaitall
+	callWaitany
+	callWaitsome
+	callTest
+	callTestall
+	callTestany
+	callTestsome
+	callRequestFree
+	callSendInit
+	callSsendInit
+	callBsendInit
+	callRsendInit
+	callRecvInit
+	callStart
+	callStartall
+	callSendrecv
+	callSendrecvReplace
+	callProbe
+	callIprobe
+	callBarrier
+	callBufferAttach
+	callBufferDetach
+	callCount
+)
+
+var callNames = [callCount]string{
+	"", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
+	"MPI_Comm_dup", "MPI_Comm_split", "MPI_Comm_free", "MPI_Send", "MPI_Ssend", "MPI_Bsend",
+	"MPI_Rsend", "MPI_Recv", "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend", "MPI_Irecv",
+	"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall",
+	"MPI_Testany", "MPI_Testsome", "MPI_Request_free", "MPI_Send_init", "MPI_Ssend_init",
+	"MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
+	"MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
+	"MPI_Buffer_attach", "MPI_Buffer_detach",
+}
+
+func callName(c uint32) string {
+	if c < callCount {
+		return callNames[c]
+	}
+	return "call(" + strconv.Itoa(int(c)) + ")"
+}
+
+// SegmentPath is the segment file of a world rank in dir.
+func SegmentPath(dir string, rank int) string {
+	return filepath.Join(dir, "rank-"+strconv.Itoa(rank)+".seg")
+}
+
+// ErrSegment is wrapped by every error about a damaged or foreign segment.
+var ErrSegment = errors.New("not a valid p2ptrace MPI segment")
+
+// errUninitialized is a segment the rank created but whose header it never
+// finished (it was killed inside MPI_Init): the magic is written last.
+var errUninitialized = fmt.Errorf("%w: header never written (the rank ended inside MPI_Init)", ErrSegment)
+
+// segHeader is the decoded fixed header of a segment.
+type segHeader struct {
+	Version    uint32
+	Rank, Size int32
+	PID        int32
+	State      RankState
+	Calls      uint64
+	Used       uint64
+	StartUnix  int64
+	StartMono  int64
+	EndUnix    int64
+	Eager      int64
+	HashMode   uint32
+	CurCall    uint32
+	CurPC      uint64
+	CurModule  uint32
+	Thread     uint32
+	ErrClass   int32
+	ErrCall    uint32
+	ErrPC      uint64
+	ErrModule  uint32
+	Library    string
+	Error      string
+}
+
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// parseHeader decodes the first segHdrSize bytes of a segment.
+func parseHeader(b []byte) (segHeader, error) {
+	var h segHeader
+	if len(b) < segHdrSize {
+		return h, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrSegment, len(b), segHdrSize)
+	}
+	if string(b[:8]) != segMagic {
+		if bytes.Equal(b[:8], make([]byte, 8)) {
+			return h, errUninitialized
+		}
+		return h, fmt.Errorf("%w: bad magic %q", ErrSegment, b[:8])
+	}
+	le := binary.LittleEndian
+	h.Version = le.Uint32(b[8:])
+	if h.Version != segVersion {
+		return h, fmt.Errorf("%w: version %d (this p2ptrace reads version %d)", ErrSegment, h.Version, segVersion)
+	}
+	if hs := le.Uint32(b[12:]); hs != segHdrSize {
+		return h, fmt.Errorf("%w: header size %d", ErrSegment, hs)
+	}
+	h.Rank = int32(le.Uint32(b[16:]))
+	h.Size = int32(le.Uint32(b[20:]))
+	h.PID = int32(le.Uint32(b[24:]))
+	h.State = RankState(le.Uint32(b[28:]))
+	h.Calls = le.Uint64(b[32:])
+	h.Used = le.Uint64(b[40:])
+	h.StartUnix = int64(le.Uint64(b[48:]))
+	h.StartMono = int64(le.Uint64(b[56:]))
+	h.EndUnix = int64(le.Uint64(b[64:]))
+	h.Eager = int64(le.Uint64(b[72:]))
+	h.HashMode = le.Uint32(b[80:])
+	h.CurCall = le.Uint32(b[84:])
+	h.CurPC = le.Uint64(b[88:])
+	h.CurModule = le.Uint32(b[96:])
+	h.Thread = le.Uint32(b[100:])
+	h.ErrClass = int32(le.Uint32(b[104:]))
+	h.ErrCall = le.Uint32(b[108:])
+	h.ErrPC = le.Uint64(b[112:])
+	h.ErrModule = le.Uint32(b[120:])
+	h.Library = cstring(b[128:384])
+	h.Error = cstring(b[384:896])
+	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
+		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
+	}
+	if h.State < StateRunning || h.State > StateErrored {
+		return h, fmt.Errorf("%w: state %d", ErrSegment, h.State)
+	}
+	return h, nil
+}
+
+// ReadLiveState reads the live header of a segment: cheap (one read of 4 KiB),
+// safe while the rank writes it. Before the rank created the file the error
+// is os.ErrNotExist (also while the header is not yet valid); a foreign or
+// torn file is an error wrapping ErrSegment, never a panic.
+func ReadLiveState(path string) (LiveState, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return LiveState{}, err
+	}
+	defer f.Close()
+	var buf [segHdrSize]byte
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return LiveState{}, err
+	}
+	if n == 0 || n >= 8 && bytes.Equal(buf[:8], make([]byte, 8)) {
+		// Created but not yet initialized by the rank (the magic is written last).
+		return LiveState{}, fmt.Errorf("segment %s: header not written yet: %w", path, os.ErrNotExist)
+	}
+	h, err := parseHeader(buf[:n])
+	if err != nil {
+		return LiveState{}, fmt.Errorf("segment %s: %w", path, err)
+	}
+	ls := LiveState{Rank: int(h.Rank), Size: int(h.Size), PID: int(h.PID), State: h.State, Calls: h.Calls}
+	if h.State == StateBlocked {
+		ls.Blocked = callName(h.CurCall)
+	}
+	return ls, nil
+}
+
+// record is one decoded record of a segment.
+type record struct {
+	Type    uint8
+	Call    uint8
+	Op      uint8
+	Dtype   uint8
+	Flag    bool
+	Err     uint8
+	Seq     uint32
+	Module  uint32
+	Peer    int32
+	Tag     int32
+	Comm    int32
+	Index   int32
+	Count   int64
+	Bytes   int64
+	T0, T1  uint64
+	PC      uint64
+	Req     uint64
+	Hash    uint64
+	Source  int32
+	StatTag int32
+	SCount  int64
+	Reqs    []uint64 // post/done: request ids; comm: world ranks
+	Path    string   // module
+}
+
+// segment is a whole decoded segment.
+type segment struct {
+	path   string
+	hdr    segHeader
+	recs   []record
+	uninit bool // created, but the rank ended before writing the header
+}
+
+// maxSegment bounds the record area the decoder accepts.
+const maxSegment = 1 << 40
+
+// Field bits of a record's mask (see FORMAT).
+const (
+	fOp = 1 << iota
+	fDtype
+	fFlag
+	fErr
+	fSeq
+	fModule
+	fPeer
+	fTag
+	fComm
+	fIndex
+	fCount
+	fBytes
+	fT0
+	fT1
+	fPC
+	fReq
+	fHash
+	fSource
+	fStag
+	fSCount
+	fReqs
+	fPath
+	fAll = 1<<iota - 1
+)
+
+// recReader reads the fields of one record.
+type recReader struct {
+	b   []byte
+	err error
+}
+
+func (d *recReader) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errors.New("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *recReader) zz() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *recReader) zz32() int32 {
+	v := d.zz()
+	if int64(int32(v)) != v && d.err == nil {
+		d.err = fmt.Errorf("value %d out of range", v)
+	}
+	return int32(v)
+}
+
+func (d *recReader) byte1() uint8 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 1 {
+		d.err = errors.New("record too short")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *recReader) bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errors.New("record too short")
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+// decodeSegment decodes a whole segment file's contents.
+func decodeSegment(b []byte) (*segment, error) {
+	h, err := parseHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	s := &segment{hdr: h}
+	area := b[segHdrSize:]
+	if h.Used > uint64(len(area)) || h.Used > maxSegment {
+		return nil, fmt.Errorf("%w: header says %d bytes of records, the file holds %d", ErrSegment, h.Used, len(area))
+	}
+	area = area[:h.Used]
+	// Count the records first, so that the slice is allocated once, exactly.
+	count := 0
+	for off := 0; off+4 <= len(area); count++ {
+		n := int(binary.LittleEndian.Uint32(area[off:]) & (1<<24 - 1))
+		if n < 6 {
+			break // reported below
+		}
+		off += n
+	}
+	s.recs = make([]record, 0, count)
+	var seq uint32
+	var lastT uint64
+	bases := map[uint32]uint64{}
+	for off := 0; off < len(area); {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: record at offset %d: %s", ErrSegment, segHdrSize+off, fmt.Sprintf(format, args...))
+		}
+		rest := area[off:]
+		if len(rest) < 6 {
+			return nil, bad("%d bytes left, a record takes at least 6", len(rest))
+		}
+		w := binary.LittleEndian.Uint32(rest)
+		n := int(w & (1<<24 - 1))
+		if n < 6 || n > len(rest) {
+			return nil, bad("bad length %d", n)
+		}
+		r := record{Type: uint8(w >> 24), Call: rest[4]}
+		d := &recReader{b: rest[5:n]}
+		mask := d.uvarint()
+		if mask&^fAll != 0 {
+			return nil, bad("unknown fields %#x", mask&^fAll)
+		}
+		if mask&fOp != 0 {
+			r.Op = d.byte1()
+		}
+		if mask&fDtype != 0 {
+			r.Dtype = d.byte1()
+		}
+		if mask&fFlag != 0 {
+			r.Flag = d.byte1() != 0
+		}
+		if mask&fErr != 0 {
+			r.Err = d.byte1()
+		}
+		if mask&fSeq != 0 {
+			v := d.uvarint()
+			if v > 1<<32-1 {
+				return nil, bad("seq %d", v)
+			}
+			r.Seq = uint32(v)
+		}
+		if mask&fModule != 0 {
+			v := d.uvarint()
+			if v > 1<<32-1 {
+				return nil, bad("module %d", v)
+			}
+			r.Module = uint32(v)
+		}
+		if mask&fPeer != 0 {
+			r.Peer = d.zz32()
+		}
+		if mask&fTag != 0 {
+			r.Tag = d.zz32()
+		}
+		if mask&fComm != 0 {
+			r.Comm = d.zz32()
+		}
+		if mask&fIndex != 0 {
+			r.Index = d.zz32()
+		}
+		if mask&fCount != 0 {
+			r.Count = d.zz()
+		}
+		if mask&fBytes != 0 {
+			r.Bytes = d.zz()
+		}
+		if mask&fT0 != 0 {
+			r.T0 = lastT + uint64(d.zz())
+		}
+		if mask&fT1 != 0 {
+			base := lastT
+			if mask&fT0 != 0 {
+				base = r.T0
+			}
+			r.T1 = base + uint64(d.zz())
+		}
+		var pcoff uint64
+		if mask&fPC != 0 {
+			pcoff = d.uvarint()
+		}
+		if mask&fReq != 0 {
+			r.Req = d.uvarint()
+		}
+		if mask&fHash != 0 {
+			if hb := d.bytes(8); hb != nil {
+				r.Hash = binary.LittleEndian.Uint64(hb)
+			}
+		}
+		if mask&fSource != 0 {
+			r.Source = d.zz32()
+		}
+		if mask&fStag != 0 {
+			r.StatTag = d.zz32()
+		}
+		if mask&fSCount != 0 {
+			r.SCount = d.zz()
+		}
+		if mask&fReqs != 0 {
+			cnt := d.uvarint()
+			if cnt > uint64(len(d.b)) { // each takes at least one byte
+				return nil, bad("%d trailer entries in %d bytes", cnt, len(d.b))
+			}
+			r.Reqs = make([]uint64, cnt)
+			var prev uint64
+			for i := range r.Reqs {
+				prev += uint64(d.zz())
+				r.Reqs[i] = prev
+			}
+		}
+		if mask&fPath != 0 {
+			r.Path = string(d.bytes(d.uvarint()))
+		}
+		if d.err != nil {
+			return nil, bad("%v", d.err)
+		}
+		if len(d.b) != 0 {
+			return nil, bad("%d bytes after the fields", len(d.b))
+		}
+		if r.Call >= callCount {
+			return nil, bad("unknown call %d", r.Call)
+		}
+		switch r.Type {
+		case recModule:
+			r.PC = pcoff
+			bases[r.Module] = pcoff
+		case recPost, recDone, recComm:
+			if pcoff != 0 {
+				base, ok := bases[r.Module]
+				if !ok {
+					return nil, bad("pc in module %d before its module record", r.Module)
+				}
+				r.PC = base + pcoff
+			}
+		default:
+			return nil, bad("unknown type %d", r.Type)
+		}
+		switch {
+		case mask&fT1 != 0:
+			lastT = r.T1
+		case mask&fT0 != 0:
+			lastT = r.T0
+		}
+		switch r.Type {
+		case recPost:
+			r.Seq = seq
+			seq++
+		case recDone:
+			if r.Seq >= seq {
+				return nil, bad("done of call %d before its post", r.Seq)
+			}
+		}
+		s.recs = append(s.recs, r)
+		off += n
+	}
+	return s, nil
+}
+
+// readSegment reads and decodes the segment file path; errors name the file.
+func readSegment(path string) (*segment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeSegment(b)
+	if err != nil {
+		return nil, fmt.Errorf("segment %s: %w", path, err)
+	}
+	s.path = path
+	return s, nil
+}

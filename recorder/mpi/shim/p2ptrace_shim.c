@@ -1,0 +1,1438 @@
+/*
+ * p2ptrace_shim.c: LD_PRELOAD interposition library over PMPI that records the
+ * point-to-point calls of one MPI rank into a segment file (see the FORMAT
+ * section of package github.com/p2ptrace/p2ptrace/recorder/mpi).
+ *
+ * Built by `p2ptrace mpi build-shim` (recorder/mpi.BuildShim):
+ *   mpicc -shared -fPIC -O2 -o p2ptrace_shim.so p2ptrace_shim.c -ldl -lpthread
+ *
+ * Without P2PTRACE_SEGDIR in the environment every wrapper only forwards to PMPI.
+ *
+ * Thread safety: one recursive mutex guards all recorder state (segment
+ * mapping, request and communicator tables, counters). It is never held
+ * across a PMPI call that can block. Nested calls (an MPI function that the
+ * library implements through another intercepted one) are passed through by
+ * a thread-local depth counter.
+ *
+ * Hot path: no syscalls (clock_gettime is the vDSO), no malloc (tables grow
+ * by doubling; wait-family scratch arrays live on the stack up to 64 entries).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- format constants: keep in sync with segment.go ---- */
+#define SEG_MAGIC "P2PTSEG1"
+#define SEG_VERSION 2
+#define SEG_HDR 4096
+
+enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
+enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4 };
+enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
+
+/* trace.Op values */
+enum {
+    OP_SEND = 1, OP_SSEND, OP_BSEND, OP_RSEND, OP_RECV, OP_ISEND, OP_ISSEND, OP_IBSEND, OP_IRSEND,
+    OP_IRECV, OP_WAIT, OP_WAITALL, OP_WAITANY, OP_TEST, OP_TESTALL, OP_FREE, OP_SENDRECV,
+    OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27
+};
+/* trace.Dtype values */
+enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
+
+/* call codes: keep in sync with callNames in segment.go */
+enum {
+    C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
+    C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
+    C_IBSEND, C_IRSEND, C_IRECV, C_WAIT, C_WAITALL, C_WAITANY, C_WAITSOME, C_TEST, C_TESTALL,
+    C_TESTANY, C_TESTSOME, C_REQUEST_FREE, C_SEND_INIT, C_SSEND_INIT, C_BSEND_INIT, C_RSEND_INIT,
+    C_RECV_INIT, C_START, C_STARTALL, C_SENDRECV, C_SENDRECV_REPLACE, C_PROBE, C_IPROBE,
+    C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH
+};
+static const char *call_names[] = {
+    "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
+    "MPI_Comm_dup", "MPI_Comm_split", "MPI_Comm_free", "MPI_Send", "MPI_Ssend", "MPI_Bsend",
+    "MPI_Rsend", "MPI_Recv", "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend", "MPI_Irecv",
+    "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall",
+    "MPI_Testany", "MPI_Testsome", "MPI_Request_free", "MPI_Send_init", "MPI_Ssend_init",
+    "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
+    "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
+    "MPI_Buffer_attach", "MPI_Buffer_detach"};
+
+struct seg_hdr {
+    char magic[8];
+    uint32_t version, hdr_size;
+    int32_t rank, size, pid;
+    uint32_t state;
+    uint64_t calls;
+    uint64_t used; /* bytes of committed records after the header */
+    int64_t start_unix, start_mono, end_unix, eager;
+    uint32_t hash_mode, cur_call;
+    uint64_t cur_pc;
+    uint32_t cur_module, thread_level;
+    int32_t err_class;
+    uint32_t err_call;
+    uint64_t err_pc;
+    uint32_t err_module, pad;
+    char library[256];
+    char error[512];
+};
+
+/* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
+ * encodes it compactly into the segment (see FORMAT). */
+struct rec {
+    uint8_t type, call, op, dtype, flag, err;
+    uint32_t seq, module;
+    int32_t peer, tag, comm, index;
+    int64_t count, bytes;
+    uint64_t t0, t1, pc, req, hash;
+    int32_t source, stag;
+    int64_t scount;
+    uint32_t nreqs;
+    uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
+    const char *path; /* module record */
+    size_t cap;
+};
+_Static_assert(sizeof(struct seg_hdr) <= SEG_HDR, "header size");
+
+/* ---- state ---- */
+static int active;
+static pthread_mutex_t mu;
+static __thread int depth;
+static int seg_fd = -1;
+static char *seg_map;
+static size_t seg_cap;
+static struct seg_hdr *hdr;
+static int64_t mono0;
+static int hash_mode = HASH_FULL;
+static uint32_t next_seq;
+static uint64_t next_req = 1;
+static int world_rank, world_size;
+
+static inline int64_t mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+static inline uint64_t tnow(void) { return (uint64_t)(mono_now() - mono0); }
+static inline void lock(void) { pthread_mutex_lock(&mu); }
+static inline void unlock(void) { pthread_mutex_unlock(&mu); }
+
+/* ---- XXH64 (seed 0), streaming, as github.com/cespare/xxhash/v2 ---- */
+#define P1 0x9E3779B185EBCA87ULL
+#define P2 0xC2B2AE3D27D4EB4FULL
+#define P3 0x165667B19E3779F9ULL
+#define P4 0x85EBCA77C2B2AE63ULL
+#define P5 0x27D4EB2F165667C5ULL
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t xround(uint64_t acc, uint64_t in) { acc += in * P2; acc = rotl(acc, 31); return acc * P1; }
+static inline uint64_t xmerge(uint64_t acc, uint64_t v) { v = xround(0, v); acc ^= v; return acc * P1 + P4; }
+struct xxh { uint64_t v1, v2, v3, v4, total; unsigned char mem[32]; unsigned n; };
+static void xxh_init(struct xxh *s) { s->v1 = P1 + P2; s->v2 = P2; s->v3 = 0; s->v4 = -P1; s->total = 0; s->n = 0; }
+static void xxh_update(struct xxh *s, const unsigned char *p, size_t len) {
+    s->total += len;
+    if (s->n + len < 32) { memcpy(s->mem + s->n, p, len); s->n += len; return; }
+    if (s->n) {
+        size_t k = 32 - s->n;
+        memcpy(s->mem + s->n, p, k); p += k; len -= k;
+        s->v1 = xround(s->v1, rd64(s->mem)); s->v2 = xround(s->v2, rd64(s->mem + 8));
+        s->v3 = xround(s->v3, rd64(s->mem + 16)); s->v4 = xround(s->v4, rd64(s->mem + 24));
+        s->n = 0;
+    }
+    uint64_t v1 = s->v1, v2 = s->v2, v3 = s->v3, v4 = s->v4;
+    while (len >= 32) {
+        v1 = xround(v1, rd64(p)); v2 = xround(v2, rd64(p + 8));
+        v3 = xround(v3, rd64(p + 16)); v4 = xround(v4, rd64(p + 24));
+        p += 32; len -= 32;
+    }
+    s->v1 = v1; s->v2 = v2; s->v3 = v3; s->v4 = v4;
+    memcpy(s->mem, p, len); s->n = len;
+}
+static uint64_t xxh_digest(const struct xxh *s) {
+    uint64_t h;
+    if (s->total >= 32) {
+        h = rotl(s->v1, 1) + rotl(s->v2, 7) + rotl(s->v3, 12) + rotl(s->v4, 18);
+        h = xmerge(h, s->v1); h = xmerge(h, s->v2); h = xmerge(h, s->v3); h = xmerge(h, s->v4);
+    } else {
+        h = s->v3 + P5;
+    }
+    h += s->total;
+    const unsigned char *p = s->mem; size_t n = s->n;
+    for (; n >= 8; n -= 8, p += 8) { h ^= xround(0, rd64(p)); h = rotl(h, 27) * P1 + P4; }
+    if (n >= 4) { h ^= (uint64_t)rd32(p) * P1; h = rotl(h, 23) * P2 + P3; p += 4; n -= 4; }
+    for (; n > 0; n--, p++) { h ^= (uint64_t)(*p) * P5; h = rotl(h, 11) * P1; }
+    h ^= h >> 33; h *= P2; h ^= h >> 29; h *= P3; h ^= h >> 32;
+    return h;
+}
+
+/* hash_bytes is recorder.hashOf of package gpu: full, sample or off, never 0 when hashed. */
+static uint64_t hash_bytes(const void *buf, size_t len) {
+    struct xxh s;
+    const unsigned char *b = buf;
+    if (hash_mode == HASH_OFF) return 0;
+    xxh_init(&s);
+    if (hash_mode == HASH_SAMPLE && len > 4096) {
+        size_t step = len / (4096 / 64);
+        for (size_t i = 0; i + 64 <= len; i += step) xxh_update(&s, b + i, 64);
+        unsigned char n[8];
+        for (int i = 0; i < 8; i++) n[i] = (unsigned char)((uint64_t)len >> (8 * i));
+        xxh_update(&s, n, 8);
+    } else {
+        xxh_update(&s, b, len);
+    }
+    return xxh_digest(&s) | 1;
+}
+
+/* ---- datatypes ---- */
+static int dtype_code(MPI_Datatype dt) {
+    if (dt == MPI_FLOAT) return DT_F32;
+    if (dt == MPI_DOUBLE) return DT_F64;
+    if (dt == MPI_INT || dt == MPI_INT32_T) return DT_I32;
+    if (dt == MPI_LONG || dt == MPI_LONG_LONG || dt == MPI_LONG_LONG_INT || dt == MPI_INT64_T) return DT_I64;
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_UINT8_T || dt == MPI_SIGNED_CHAR) return DT_U8;
+    return DT_OPAQUE;
+}
+static int dtype_known(int code) { return code != DT_OPAQUE; }
+
+/* contiguous reports whether count elements of dt are one contiguous range starting at buf. */
+static int contiguous(MPI_Datatype dt) {
+    int ni, na, nd, comb;
+    if (dtype_known(dtype_code(dt))) return 1;
+    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) return 0;
+    return comb == MPI_COMBINER_NAMED;
+}
+
+static unsigned char *pack_buf;
+static int pack_cap;
+
+/* hash_data hashes count elements of dt at buf (a derived type through MPI_Pack). Lock held. */
+static uint64_t hash_data(const void *buf, int count, MPI_Datatype dt) {
+    int tsize = 0;
+    if (hash_mode == HASH_OFF || count <= 0 || buf == NULL) return 0;
+    if (contiguous(dt)) {
+        PMPI_Type_size(dt, &tsize);
+        return hash_bytes(buf, (size_t)count * (size_t)tsize);
+    }
+    int need = 0, pos = 0;
+    if (PMPI_Pack_size(count, dt, MPI_COMM_WORLD, &need) != MPI_SUCCESS || need <= 0) return 0;
+    if (need > pack_cap) {
+        unsigned char *nb = realloc(pack_buf, need);
+        if (!nb) return 0;
+        pack_buf = nb; pack_cap = need;
+    }
+    if (PMPI_Pack(buf, count, dt, pack_buf, need, &pos, MPI_COMM_WORLD) != MPI_SUCCESS) return 0;
+    return hash_bytes(pack_buf, pos);
+}
+
+/* ---- segment ---- */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+/* seg_populate write-faults a new part of the mapping in one system call:
+ * page faults taken one by one on the hot path cost microseconds each on
+ * virtual machines; populated in bulk they cost a fraction. Best effort. */
+static void seg_populate(size_t off, size_t len) { madvise(seg_map + off, len, MADV_POPULATE_WRITE); }
+
+static int seg_grow(size_t need) {
+    size_t ncap = seg_cap;
+    while (ncap < need) ncap = ncap < (64u << 20) ? ncap * 2 : ncap + (64u << 20);
+    if (ftruncate(seg_fd, ncap) != 0) return -1;
+    void *m = mremap(seg_map, seg_cap, ncap, MREMAP_MAYMOVE);
+    if (m == MAP_FAILED) return -1;
+    size_t old = seg_cap;
+    seg_map = m; seg_cap = ncap; hdr = (struct seg_hdr *)seg_map;
+    seg_populate(old, ncap - old);
+    return 0;
+}
+
+/* modules seen, by id - 1 (see module_of) */
+#define NMOD 64
+static struct { uintptr_t base; } mods[NMOD];
+static int nmods;
+
+/* Records being built: a few slots, because building one can start another
+ * (a module or communicator seen for the first time while a post is built). */
+#define NSLOTS 4
+static struct rec slots[NSLOTS];
+static int nslots;
+static uint64_t last_t; /* time of the previous record's t0/t1, for deltas */
+
+/* rec_begin starts a record with room for nreqs trailer entries. Lock held. */
+static struct rec *rec_begin(size_t nreqs) {
+    if (nslots == NSLOTS) return NULL;
+    struct rec *r = &slots[nslots];
+    if (nreqs > r->cap) {
+        uint64_t *q = realloc(r->reqs, sizeof *q * nreqs);
+        if (!q) return NULL;
+        r->reqs = q;
+        r->cap = nreqs;
+    }
+    uint64_t *q = r->reqs;
+    size_t cap = r->cap;
+    memset(r, 0, sizeof *r);
+    r->reqs = q;
+    r->cap = cap;
+    nslots++;
+    return r;
+}
+
+static inline uint8_t *put_uv(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) { *p++ = (uint8_t)v | 0x80; v >>= 7; }
+    *p++ = (uint8_t)v;
+    return p;
+}
+static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* rec_commit encodes r at the end of the record area and publishes it by
+ * advancing hdr->used; then releases the slot. Lock held. */
+static void rec_commit(struct rec *r) {
+    size_t plen = r->path ? strlen(r->path) : 0;
+    size_t max = 4 + 1 + 5 + 22 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10;
+    size_t off = SEG_HDR + hdr->used;
+    nslots--;
+    if (max >= (1u << 24)) return;
+    if (off + max > seg_cap && seg_grow(off + max) != 0) return;
+    uint8_t *p0 = (uint8_t *)seg_map + off, *p = p0 + 4;
+    *p++ = r->call;
+    uint64_t pcoff = 0;
+    if (r->pc && r->module && r->type != R_MODULE) pcoff = r->pc - (uint64_t)mods[r->module - 1].base;
+    else pcoff = r->pc;
+    int64_t d0 = r->t0 ? (int64_t)(r->t0 - last_t) : 0;
+    int64_t d1 = r->t1 ? (int64_t)(r->t1 - (r->t0 ? r->t0 : last_t)) : 0;
+    uint32_t mask = 0;
+    if (r->op) mask |= 1u << 0;
+    if (r->dtype) mask |= 1u << 1;
+    if (r->flag) mask |= 1u << 2;
+    if (r->err) mask |= 1u << 3;
+    if (r->type != R_POST && r->seq) mask |= 1u << 4;
+    if (r->module) mask |= 1u << 5;
+    if (r->peer) mask |= 1u << 6;
+    if (r->tag) mask |= 1u << 7;
+    if (r->comm) mask |= 1u << 8;
+    if (r->index) mask |= 1u << 9;
+    if (r->count) mask |= 1u << 10;
+    if (r->bytes) mask |= 1u << 11;
+    if (r->t0) mask |= 1u << 12;
+    if (r->t1) mask |= 1u << 13;
+    if (pcoff) mask |= 1u << 14;
+    if (r->req) mask |= 1u << 15;
+    if (r->hash) mask |= 1u << 16;
+    if (r->source) mask |= 1u << 17;
+    if (r->stag) mask |= 1u << 18;
+    if (r->scount) mask |= 1u << 19;
+    if (r->nreqs) mask |= 1u << 20;
+    if (plen) mask |= 1u << 21;
+    p = put_uv(p, mask);
+    if (r->op) *p++ = r->op;
+    if (r->dtype) *p++ = r->dtype;
+    if (r->flag) *p++ = 1;
+    if (r->err) *p++ = r->err;
+    if (mask & (1u << 4)) p = put_uv(p, r->seq);
+    if (r->module) p = put_uv(p, r->module);
+    if (r->peer) p = put_uv(p, zz(r->peer));
+    if (r->tag) p = put_uv(p, zz(r->tag));
+    if (r->comm) p = put_uv(p, zz(r->comm));
+    if (r->index) p = put_uv(p, zz(r->index));
+    if (r->count) p = put_uv(p, zz(r->count));
+    if (r->bytes) p = put_uv(p, zz(r->bytes));
+    if (r->t0) p = put_uv(p, zz(d0));
+    if (r->t1) p = put_uv(p, zz(d1));
+    if (pcoff) p = put_uv(p, pcoff);
+    if (r->req) p = put_uv(p, r->req);
+    if (r->hash) { memcpy(p, &r->hash, 8); p += 8; }
+    if (r->source) p = put_uv(p, zz(r->source));
+    if (r->stag) p = put_uv(p, zz(r->stag));
+    if (r->scount) p = put_uv(p, zz(r->scount));
+    if (r->nreqs) {
+        p = put_uv(p, r->nreqs);
+        uint64_t prev = 0;
+        for (uint32_t i = 0; i < r->nreqs; i++) { p = put_uv(p, zz((int64_t)(r->reqs[i] - prev))); prev = r->reqs[i]; }
+    }
+    if (plen) { p = put_uv(p, plen); memcpy(p, r->path, plen); p += plen; }
+    if (r->t1) last_t = r->t1;
+    else if (r->t0) last_t = r->t0;
+    uint32_t len = (uint32_t)(p - p0);
+    uint32_t w = len | ((uint32_t)r->type << 24);
+    memcpy(p0, &w, 4);
+    uint64_t used = hdr->used + len;
+    __atomic_store_n(&hdr->used, used, __ATOMIC_RELEASE);
+    /* Warm the cache lines the next records go to: the first write to fresh
+     * memory otherwise stalls the next call for a memory round trip. */
+    size_t next = SEG_HDR + used;
+    if (next + 256 <= seg_cap) {
+        __builtin_prefetch(seg_map + next, 1, 3);
+        __builtin_prefetch(seg_map + next + 64, 1, 3);
+        __builtin_prefetch(seg_map + next + 128, 1, 3);
+        __builtin_prefetch(seg_map + next + 192, 1, 3);
+    }
+}
+
+/* ---- modules (call sites) ---- */
+#define PCC 1024
+static struct { uintptr_t pc; uint32_t mod; } pccache[PCC];
+
+static uint32_t module_of(uintptr_t pc) {
+    size_t h = (pc >> 2) & (PCC - 1);
+    if (pccache[h].pc == pc) return pccache[h].mod;
+    Dl_info info;
+    uint32_t id = 0;
+    if (dladdr((void *)pc, &info) && info.dli_fbase) {
+        uintptr_t base = (uintptr_t)info.dli_fbase;
+        for (int i = 0; i < nmods; i++)
+            if (mods[i].base == base) { id = i + 1; break; }
+        if (!id && nmods < NMOD) {
+            char path[PATH_MAX];
+            if (!info.dli_fname || !realpath(info.dli_fname, path)) {
+                ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+                path[n > 0 ? n : 0] = 0;
+            }
+            struct rec *r = rec_begin(0);
+            if (r) {
+                mods[nmods].base = base;
+                id = ++nmods;
+                r->type = R_MODULE; r->module = id; r->pc = base; r->path = path;
+                rec_commit(r);
+            }
+        }
+    }
+    pccache[h].pc = pc; pccache[h].mod = id;
+    return id;
+}
+
+/* ---- communicators ---- */
+struct comm {
+    MPI_Comm h;
+    int id, size, children;
+    int *world; /* world rank of each rank of the communicator; NULL for the world */
+};
+static struct comm **comms;
+static int ncomms, capcomms;
+
+static uint32_t mix32(uint64_t x) {
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+    return (uint32_t)x;
+}
+static int comm_id_of(int parent, int counter, int color) {
+    uint32_t v = mix32(((uint64_t)(uint32_t)parent << 32) ^ ((uint64_t)(uint32_t)counter << 16) ^ (uint64_t)(uint32_t)color * 0x9e3779b97f4a7c15ULL);
+    v &= 0x7fffffff;
+    return v ? (int)v : 1;
+}
+
+static struct comm *comm_add(MPI_Comm h, int id, int parent) {
+    struct comm *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->h = h; c->id = id;
+    PMPI_Comm_size(h, &c->size);
+    if (h != MPI_COMM_WORLD) {
+        MPI_Group g, wg;
+        int *in = malloc(sizeof(int) * c->size);
+        c->world = malloc(sizeof(int) * c->size);
+        PMPI_Comm_group(h, &g);
+        PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+        for (int i = 0; i < c->size; i++) in[i] = i;
+        PMPI_Group_translate_ranks(g, c->size, in, wg, c->world);
+        PMPI_Group_free(&g);
+        PMPI_Group_free(&wg);
+        free(in);
+    }
+    if (id < 0) { /* made by a call the shim does not intercept: an id from its world ranks */
+        uint64_t x = 0xcbf29ce484222325ULL;
+        for (int i = 0; i < c->size; i++) x = (x ^ (uint32_t)(c->world ? c->world[i] : i)) * 0x100000001b3ULL;
+        c->id = id = comm_id_of((int)mix32(x), 0, -3);
+    }
+    if (ncomms == capcomms) {
+        capcomms = capcomms ? capcomms * 2 : 16;
+        comms = realloc(comms, sizeof *comms * capcomms);
+    }
+    comms[ncomms++] = c;
+    struct rec *r = rec_begin(c->size);
+    if (r) {
+        r->type = R_COMM; r->comm = id; r->peer = parent; r->count = c->size; r->nreqs = c->size;
+        for (int i = 0; i < c->size; i++) r->reqs[i] = c->world ? (uint64_t)(int64_t)c->world[i] : (uint64_t)i;
+        rec_commit(r);
+    }
+    return c;
+}
+
+/* comm_get finds the communicator; one created by a call the shim does not
+ * intercept gets an id derived from its world ranks. Lock held. */
+static struct comm *comm_get(MPI_Comm h) {
+    if (h == MPI_COMM_NULL) return NULL;
+    if (ncomms > 0 && comms[0]->h == h) return comms[0];
+    for (int i = ncomms - 1; i > 0; i--)
+        if (comms[i]->h == h) return comms[i];
+    int sz = 0;
+    if (PMPI_Comm_size(h, &sz) != MPI_SUCCESS) return NULL;
+    return comm_add(h, -1, -1);
+}
+
+static inline int xlate(struct comm *c, int r) {
+    if (r == MPI_ANY_SOURCE) return -1;
+    if (r == MPI_PROC_NULL) return -2;
+    if (!c || !c->world || r < 0 || r >= c->size) return r;
+    return c->world[r];
+}
+
+/* ---- requests ----
+ * Handles are not unique: Open MPI returns one shared, already complete
+ * request (ompi_request_empty) for every Isend it completed inline. So the
+ * table is a multimap (linear probing, duplicates allowed). Each entry also
+ * remembers the address of the variable the handle was written to; a lookup
+ * prefers the entry whose variable is the slot the program passes back
+ * (r[i] of Isend(..., &r[i]) and Waitall(n, r)), then the oldest, and never
+ * the same entry twice within one call (mark). */
+struct req {
+    MPI_Request h;
+    MPI_Request *addr;
+    uint64_t id;
+    uint32_t seq, mark;
+    uint8_t op, dtype, persistent, active;
+    const void *buf;
+    int count, peer, tag;
+    MPI_Datatype dt;
+    struct comm *comm;
+    uint64_t hash;
+};
+static struct req *rtab;
+static size_t rcap, rlen;
+static uint32_t epoch;
+
+static inline size_t rslot(MPI_Request h) {
+    uint64_t x = (uint64_t)(uintptr_t)h;
+    x ^= x >> 29; x *= 0xbf58476d1ce4e5b9ULL; x ^= x >> 32;
+    return (size_t)x & (rcap - 1);
+}
+/* req_pick finds the entry of handle h passed in variable addr (see above)
+ * and marks it for this call's epoch. */
+static struct req *req_pick(MPI_Request h, MPI_Request *addr) {
+    if (!rcap || h == MPI_REQUEST_NULL) return NULL;
+    struct req *best = NULL;
+    for (size_t i = rslot(h); rtab[i].h != MPI_REQUEST_NULL; i = (i + 1) & (rcap - 1)) {
+        struct req *e = &rtab[i];
+        if (e->h != h || e->mark == epoch) continue;
+        if (e->addr == addr) { best = e; break; }
+        if (!best || e->id < best->id) best = e;
+    }
+    if (best) best->mark = epoch;
+    return best;
+}
+/* req_find_id finds the entry of handle h with request id (or persistent id 0). */
+static struct req *req_find_id(MPI_Request h, uint64_t id) {
+    if (!rcap || h == MPI_REQUEST_NULL) return NULL;
+    for (size_t i = rslot(h); rtab[i].h != MPI_REQUEST_NULL; i = (i + 1) & (rcap - 1))
+        if (rtab[i].h == h && rtab[i].id == id) return &rtab[i];
+    return NULL;
+}
+static struct req *req_insert(MPI_Request h);
+static void req_grow(void) {
+    struct req *old = rtab;
+    size_t oc = rcap;
+    rcap = rcap ? rcap * 2 : 256;
+    rtab = calloc(rcap, sizeof *rtab);
+    for (size_t i = 0; i < rcap; i++) rtab[i].h = MPI_REQUEST_NULL;
+    rlen = 0;
+    for (size_t i = 0; i < oc; i++)
+        if (old[i].h != MPI_REQUEST_NULL) *req_insert(old[i].h) = old[i];
+    free(old);
+}
+static struct req *req_insert(MPI_Request h) {
+    if ((rlen + 1) * 2 > rcap) req_grow();
+    size_t i = rslot(h);
+    while (rtab[i].h != MPI_REQUEST_NULL) i = (i + 1) & (rcap - 1);
+    rlen++;
+    memset(&rtab[i], 0, sizeof rtab[i]);
+    rtab[i].h = h;
+    return &rtab[i];
+}
+/* req_del removes e with backward-shift deletion (linear probing, no tombstones). */
+static void req_del(struct req *e) {
+    size_t i = (size_t)(e - rtab);
+    rtab[i].h = MPI_REQUEST_NULL;
+    rlen--;
+    for (size_t j = (i + 1) & (rcap - 1); rtab[j].h != MPI_REQUEST_NULL; j = (j + 1) & (rcap - 1)) {
+        size_t k = rslot(rtab[j].h);
+        /* move j to i when k is cyclically outside (i, j] */
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            rtab[i] = rtab[j];
+            rtab[j].h = MPI_REQUEST_NULL;
+            i = j;
+        }
+    }
+}
+/* req_new adds the entry of a new request written to *addr; an entry of the
+ * same handle and variable is a request the program dropped: replaced. */
+static struct req *req_new(MPI_Request h, MPI_Request *addr) {
+    if (rcap) {
+        for (size_t i = rslot(h); rtab[i].h != MPI_REQUEST_NULL; i = (i + 1) & (rcap - 1))
+            if (rtab[i].h == h && rtab[i].addr == addr && !rtab[i].persistent) { req_del(&rtab[i]); break; }
+    }
+    struct req *e = req_insert(h);
+    e->addr = addr;
+    return e;
+}
+
+/* ---- records ---- */
+static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
+    hdr->cur_call = call;
+    hdr->cur_pc = pc;
+    hdr->cur_module = mod;
+}
+static inline void set_state(uint32_t s) { __atomic_store_n(&hdr->state, s, __ATOMIC_RELEASE); }
+static inline void count_call(void) { __atomic_fetch_add(&hdr->calls, 1, __ATOMIC_RELAXED); }
+
+static struct rec *post(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, size_t nreqs) {
+    struct rec *r = rec_begin(nreqs);
+    if (!r) return NULL;
+    r->type = R_POST; r->call = call; r->op = op; r->seq = next_seq++;
+    r->pc = pc; r->module = mod; r->t0 = t0; r->nreqs = (uint32_t)nreqs;
+    return r;
+}
+static struct rec *done(int call, uint32_t seq, size_t nreqs) {
+    struct rec *r = rec_begin(nreqs);
+    if (!r) return NULL;
+    r->type = R_DONE; r->call = call; r->seq = seq; r->t1 = tnow(); r->nreqs = (uint32_t)nreqs;
+    r->source = -1; r->stag = -1;
+    return r;
+}
+static inline uint64_t *rec_reqs(struct rec *r) { return r->reqs; }
+
+static void set_envelope(struct rec *r, struct comm *c, int peer, int tag, int count, MPI_Datatype dt) {
+    int ts = 0;
+    r->peer = xlate(c, peer);
+    r->tag = tag == MPI_ANY_TAG ? -1 : tag;
+    r->comm = c ? c->id : -1;
+    r->dtype = dtype_code(dt);
+    r->count = count;
+    PMPI_Type_size(dt, &ts);
+    r->bytes = (int64_t)count * ts;
+}
+
+/* complete_status fills the outcome of a receive from st. */
+static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const void *buf, MPI_Datatype dt, int recv) {
+    int n = 0;
+    r->source = xlate(c, st->MPI_SOURCE);
+    r->stag = st->MPI_TAG == MPI_ANY_TAG ? -1 : st->MPI_TAG;
+    if (recv) {
+        PMPI_Get_count(st, dt, &n);
+        if (n == MPI_UNDEFINED) n = 0;
+        r->scount = n;
+        if (st->MPI_SOURCE != MPI_PROC_NULL) r->hash = hash_data(buf, n, dt);
+    }
+}
+
+#define PC() ((uintptr_t)__builtin_return_address(0))
+#define PASS (!active || depth)
+
+/* ---- init / finalize / errors ---- */
+static void errhandler(MPI_Comm *comm, int *code, ...) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0, cls = 0;
+    PMPI_Error_string(*code, text, &len);
+    PMPI_Error_class(*code, &cls);
+    lock();
+    if (hdr) {
+        hdr->err_class = cls;
+        hdr->err_call = hdr->cur_call;
+        hdr->err_pc = hdr->cur_pc;
+        hdr->err_module = hdr->cur_module;
+        snprintf(hdr->error, sizeof hdr->error, "%s", text);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        set_state(ST_ERRORED);
+        /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
+        uint32_t c = hdr->err_call;
+        fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
+                c < sizeof call_names / sizeof call_names[0] ? call_names[c] : "an MPI call", text);
+    }
+    unlock();
+    PMPI_Abort(comm ? *comm : MPI_COMM_WORLD, *code ? *code : 1);
+}
+
+/* read_eager_limit reads the cvar btl_vader_eager_limit through MPI_T, 0 if
+ * it is not there. MPI_T_init_thread costs a few hundred ms in Open MPI (it
+ * registers every component's variables), so it runs at MPI_Finalize only;
+ * at init the shim takes the value mpirun passes as OMPI_MCA_... (--mca). */
+static int64_t read_eager_limit(void) {
+    int prov, i = -1;
+    int64_t v = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS) return 0;
+    if (MPI_T_cvar_get_index("btl_vader_eager_limit", &i) == MPI_SUCCESS && i >= 0) {
+        char name[256], desc[1024];
+        int nl = sizeof name, dl = sizeof desc, verb, bind, scope, cnt = 0, ts = 0;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_T_cvar_handle h;
+        if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) == MPI_SUCCESS &&
+            MPI_T_cvar_handle_alloc(i, NULL, &h, &cnt) == MPI_SUCCESS) {
+            union { int i; unsigned u; long long ll; unsigned char b[64]; } val;
+            memset(&val, 0, sizeof val);
+            if (cnt == 1 && MPI_T_cvar_read(h, &val) == MPI_SUCCESS) {
+                PMPI_Type_size(dt, &ts);
+                if (dt == MPI_INT) v = val.i;
+                else if (dt == MPI_UNSIGNED) v = val.u;
+                else if (ts == 8) v = val.ll;
+                else if (ts == 4) v = val.i;
+            }
+            MPI_T_cvar_handle_free(&h);
+        }
+    }
+    MPI_T_finalize();
+    return v;
+}
+
+static void start(int thread_level) {
+    const char *dir = getenv("P2PTRACE_SEGDIR");
+    if (!dir || !*dir) return;
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&mu, &a);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    char path[PATH_MAX];
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/rank-%d.seg", dir, world_rank);
+    seg_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (seg_fd < 0) { fprintf(stderr, "p2ptrace: cannot create %s: %s\n", path, strerror(errno)); return; }
+    seg_cap = 1u << 20;
+    if (ftruncate(seg_fd, seg_cap) != 0) { close(seg_fd); return; }
+    seg_map = mmap(NULL, seg_cap, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd, 0);
+    if (seg_map == MAP_FAILED) { close(seg_fd); return; }
+    hdr = (struct seg_hdr *)seg_map;
+    seg_populate(0, seg_cap);
+    memset(hdr, 0, SEG_HDR);
+    hdr->version = SEG_VERSION;
+    hdr->hdr_size = SEG_HDR;
+    hdr->rank = world_rank;
+    hdr->size = world_size;
+    hdr->pid = getpid();
+    hdr->thread_level = thread_level;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    mono0 = mono_now();
+    hdr->start_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    hdr->start_mono = mono0;
+    const char *hm = getenv("P2PTRACE_HASH");
+    if (hm && strcmp(hm, "sample") == 0) hash_mode = HASH_SAMPLE;
+    else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
+    hdr->hash_mode = hash_mode;
+    set_state(ST_RUNNING);
+    /* The header is valid from here on (a monitor may read it; a rank killed
+     * from now on merges as a rank without calls). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(hdr->magic, SEG_MAGIC, 8);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int ll = 0;
+    if (MPI_Get_library_version(lib, &ll) == MPI_SUCCESS) {
+        lib[ll < (int)sizeof lib ? ll : (int)sizeof lib - 1] = 0;
+        char *nl = strchr(lib, '\n');
+        if (nl) *nl = 0;
+        snprintf(hdr->library, sizeof hdr->library, "%s", lib);
+    }
+    const char *el = getenv("OMPI_MCA_btl_vader_eager_limit");
+    if (el && *el) hdr->eager = strtoll(el, NULL, 0);
+    comm_add(MPI_COMM_WORLD, 0, -1);
+    MPI_Errhandler eh;
+    if (PMPI_Comm_create_errhandler(errhandler, &eh) == MPI_SUCCESS) PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    count_call();
+    active = 1;
+}
+
+int MPI_Init(int *argc, char ***argv) {
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS && !active) start(MPI_THREAD_SINGLE);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS && !active) start(*provided);
+    return rc;
+}
+
+int MPI_Finalize(void) {
+    if (PASS) return PMPI_Finalize();
+    uintptr_t pc = PC();
+    if (hdr->eager == 0) {
+        depth++;
+        int64_t e = read_eager_limit();
+        depth--;
+        lock();
+        hdr->eager = e;
+        unlock();
+    }
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    struct rec *r = post(C_FINALIZE, OP_FINALIZE, pc, mod, tnow(), 0);
+    uint32_t seq = r ? r->seq : 0;
+    if (r) rec_commit(r);
+    enter_call(C_FINALIZE, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Finalize();
+    depth--;
+    lock();
+    r = done(C_FINALIZE, seq, 0);
+    if (r) rec_commit(r);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    set_state(ST_FINALIZED);
+    active = 0;
+    /* Give back the unused, prefaulted tail (nothing writes past "used" any more). */
+    size_t keep = (SEG_HDR + hdr->used + 4095) & ~(size_t)4095;
+    if (keep < seg_cap && ftruncate(seg_fd, keep) == 0) {
+        munmap(seg_map + keep, seg_cap - keep);
+        seg_cap = keep;
+    }
+    unlock();
+    return rc;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode) {
+    if (!active) return PMPI_Abort(comm, errorcode);
+    uintptr_t pc = PC();
+    lock();
+    count_call();
+    uint32_t mod = depth ? hdr->cur_module : module_of(pc);
+    if (!depth) enter_call(C_ABORT, pc, mod);
+    hdr->err_call = C_ABORT;
+    hdr->err_pc = depth ? hdr->cur_pc : pc;
+    hdr->err_module = mod;
+    snprintf(hdr->error, sizeof hdr->error, "MPI_Abort called with error code %d", errorcode);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    set_state(ST_ABORTED);
+    unlock();
+    return PMPI_Abort(comm, errorcode);
+}
+
+/* ---- pass-through calls that only count ---- */
+int MPI_Comm_rank(MPI_Comm comm, int *rank) {
+    if (!PASS) count_call();
+    return PMPI_Comm_rank(comm, rank);
+}
+int MPI_Comm_size(MPI_Comm comm, int *size) {
+    if (!PASS) count_call();
+    return PMPI_Comm_size(comm, size);
+}
+int MPI_Buffer_attach(void *buf, int size) {
+    if (!PASS) count_call();
+    return PMPI_Buffer_attach(buf, size);
+}
+int MPI_Buffer_detach(void *buf, int *size) {
+    if (!PASS) count_call();
+    return PMPI_Buffer_detach(buf, size);
+}
+
+/* ---- communicators ---- */
+static int comm_create(int call, MPI_Comm parent, int color, int key, MPI_Comm *out, uintptr_t pc) {
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    struct comm *p = comm_get(parent);
+    int pid = p ? p->id : -1;
+    int counter = p ? ++p->children : 0;
+    enter_call(call, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = call == C_COMM_DUP ? PMPI_Comm_dup(parent, out) : PMPI_Comm_split(parent, color, key, out);
+    depth--;
+    lock();
+    if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL)
+        comm_add(*out, comm_id_of(pid, counter, call == C_COMM_DUP ? 0x7fffffff : color), pid);
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    if (PASS) return PMPI_Comm_dup(comm, newcomm);
+    return comm_create(C_COMM_DUP, comm, 0, 0, newcomm, PC());
+}
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    if (PASS) return PMPI_Comm_split(comm, color, key, newcomm);
+    return comm_create(C_COMM_SPLIT, comm, color, key, newcomm, PC());
+}
+int MPI_Comm_free(MPI_Comm *comm) {
+    if (PASS) return PMPI_Comm_free(comm);
+    lock();
+    count_call();
+    for (int i = 1; i < ncomms; i++)
+        if (comms[i]->h == *comm) { comms[i]->h = MPI_COMM_NULL; break; } /* kept: requests may still point to it */
+    unlock();
+    return PMPI_Comm_free(comm);
+}
+
+/* ---- blocking point-to-point ---- */
+typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+
+static int blocking_send(int call, int op, send_fn fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, uintptr_t pc) {
+    lock();
+    count_call();
+    uint64_t t0 = tnow();
+    uint32_t mod = module_of(pc);
+    struct rec *r = post(call, op, pc, mod, t0, 0);
+    uint32_t seq = 0;
+    uint64_t h = 0;
+    if (r) {
+        set_envelope(r, comm_get(comm), dest, tag, count, dt);
+        h = r->hash = hash_data(buf, count, dt);
+        seq = r->seq;
+        rec_commit(r);
+    }
+    enter_call(call, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = fn(buf, count, dt, dest, tag, comm);
+    depth--;
+    lock();
+    if ((r = done(call, seq, 0))) { r->hash = h; rec_commit(r); }
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+    if (PASS) return PMPI_Send(buf, count, dt, dest, tag, comm);
+    return blocking_send(C_SEND, OP_SEND, PMPI_Send, buf, count, dt, dest, tag, comm, PC());
+}
+int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+    if (PASS) return PMPI_Ssend(buf, count, dt, dest, tag, comm);
+    return blocking_send(C_SSEND, OP_SSEND, PMPI_Ssend, buf, count, dt, dest, tag, comm, PC());
+}
+int MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+    if (PASS) return PMPI_Bsend(buf, count, dt, dest, tag, comm);
+    return blocking_send(C_BSEND, OP_BSEND, PMPI_Bsend, buf, count, dt, dest, tag, comm, PC());
+}
+int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+    if (PASS) return PMPI_Rsend(buf, count, dt, dest, tag, comm);
+    return blocking_send(C_RSEND, OP_RSEND, PMPI_Rsend, buf, count, dt, dest, tag, comm, PC());
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    if (PASS) return PMPI_Recv(buf, count, dt, source, tag, comm, status);
+    uintptr_t pc = PC();
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    lock();
+    count_call();
+    uint64_t t0 = tnow();
+    uint32_t mod = module_of(pc);
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(C_RECV, OP_RECV, pc, mod, t0, 0);
+    uint32_t seq = 0;
+    if (r) { set_envelope(r, c, source, tag, count, dt); seq = r->seq; rec_commit(r); }
+    enter_call(C_RECV, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Recv(buf, count, dt, source, tag, comm, status);
+    depth--;
+    lock();
+    if ((r = done(C_RECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1); rec_commit(r); }
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+
+static int sendrecv(int call, const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
+                    void *rbuf, int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm,
+                    MPI_Status *status, uintptr_t pc) {
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    lock();
+    count_call();
+    uint64_t t0 = tnow();
+    uint32_t mod = module_of(pc);
+    struct comm *c = comm_get(comm);
+    uint32_t s1 = 0, s2 = 0;
+    uint64_t h = 0;
+    struct rec *r = post(call, OP_SENDRECV, pc, mod, t0, 0);
+    if (r) {
+        set_envelope(r, c, dest, stag, scount, sdt);
+        h = r->hash = hash_data(sbuf, scount, sdt);
+        s1 = r->seq;
+        rec_commit(r);
+    }
+    r = post(call, OP_RECV, pc, mod, t0, 0);
+    if (r) { set_envelope(r, c, source, rtag, rcount, rdt); s2 = r->seq; rec_commit(r); }
+    enter_call(call, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = call == C_SENDRECV
+                 ? PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, status)
+                 : PMPI_Sendrecv_replace(rbuf, scount, sdt, dest, stag, source, rtag, comm, status);
+    depth--;
+    lock();
+    if ((r = done(call, s1, 0))) { r->hash = h; rec_commit(r); }
+    if ((r = done(call, s2, 0))) { complete_status(r, c, status, rbuf, rdt, 1); rec_commit(r); }
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, int rcount,
+                 MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status) {
+    if (PASS) return PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, status);
+    return sendrecv(C_SENDRECV, sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, status, PC());
+}
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source, int rtag,
+                         MPI_Comm comm, MPI_Status *status) {
+    if (PASS) return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, source, rtag, comm, status);
+    return sendrecv(C_SENDRECV_REPLACE, buf, count, dt, dest, stag, buf, count, dt, source, rtag, comm, status, PC());
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    if (PASS) return PMPI_Probe(source, tag, comm, status);
+    uintptr_t pc = PC();
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(C_PROBE, OP_PROBE, pc, mod, tnow(), 0);
+    uint32_t seq = 0;
+    if (r) { set_envelope(r, c, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
+    enter_call(C_PROBE, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Probe(source, tag, comm, status);
+    depth--;
+    lock();
+    if ((r = done(C_PROBE, seq, 0))) {
+        complete_status(r, c, status, NULL, MPI_BYTE, 0);
+        int n = 0;
+        PMPI_Get_count(status, MPI_BYTE, &n);
+        r->scount = n;
+        r->flag = 1;
+        rec_commit(r);
+    }
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    if (PASS) return PMPI_Iprobe(source, tag, comm, flag, status);
+    uintptr_t pc = PC();
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    uint64_t t0 = tnow();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_IPROBE, pc, mod);
+    unlock();
+    depth++;
+    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    depth--;
+    lock();
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
+    if (r) {
+        set_envelope(r, c, source, tag, 0, MPI_BYTE);
+        r->dtype = DT_NONE;
+        r->t1 = tnow();
+        uint32_t seq = r->seq;
+        rec_commit(r);
+        if ((r = done(C_IPROBE, seq, 0))) {
+            r->flag = *flag != 0;
+            if (*flag) {
+                int n = 0;
+                complete_status(r, c, status, NULL, MPI_BYTE, 0);
+                PMPI_Get_count(status, MPI_BYTE, &n);
+                r->scount = n;
+            }
+            rec_commit(r);
+        }
+    }
+    unlock();
+    return rc;
+}
+
+int MPI_Barrier(MPI_Comm comm) {
+    if (PASS) return PMPI_Barrier(comm);
+    uintptr_t pc = PC();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(C_BARRIER, OP_BARRIER, pc, mod, tnow(), 0);
+    uint32_t seq = 0;
+    if (r) { r->comm = c ? c->id : -1; r->count = c ? c->size : 0; r->peer = -1; r->tag = -1; seq = r->seq; rec_commit(r); }
+    enter_call(C_BARRIER, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Barrier(comm);
+    depth--;
+    lock();
+    if ((r = done(C_BARRIER, seq, 0))) rec_commit(r);
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+
+/* ---- nonblocking point-to-point ---- */
+typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+/* track records the post of a new request (lock held) and returns its record. */
+static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, const void *buf, int count,
+                  MPI_Datatype dt, int peer, int tag, struct comm *c, MPI_Request *addr, uint64_t hash, struct req *e) {
+    struct rec *r = post(call, op, pc, mod, t0, 0);
+    if (!r) return;
+    set_envelope(r, c, peer, tag, count, dt);
+    r->hash = hash;
+    r->req = next_req++;
+    r->t1 = tnow();
+    if (!e) e = req_new(*addr, addr);
+    e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1;
+    e->buf = buf; e->count = count; e->dt = dt; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
+    rec_commit(r);
+}
+
+static int isend(int call, int op, isend_fn fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req, uintptr_t pc) {
+    uint64_t t0 = tnow();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(call, pc, mod);
+    uint64_t h = hash_data(buf, count, dt);
+    unlock();
+    depth++;
+    int rc = fn(buf, count, dt, dest, tag, comm, req);
+    depth--;
+    lock();
+    if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), req, h, NULL);
+    unlock();
+    return rc;
+}
+int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Isend(buf, count, dt, dest, tag, comm, req);
+    return isend(C_ISEND, OP_ISEND, PMPI_Isend, buf, count, dt, dest, tag, comm, req, PC());
+}
+int MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Issend(buf, count, dt, dest, tag, comm, req);
+    return isend(C_ISSEND, OP_ISSEND, PMPI_Issend, buf, count, dt, dest, tag, comm, req, PC());
+}
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Ibsend(buf, count, dt, dest, tag, comm, req);
+    return isend(C_IBSEND, OP_IBSEND, PMPI_Ibsend, buf, count, dt, dest, tag, comm, req, PC());
+}
+int MPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Irsend(buf, count, dt, dest, tag, comm, req);
+    return isend(C_IRSEND, OP_IRSEND, PMPI_Irsend, buf, count, dt, dest, tag, comm, req, PC());
+}
+int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Irecv(buf, count, dt, source, tag, comm, req);
+    uintptr_t pc = PC();
+    uint64_t t0 = tnow();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_IRECV, pc, mod);
+    unlock();
+    depth++;
+    int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
+    depth--;
+    lock();
+    if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL);
+    unlock();
+    return rc;
+}
+
+/* ---- persistent requests ---- */
+static void persist(int op, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *addr) {
+    MPI_Request h = *addr;
+    struct req *e = req_new(h, addr);
+    e->persistent = 1; e->active = 0; e->op = op; e->buf = buf; e->count = count; e->dt = dt;
+    e->peer = peer; e->tag = tag; e->comm = comm_get(comm); e->dtype = dtype_code(dt);
+}
+#define PERSIST_SEND(NAME, PNAME, OP)                                                                       \
+    int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) { \
+        int rc = PNAME(buf, count, dt, dest, tag, comm, req);                                              \
+        if (PASS || rc != MPI_SUCCESS) return rc;                                                          \
+        lock();                                                                                            \
+        count_call();                                                                                      \
+        persist(OP, buf, count, dt, dest, tag, comm, req);                                                 \
+        unlock();                                                                                          \
+        return rc;                                                                                         \
+    }
+PERSIST_SEND(MPI_Send_init, PMPI_Send_init, OP_ISEND)
+PERSIST_SEND(MPI_Ssend_init, PMPI_Ssend_init, OP_ISSEND)
+PERSIST_SEND(MPI_Bsend_init, PMPI_Bsend_init, OP_IBSEND)
+PERSIST_SEND(MPI_Rsend_init, PMPI_Rsend_init, OP_IRSEND)
+int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+    int rc = PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
+    if (PASS || rc != MPI_SUCCESS) return rc;
+    lock();
+    count_call();
+    persist(OP_IRECV, buf, count, dt, source, tag, comm, req);
+    unlock();
+    return rc;
+}
+
+/* start_one records the Start of persistent request h (lock held). */
+static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, uint32_t mod, uint64_t t0) {
+    epoch++;
+    struct req *e = req_pick(h, addr);
+    if (!e || !e->persistent) return;
+    uint64_t hash = e->op == OP_IRECV ? 0 : hash_data(e->buf, e->count, e->dt);
+    track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, addr, hash, e);
+    e->persistent = 1;
+}
+int MPI_Start(MPI_Request *req) {
+    if (PASS) return PMPI_Start(req);
+    uintptr_t pc = PC();
+    uint64_t t0 = tnow();
+    MPI_Request h = *req;
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_START, pc, mod);
+    unlock();
+    depth++;
+    int rc = PMPI_Start(req);
+    depth--;
+    lock();
+    if (rc == MPI_SUCCESS) start_one(C_START, h, req, pc, mod, t0);
+    unlock();
+    return rc;
+}
+int MPI_Startall(int n, MPI_Request reqs[]) {
+    if (PASS) return PMPI_Startall(n, reqs);
+    uintptr_t pc = PC();
+    uint64_t t0 = tnow();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_STARTALL, pc, mod);
+    unlock();
+    depth++;
+    int rc = PMPI_Startall(n, reqs);
+    depth--;
+    lock();
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < n; i++) start_one(C_STARTALL, reqs[i], &reqs[i], pc, mod, t0);
+    unlock();
+    return rc;
+}
+
+/* ---- completion ---- */
+/* complete_req records the completion of the tracked request e with status st
+ * and forgets it (a persistent one becomes inactive). Lock held. */
+static void complete_req(int call, struct req *e, MPI_Status *st) {
+    struct rec *r = done(call, e->seq, 0);
+    if (r) {
+        r->req = e->id;
+        if (e->op == OP_IRECV) {
+            complete_status(r, e->comm, st, e->buf, e->dt, 1);
+        } else {
+            r->hash = e->hash ? hash_data(e->buf, e->count, e->dt) : 0;
+        }
+        rec_commit(r);
+    }
+    if (e->persistent) e->active = 0;
+    else req_del(e);
+}
+
+#define SCRATCH 64
+
+/* wait_family handles every Wait/Test call over n requests. */
+static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag, int *outcount, int *indices,
+                       MPI_Status *statuses, int status_ignore, uintptr_t pc) {
+    MPI_Request hs_s[SCRATCH];
+    MPI_Status st_s[SCRATCH];
+    int ix_s[SCRATCH];
+    uint64_t id_s[SCRATCH], done_s[SCRATCH];
+    int big = n > SCRATCH;
+    MPI_Request *hs = big ? malloc(sizeof *hs * n) : hs_s;
+    uint64_t *ids = big ? malloc(sizeof *ids * n) : id_s;     /* tracked request id of each slot, 0 if none */
+    uint64_t *dids = big ? malloc(sizeof *dids * n) : done_s; /* ids that completed */
+    MPI_Status *sts = statuses;
+    int *ix = indices;
+    if (status_ignore) sts = big ? malloc(sizeof *sts * n) : st_s;
+    if (!ix && (call == C_WAITSOME || call == C_TESTSOME)) ix = big ? malloc(sizeof *ix * n) : ix_s;
+    int blocking = call == C_WAIT || call == C_WAITALL || call == C_WAITANY || call == C_WAITSOME;
+    if (n > 0) memcpy(hs, reqs, sizeof *hs * n);
+    uint64_t t0 = tnow();
+
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    int nact = 0;
+    epoch++;
+    for (int i = 0; i < n; i++) {
+        struct req *e = req_pick(hs[i], &reqs[i]);
+        ids[i] = e && e->active ? e->id : 0;
+        if (ids[i]) nact++;
+    }
+    uint32_t seq = 0;
+    struct rec *r = NULL;
+    if (nact > 0) {
+        int op = 0;
+        switch (call) {
+        case C_WAIT: op = OP_WAIT; break;
+        case C_WAITALL: op = OP_WAITALL; break;
+        case C_WAITANY: op = OP_WAITANY; break;
+        case C_TEST: op = OP_TEST; break;
+        case C_TESTALL: op = OP_TESTALL; break;
+        } /* Waitsome, Testany, Testsome: decided by the merge from the outcome */
+        r = post(call, op, pc, mod, t0, nact);
+        if (r) {
+            uint64_t *out = rec_reqs(r);
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (ids[i]) out[k++] = ids[i];
+            seq = r->seq;
+            rec_commit(r);
+        }
+    }
+    enter_call(call, pc, mod);
+    if (blocking && nact > 0) set_state(ST_BLOCKED);
+    unlock();
+
+    depth++;
+    int rc = MPI_SUCCESS, one = 0, oc = 0;
+    switch (call) {
+    case C_WAIT: rc = PMPI_Wait(reqs, sts); break;
+    case C_WAITALL: rc = PMPI_Waitall(n, reqs, sts); break;
+    case C_WAITANY: rc = PMPI_Waitany(n, reqs, index, sts); break;
+    case C_WAITSOME: rc = PMPI_Waitsome(n, reqs, outcount, ix, sts); break;
+    case C_TEST: rc = PMPI_Test(reqs, flag, sts); break;
+    case C_TESTALL: rc = PMPI_Testall(n, reqs, flag, sts); break;
+    case C_TESTANY: rc = PMPI_Testany(n, reqs, index, flag, sts); break;
+    case C_TESTSOME: rc = PMPI_Testsome(n, reqs, outcount, ix, sts); break;
+    }
+    depth--;
+
+    lock();
+    if (nact > 0) {
+        int nd = 0, ridx = -1, fl = 0;
+        switch (call) {
+        case C_WAIT: case C_WAITALL: fl = 1; break;
+        case C_TEST: case C_TESTALL: fl = *flag != 0; break;
+        case C_WAITANY: fl = *index != MPI_UNDEFINED; one = *index; break;
+        case C_TESTANY: fl = *flag && *index != MPI_UNDEFINED; one = *index; break;
+        case C_WAITSOME: case C_TESTSOME: oc = *outcount == MPI_UNDEFINED ? 0 : *outcount; fl = oc > 0; break;
+        }
+        if (rc == MPI_SUCCESS && fl) {
+            if (call == C_WAITANY || call == C_TESTANY) {
+                struct req *e = one >= 0 && one < n && ids[one] ? req_find_id(hs[one], ids[one]) : NULL;
+                if (e) {
+                    ridx = 0;
+                    for (int i = 0; i < one; i++) ridx += ids[i] != 0;
+                    dids[nd++] = e->id;
+                    complete_req(call, e, &sts[0]); /* the single status of Waitany/Testany */
+                }
+            } else if (call == C_WAITSOME || call == C_TESTSOME) {
+                for (int j = 0; j < oc; j++) {
+                    int i = ix[j];
+                    struct req *e = i >= 0 && i < n && ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+                    if (e) { dids[nd++] = e->id; complete_req(call, e, &sts[j]); }
+                }
+            } else {
+                for (int i = 0; i < n; i++) {
+                    struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+                    if (e) { dids[nd++] = e->id; complete_req(call, e, &sts[i]); }
+                }
+            }
+        }
+        int report = call == C_WAITSOME || call == C_TESTSOME || call == C_TESTANY;
+        if ((r = done(call, seq, report ? nd : 0))) {
+            r->flag = fl;
+            r->index = ridx;
+            if (report && nd > 0) memcpy(rec_reqs(r), dids, sizeof *dids * nd);
+            rec_commit(r);
+        }
+        if (blocking) set_state(ST_RUNNING);
+    }
+    unlock();
+    if (big) { free(hs); free(ids); free(dids); }
+    if (status_ignore && sts != st_s) free(sts);
+    if (ix != indices && ix != ix_s) free(ix);
+    return rc;
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status) {
+    if (PASS) return PMPI_Wait(req, status);
+    return wait_family(C_WAIT, 1, req, NULL, NULL, NULL, NULL, status, status == MPI_STATUS_IGNORE, PC());
+}
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
+    if (PASS) return PMPI_Waitall(n, reqs, statuses);
+    return wait_family(C_WAITALL, n, reqs, NULL, NULL, NULL, NULL, statuses, statuses == MPI_STATUSES_IGNORE, PC());
+}
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
+    if (PASS) return PMPI_Waitany(n, reqs, index, status);
+    return wait_family(C_WAITANY, n, reqs, index, NULL, NULL, NULL, status, status == MPI_STATUS_IGNORE, PC());
+}
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (PASS) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+    return wait_family(C_WAITSOME, n, reqs, NULL, NULL, outcount, indices, statuses, statuses == MPI_STATUSES_IGNORE, PC());
+}
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
+    if (PASS) return PMPI_Test(req, flag, status);
+    return wait_family(C_TEST, 1, req, NULL, flag, NULL, NULL, status, status == MPI_STATUS_IGNORE, PC());
+}
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+    if (PASS) return PMPI_Testall(n, reqs, flag, statuses);
+    return wait_family(C_TESTALL, n, reqs, NULL, flag, NULL, NULL, statuses, statuses == MPI_STATUSES_IGNORE, PC());
+}
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+    if (PASS) return PMPI_Testany(n, reqs, index, flag, status);
+    return wait_family(C_TESTANY, n, reqs, index, flag, NULL, NULL, status, status == MPI_STATUS_IGNORE, PC());
+}
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (PASS) return PMPI_Testsome(n, reqs, outcount, indices, statuses);
+    return wait_family(C_TESTSOME, n, reqs, NULL, NULL, outcount, indices, statuses, statuses == MPI_STATUSES_IGNORE, PC());
+}
+
+int MPI_Request_free(MPI_Request *req) {
+    if (PASS) return PMPI_Request_free(req);
+    uintptr_t pc = PC();
+    MPI_Request h = *req;
+    lock();
+    count_call();
+    epoch++;
+    struct req *e = req_pick(h, req);
+    if (e) {
+        if (e->active) {
+            uint32_t mod = module_of(pc);
+            enter_call(C_REQUEST_FREE, pc, mod);
+            struct rec *r = post(C_REQUEST_FREE, OP_FREE, pc, mod, tnow(), 1);
+            if (r) {
+                rec_reqs(r)[0] = e->id;
+                uint32_t seq = r->seq;
+                rec_commit(r);
+                if ((r = done(C_REQUEST_FREE, seq, 0))) rec_commit(r);
+            }
+        }
+        req_del(e);
+    }
+    unlock();
+    depth++;
+    int rc = PMPI_Request_free(req);
+    depth--;
+    return rc;
+}

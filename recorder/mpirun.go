@@ -1,0 +1,494 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/internal/proc"
+	"github.com/p2ptrace/p2ptrace/recorder/mpi"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// DefaultHangTimeout is how long every rank of an MPI job must sit in blocking
+// MPI calls (or be finished) without a single call made before RecordMPI
+// declares the job hung.
+const DefaultHangTimeout = 5 * time.Second
+
+// pollInterval is how often the monitor reads the ranks' live states.
+const pollInterval = 50 * time.Millisecond
+
+// MPIOptions says which MPI program to record and how to launch it.
+type MPIOptions struct {
+	Program string   // an MPI executable (C or C++, dynamically linked against the MPI library; Fortran's bindings bypass the shim)
+	Args    []string // its arguments
+	Ranks   int      // processes to launch (mpirun -n)
+	MPIRun  string   // the launcher ("" = mpirun from PATH); Open MPI's command line
+	MPIArgs []string // extra launcher arguments, before the program
+	MPICC   string   // the compiler wrapper that builds the shim ("" = mpicc from PATH)
+	Output  string   // trace path ("" = trace.db)
+	Force   bool     // overwrite Output
+	Hash    string   // full, sample, off ("" = full)
+	// Segments is the directory the ranks write their segment files to
+	// ("" = a temporary directory on this host, removed afterwards). A job
+	// spanning hosts needs one that every host writes (a shared file
+	// system); the directory is kept, so `p2ptrace merge` can be run again.
+	Segments string
+	// HangTimeout: every rank blocked in MPI (or finished) and no call made
+	// for this long ends the job as hung (0 = DefaultHangTimeout).
+	HangTimeout time.Duration
+	Stdout      io.Writer // the job's output
+	Stderr      io.Writer
+	// Log, if set, is told what the recorder does (the launcher command line,
+	// a hang being detected).
+	Log io.Writer
+}
+
+// RecordMPI runs an MPI program under the launcher with the p2ptrace shim
+// preloaded into every rank (built with mpicc on first use), watches the
+// ranks while they run, and merges the ranks' segments into one trace.
+//
+// When every rank sits in a blocking MPI call (or has finished) and none has
+// made a call for HangTimeout, the job is ended, the trace is marked hung and
+// its header message holds the hang analysis (the replay's wait-for cycle or
+// the rank waited on, with the nearest unmatched candidate). A rank that
+// aborts or hits an MPI error marks the trace crashed, with MPI's error text.
+func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
+	if err := checkMPIOptions(&o); err != nil {
+		return nil, err
+	}
+	exe, err := mpiProgram(o.Program)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := exec.LookPath(o.MPIRun)
+	if err != nil {
+		return nil, fmt.Errorf("%w: no MPI launcher %q: %v (install Open MPI, e.g. apt-get install openmpi-bin libopenmpi-dev, or pass --mpirun PATH)", ErrUsage, o.MPIRun, err)
+	}
+	shim, err := mpi.BuildShim(ctx, mpi.BuildOptions{MPICC: o.MPICC, Stderr: o.Stderr})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	segdir, err := segmentDir(o.Segments)
+	if err != nil {
+		return nil, err
+	}
+	if o.Segments == "" {
+		defer os.RemoveAll(segdir)
+	}
+	out, err := filepath.Abs(o.Output)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+
+	args := launcherArgs(o, shim, segdir, exe)
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "p2ptrace: %s %s\n", launcher, strings.Join(args, " "))
+	}
+	cmd := exec.Command(launcher, args...)
+	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
+	cmd.Env = launcherEnv()
+	// The job gets a session of its own: Open MPI puts each rank in a
+	// process group of its own, but they stay in the launcher's session, so
+	// ending the session reaches every local rank. Signals to p2ptrace's
+	// group (a terminal's ^C) are forwarded once, by us.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
+	}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
+	runErr, why := job.wait(ctx)
+	job.reap()
+
+	status := trace.Status("")
+	if why.hung {
+		status = trace.StatusHung
+	}
+	if segs, _ := filepath.Glob(filepath.Join(segdir, "*")); len(segs) == 0 {
+		if runErr != nil {
+			return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything (is it an MPI program, dynamically linked against the MPI library?)", ErrProgramFailed, o.Program, runErr)
+		}
+		return nil, fmt.Errorf("%w: %s ran, but no rank recorded anything: it must be an MPI program dynamically linked against the MPI library", ErrNoCalls, o.Program)
+	}
+	command := append([]string{o.Program}, o.Args...)
+	res, err := mpi.Merge(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force, Status: status})
+	if err != nil {
+		return nil, err
+	}
+	if err := annotate(out, res, why.hung, o.HangTimeout); err != nil {
+		return nil, err
+	}
+	sum, err := Summarize(out)
+	if err != nil {
+		return nil, err
+	}
+	sum.Path = o.Output
+	sum.Interrupted = why.interrupted
+	if runErr != nil && !why.hung {
+		sum.ProgramError = runErr.Error()
+		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
+	}
+	return sum, nil
+}
+
+func checkMPIOptions(o *MPIOptions) error {
+	if o.Ranks < 1 {
+		return fmt.Errorf("%w: -n %d: want at least one rank", ErrUsage, o.Ranks)
+	}
+	if o.Output == "" {
+		o.Output = "trace.db"
+	}
+	if o.MPIRun == "" {
+		o.MPIRun = "mpirun"
+	}
+	if o.HangTimeout == 0 {
+		o.HangTimeout = DefaultHangTimeout
+	}
+	if o.HangTimeout < 0 {
+		return fmt.Errorf("%w: --hang-timeout %v: want a positive duration", ErrUsage, o.HangTimeout)
+	}
+	switch o.Hash {
+	case "", gpu.HashFull, gpu.HashSample, gpu.HashOff:
+	default:
+		return fmt.Errorf("%w: --hash %q: want full, sample or off", ErrUsage, o.Hash)
+	}
+	if _, err := os.Stat(o.Output); err == nil && !o.Force {
+		return fmt.Errorf("%w: %s already exists (use --force to overwrite it)", ErrUsage, o.Output)
+	}
+	return nil
+}
+
+// segmentDir returns the absolute segment directory: dir, created if needed
+// and refused if it holds segments of an earlier run, or a new temporary one.
+func segmentDir(dir string) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", "p2ptrace-segments-")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: --segments: %v", ErrUsage, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("%w: --segments: %v", ErrUsage, err)
+	}
+	if old, _ := filepath.Glob(mpi.SegmentPath(abs, 0)); len(old) > 0 {
+		return "", fmt.Errorf("%w: --segments %s holds the segments of an earlier run: give an empty directory", ErrUsage, dir)
+	}
+	return abs, nil
+}
+
+// mpiProgram checks that prog is an executable file and returns its absolute path.
+func mpiProgram(prog string) (string, error) {
+	if prog == "" {
+		return "", fmt.Errorf("%w: no program given", ErrUsage)
+	}
+	fi, err := os.Stat(prog)
+	if err != nil {
+		return "", fmt.Errorf("%w: no such program: %s", ErrUsage, prog)
+	}
+	if fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is a directory: with -n, PROGRAM is an MPI executable (build it with mpicc); Go programs on package gpu are recorded without -n", ErrUsage, prog)
+	}
+	if fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%w: %s is not executable", ErrUsage, prog)
+	}
+	return filepath.Abs(prog)
+}
+
+// launcherArgs is the Open MPI command line: the shim preloaded and the
+// segment directory exported to every rank (-x reaches remote hosts too).
+func launcherArgs(o MPIOptions, shim, segdir, exe string) []string {
+	args := []string{"-n", fmt.Sprint(o.Ranks)}
+	if o.Ranks > runtime.NumCPU() && !placesRanks(o.MPIArgs) {
+		// More ranks than cores on this host: Open MPI refuses to start
+		// without it. Users who place ranks themselves decide for themselves.
+		args = append(args, "--oversubscribe")
+	}
+	args = append(args,
+		"-x", "LD_PRELOAD="+shim,
+		"-x", mpi.EnvSegDir+"="+segdir,
+	)
+	if o.Hash != "" {
+		args = append(args, "-x", gpu.EnvHash+"="+o.Hash)
+	}
+	args = append(args, o.MPIArgs...)
+	return append(append(args, exe), o.Args...)
+}
+
+// placesRanks reports whether the launcher arguments say where ranks run.
+func placesRanks(args []string) bool {
+	for _, a := range args {
+		switch strings.SplitN(a, "=", 2)[0] {
+		case "--hostfile", "-hostfile", "--machinefile", "-machinefile", "--host", "-host", "-H",
+			"--oversubscribe", "-oversubscribe", "--map-by", "-map-by", "--rankfile", "-rf":
+			return true
+		}
+	}
+	return false
+}
+
+// launcherEnv is p2ptrace's environment, plus Open MPI's consent to run as
+// root when we are root (containers and CI runners): without it mpirun
+// refuses, and the user asked p2ptrace to run the job.
+func launcherEnv() []string {
+	env := os.Environ()
+	if os.Geteuid() == 0 {
+		env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	}
+	return env
+}
+
+// mpiJob is a running launcher and its ranks.
+type mpiJob struct {
+	cmd     *exec.Cmd
+	dir     string
+	ranks   int
+	timeout time.Duration
+	log     io.Writer
+	pids    map[int]bool // rank processes seen, ended for sure by reap
+}
+
+type endReason struct {
+	hung, interrupted bool
+}
+
+// wait watches the job until the launcher exits, ending it on a hang, a
+// forwarded signal or ctx.
+func (j *mpiJob) wait(ctx context.Context) (error, endReason) {
+	done := make(chan error, 1)
+	go func() { done <- j.cmd.Wait() }()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+
+	var why endReason
+	j.pids = map[int]bool{}
+	calls := make([]uint64, j.ranks)
+	lastChange := time.Now()
+	for {
+		select {
+		case err := <-done:
+			return err, why
+		case s := <-sigs:
+			why.interrupted = true
+			j.signal(s.(syscall.Signal))
+		case <-ctx.Done():
+			why.interrupted = true
+			return j.end(done), why
+		case now := <-tick.C:
+			quiet, changed := j.poll(calls)
+			if changed {
+				lastChange = now
+			}
+			if quiet && now.Sub(lastChange) >= j.timeout {
+				why.hung = true
+				if j.log != nil {
+					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI or finished, no call for %v; ending the job\n", j.timeout)
+				}
+				return j.end(done), why
+			}
+		}
+	}
+}
+
+// poll reads every rank's live state. quiet says every rank has started and
+// sits in a blocking MPI call or has finalized, at least one of them
+// blocked; changed says a rank made a call since the last poll.
+func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
+	quiet = true
+	blocked := 0
+	for r := range j.ranks {
+		st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r))
+		if err != nil {
+			quiet = false // not started yet (or not an MPI program): nothing to judge
+			continue
+		}
+		if st.PID > 0 {
+			j.pids[st.PID] = true
+		}
+		if st.Calls != calls[r] {
+			calls[r] = st.Calls
+			changed = true
+		}
+		switch st.State {
+		case mpi.StateBlocked:
+			blocked++
+		case mpi.StateFinalized:
+		default:
+			quiet = false
+		}
+	}
+	return quiet && blocked > 0, changed
+}
+
+// signal sends s to the launcher, which passes SIGINT and SIGTERM on to
+// every rank, also on other hosts.
+func (j *mpiJob) signal(s syscall.Signal) {
+	_ = j.cmd.Process.Signal(s)
+}
+
+// end stops the job: SIGTERM to the launcher, and after a grace period
+// SIGKILL to every process of its session. It returns the launcher's exit
+// error.
+func (j *mpiJob) end(done <-chan error) error {
+	j.signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(3 * time.Second):
+	}
+	proc.KillSession(j.cmd.Process.Pid)
+	return <-done
+}
+
+// reap makes sure no local rank outlives the launcher: what is left of its
+// session, and the ranks whose segments name them (in case one left the
+// session), are killed, and reap waits until they are gone.
+func (j *mpiJob) reap() {
+	proc.KillSession(j.cmd.Process.Pid)
+	for r := range j.ranks {
+		if st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r)); err == nil && st.PID > 0 {
+			j.pids[st.PID] = true
+		}
+	}
+	self := os.Getpid()
+	left := func() bool {
+		n := len(proc.Session(j.cmd.Process.Pid))
+		for pid := range j.pids {
+			if pid > 1 && pid != self && proc.Running(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				n++
+			}
+		}
+		return n > 0
+	}
+	// SIGKILL is asynchronous: wait (briefly) until every rank is gone, so
+	// that when RecordMPI returns no process of the job is left.
+	for deadline := time.Now().Add(2 * time.Second); left() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		proc.KillSession(j.cmd.Process.Pid)
+	}
+}
+
+// annotate writes what the run showed into the trace's header message:
+// the findings of a replay of the trace as recorded (missing Waits,
+// unmatched sends, truncations...: the same engine and rules as `check`),
+// and for a hung job the wait-for analysis of where the ranks stopped.
+//
+// Deadlocks and hangs of that replay are kept only when the job did hang:
+// a job that completed did not deadlock, whatever the model's eager limit
+// says (`check` reports those under its own faults).
+//
+// A crashed job (an abort, an MPI error, a rank killed) is reported by the
+// merge alone: its ranks stopped mid-run, so what a replay would call
+// unmatched or never waited is an effect of the crash, not a finding.
+func annotate(path string, res *mpi.MergeResult, hung bool, timeout time.Duration) error {
+	if res.Header.Status == trace.StatusCrashed {
+		return nil
+	}
+	fs, err := asRecorded(path)
+	if err != nil {
+		return err
+	}
+	mutations, err := recordedMutations(path)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(mutations)
+	if hung {
+		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", timeout)
+		if !slices.ContainsFunc(fs, stuck) {
+			// The replay did not stop where the job did (its eager limit
+			// differs from the MPI's?): say where the ranks were.
+			for _, r := range res.Ranks {
+				if r.State == mpi.StateBlocked {
+					fmt.Fprintf(&b, "    rank %d blocked in %s", r.Rank, r.Blocked)
+					if r.Site != "" {
+						fmt.Fprintf(&b, " at %s", r.Site)
+					}
+					b.WriteString("\n")
+				}
+			}
+		}
+	} else {
+		fs = slices.DeleteFunc(fs, stuck)
+	}
+	for _, f := range fs {
+		if stuck(f) {
+			b.WriteString(f.Message + "\n") // "deadlock: ..." with the blocked ranks and candidates
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", f.Kind, f.Message)
+		for _, o := range f.Ops {
+			fmt.Fprintf(&b, "    rank %d: %s", o.Rank, o.Op)
+			if o.Site != "" {
+				fmt.Fprintf(&b, " at %s", o.Site)
+			}
+			b.WriteString("\n")
+		}
+	}
+	msg := strings.TrimRight(b.String(), "\n")
+	if msg == "" {
+		return nil
+	}
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		if hung {
+			h.Status = trace.StatusHung
+		}
+		if h.Message != "" {
+			msg += "\n" + h.Message
+		}
+		h.Message = msg
+	})
+}
+
+func stuck(f replay.Finding) bool { return f.Kind == replay.KindDeadlock || f.Kind == replay.KindHang }
+
+// asRecorded replays the trace once, without faults, with the recording's
+// seed and link model, and returns its findings.
+func asRecorded(path string) ([]replay.Finding, error) {
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	return replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
+}
+
+// recordedMutations renders the in-flight mutations the trace's hashes show.
+func recordedMutations(path string) (string, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	ps, err := InFlightMutations(r)
+	if err != nil {
+		return "", err
+	}
+	site := func(id uintptr) string {
+		if s, ok := r.Site(uint32(id)); ok && s.File != "" {
+			return fmt.Sprintf("%s:%d", s.File, s.Line)
+		}
+		return ""
+	}
+	var b strings.Builder
+	for i := range ps {
+		b.WriteString(ps[i].Format(site) + "\n")
+	}
+	return b.String(), nil
+}

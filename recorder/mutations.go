@@ -1,0 +1,50 @@
+package recorder
+
+import (
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// InFlightMutations reads a trace and returns the in-flight mutations it
+// shows: nonblocking sends whose payload hash at completion differs from
+// the one at post. A live gpu recording reports them as they happen; for a
+// trace recorded elsewhere (an MPI job) this is where they are found. The
+// problems' ops carry the trace's site ids.
+func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
+	var out []sim.Problem
+	var ev trace.Event
+	for rank := range r.Ranks() {
+		// Post events of sends waiting for their done event: a nonblocking
+		// send's done comes after other calls, so keep what it needs.
+		type post struct {
+			op   sim.Op
+			hash uint64
+		}
+		pending := map[uint64]post{}
+		c := r.Rank(rank)
+		for c.Next(&ev) {
+			if !ev.Op.IsSend() {
+				continue
+			}
+			if ev.Kind == trace.KindPost {
+				if ev.HashPost != 0 {
+					pending[ev.Seq] = post{sim.Op{Rank: rank, Seq: ev.Seq, Kind: ev.Op, Peer: int(ev.Peer), Tag: int(ev.Tag),
+						Comm: int(ev.Comm), Dtype: ev.Dtype, Count: ev.Count, Bytes: ev.Bytes, Site: uintptr(ev.Site)}, ev.HashPost}
+				}
+				continue
+			}
+			p, ok := pending[ev.Seq]
+			if !ok {
+				continue
+			}
+			delete(pending, ev.Seq)
+			if ev.HashDone != 0 && ev.HashDone != p.hash {
+				out = append(out, sim.InFlightMutation(&p.op))
+			}
+		}
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,166 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
+	"github.com/p2ptrace/p2ptrace/recorder"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// mpiJobs is how many MPI jobs the verdict test runs at once: the machines
+// have 2 cores and a job of 4 ranks already oversubscribes them.
+const mpiJobs = 2
+
+// TestMPIScenarioVerdicts records every program of testdata/mpi under real
+// Open MPI with `record -n` (the shim preloaded into every rank) and checks
+// the verdicts of internal/scenariotest.MPIScenarios: the trace status and
+// what the recording reported (kind, ranks, the C source lines), then what
+// check finds (every finding, as a set: kind, ranks, file:line).
+func TestMPIScenarioVerdicts(t *testing.T) {
+	scenariotest.RequireMPICC(t)
+	scenariotest.RequireMPIRun(t)
+	root := scenariotest.ModuleRoot(t)
+	bin := scenariotest.BuildMPI(t, root)
+	dir := t.TempDir()
+	slots := make(chan struct{}, mpiJobs)
+	t.Run("scenarios", func(t *testing.T) {
+		for _, s := range scenariotest.MPIScenarios {
+			t.Run(s.ID(), func(t *testing.T) {
+				t.Parallel()
+				slots <- struct{}{}
+				tr, sum := recordMPI(t, root, bin, dir, s)
+				<-slots
+				checkRecordVerdict(t, root, s, sum)
+				checkCheckVerdicts(t, root, s, tr)
+			})
+		}
+	})
+}
+
+// recordMPI records scenario s with sites relative to the module root.
+func recordMPI(t *testing.T, root, bin, dir string, s scenariotest.MPIScenario) (*replay.Trace, *recorder.Summary) {
+	t.Helper()
+	out := filepath.Join(dir, s.ID()+".db")
+	var stderr bytes.Buffer
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: filepath.Join(bin, s.Name), Args: s.Args, Ranks: s.Ranks, Output: out, Force: true,
+		// Polling ranks yield, so that two jobs of up to 4 ranks share 2 cores.
+		MPIArgs:     []string{"--mca", "mpi_yield_when_idle", "1"},
+		HangTimeout: 2 * time.Second,
+		Stdout:      &bytes.Buffer{}, Stderr: &stderr,
+	})
+	if err != nil && !errors.Is(err, recorder.ErrProgramFailed) {
+		t.Fatalf("record -n %d %s: %v\n%s", s.Ranks, s.ID(), err, stderr.String())
+	}
+	if sum == nil {
+		t.Fatalf("record %s: no summary (%v)", s.ID(), err)
+	}
+	tr, err := replay.OpenTrace(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr, sum
+}
+
+// checkRecordVerdict: the status, and a finding of the recording named with
+// its kind, ranks and lines in the trace's message.
+func checkRecordVerdict(t *testing.T, root string, s scenariotest.MPIScenario, sum *recorder.Summary) {
+	t.Helper()
+	v := s.Record
+	h := sum.Header
+	if string(h.Status) != v.Status {
+		t.Fatalf("record: status %q, want %q; message:\n%s", h.Status, v.Status, h.Message)
+	}
+	if !strings.HasPrefix(h.Backend, "Open MPI") {
+		t.Errorf("record: backend %q, want the MPI library's name and version", h.Backend)
+	}
+	msg := h.Message
+	if v.Kind == "" && v.Status == scenariotest.StatusComplete {
+		if msg != "" {
+			t.Fatalf("record: a clean run reported:\n%s", msg)
+		}
+		return
+	}
+	if v.Kind != "" && !strings.Contains(msg, v.Kind+":") {
+		t.Errorf("record: message lacks a %s finding:\n%s", v.Kind, msg)
+	}
+	for _, r := range v.Ranks {
+		if !strings.Contains(msg, fmt.Sprintf("rank %d", r)) {
+			t.Errorf("record: message does not name rank %d:\n%s", r, msg)
+		}
+	}
+	for _, m := range v.Markers {
+		if line := scenariotest.MPICulprit(t, root, s.Name, m); !strings.Contains(msg, line) {
+			t.Errorf("record: message does not name %s (%s):\n%s", line, m, msg)
+		}
+	}
+}
+
+// checkCheckVerdicts: check's findings and the scenario's, as sets.
+func checkCheckVerdicts(t *testing.T, root string, s scenariotest.MPIScenario, tr *replay.Trace) {
+	t.Helper()
+	if tr.Header().Status == trace.StatusCrashed && s.Check == nil {
+		return // an abort: nothing for check to add, and its ranks stopped mid-run
+	}
+	res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	matched := make([]bool, len(s.Check))
+	var extra []string
+	for _, f := range res.Findings {
+		sites := findingLines(f)
+		i := slices.IndexFunc(s.Check, func(v scenariotest.MPIVerdict) bool {
+			return v.Kind == f.Kind && v.MatchRanks(f.Ranks) && slices.Equal(sites, markerLines(t, root, s.Name, v.Markers))
+		})
+		if i < 0 {
+			extra = append(extra, fmt.Sprintf("%s ranks %v at %v (under %q)", f.Kind, f.Ranks, sites, f.RevealedBy))
+			continue
+		}
+		matched[i] = true
+	}
+	for i, v := range s.Check {
+		if !matched[i] {
+			t.Errorf("check: missing %s ranks %v at %v", v.Kind, v.Ranks, markerLines(t, root, s.Name, v.Markers))
+		}
+	}
+	if len(extra) > 0 {
+		t.Errorf("check: unexpected findings:\n  %s", strings.Join(extra, "\n  "))
+	}
+}
+
+// findingLines is the distinct, sorted file:line of a finding's ops in the
+// program's source (the lines of other ops, such as a Wait, are left out
+// only when they carry no site).
+func findingLines(f replay.Finding) []string {
+	var lines []string
+	for _, o := range f.Ops {
+		if o.Site != "" && !slices.Contains(lines, o.Site) {
+			lines = append(lines, o.Site)
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+func markerLines(t *testing.T, root, name string, markers []string) []string {
+	var lines []string
+	for _, m := range markers {
+		if l := scenariotest.MPICulprit(t, root, name, m); !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}

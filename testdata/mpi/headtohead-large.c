@@ -1,0 +1,47 @@
+/* headtohead-large (2 ranks): both ranks Send then Recv a large message (1M floats, 4 MiB, above the eager limit): rendezvous, both Sends wait for a receive that is never posted, the run hangs.
+ * Fix: headtohead-fixed (Isend+Irecv+Waitall), ordered-exchange, sendrecv-exchange. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N (1 << 20)
+
+int main(int argc, char **argv)
+{
+	int rank, size, peer, i;
+	float *sbuf, *rbuf;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "headtohead-large: needs 2 ranks, got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	sbuf = malloc(N * sizeof *sbuf);
+	rbuf = malloc(N * sizeof *rbuf);
+	for (i = 0; i < N; i++)
+		sbuf[i] = (float)(rank * 10 + i % 7);
+	peer = 1 - rank;
+	if (rank == 0) {
+		MPI_Send(sbuf, N, MPI_FLOAT, peer, 0, MPI_COMM_WORLD); // culprit: send-a
+	} else {
+		MPI_Send(sbuf, N, MPI_FLOAT, peer, 0, MPI_COMM_WORLD); // culprit: send-b
+	}
+	MPI_Recv(rbuf, N, MPI_FLOAT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv
+	for (i = 0; i < N; i++) {
+		if (rbuf[i] != (float)(peer * 10 + i % 7)) {
+			fprintf(stderr, "headtohead-large: rank %d: element %d = %g, want %d\n", rank, i, rbuf[i], peer * 10 + i % 7);
+			MPI_Finalize();
+			return 1;
+		}
+	}
+	if (rank == 0)
+		printf("headtohead-large: ok\n");
+	free(sbuf);
+	free(rbuf);
+	MPI_Finalize();
+	return 0;
+}
