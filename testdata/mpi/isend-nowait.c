@@ -40,11 +40,15 @@ int main(int argc, char **argv)
 			MPI_Irecv(buf, SMALL, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, &req); // culprit: leak-irecv
 		}
 	} else {
+		/* The receive is posted after the barrier, so the send is still
+		 * active when its request is freed, however the ranks are timed. */
 		if (rank == 0) {
 			MPI_Isend(buf, LARGE, MPI_FLOAT, 1, 0, MPI_COMM_WORLD, &req); // culprit: free-isend
 			MPI_Request_free(&req); // culprit: free
+			MPI_Barrier(MPI_COMM_WORLD);
 			printf("isend-nowait: ok, free\n");
 		} else {
+			MPI_Barrier(MPI_COMM_WORLD);
 			MPI_Recv(buf, LARGE, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: free-recv
 		}
 	}
