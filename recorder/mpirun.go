@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,6 +93,9 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 
+	// The launcher's output is copied by goroutines of exec while the
+	// monitor logs: writers shared between them are locked.
+	o.Stdout, o.Stderr, o.Log = lockWriters(o.Stdout, o.Stderr, o.Log)
 	args := launcherArgs(o, shim, segdir, exe)
 	if o.Log != nil {
 		fmt.Fprintf(o.Log, "p2ptrace: %s %s\n", launcher, strings.Join(args, " "))
@@ -496,4 +500,37 @@ func recordedMutations(path string) (string, error) {
 		b.WriteString(ps[i].Format(site) + "\n")
 	}
 	return b.String(), nil
+}
+
+// lockedWriter serializes the writes of several goroutines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lockWriters wraps each writer in a lock, the same lock for the same
+// writer. Files need none (each write is one system call), and stay files,
+// so that the launcher writes to them directly.
+func lockWriters(ws ...io.Writer) (stdout, stderr, log io.Writer) {
+	out := make([]io.Writer, len(ws))
+	for i, w := range ws {
+		if _, isFile := w.(*os.File); w == nil || isFile {
+			out[i] = w
+			continue
+		}
+		out[i] = &lockedWriter{w: w}
+		for j := range i {
+			if ws[j] == w {
+				out[i] = out[j]
+				break
+			}
+		}
+	}
+	return out[0], out[1], out[2]
 }
