@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
 	"github.com/p2ptrace/p2ptrace/recorder"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -27,8 +28,7 @@ const mpiJobs = 2
 // what the recording reported (kind, ranks, the C source lines), then what
 // check finds (every finding, as a set: kind, ranks, file:line).
 func TestMPIScenarioVerdicts(t *testing.T) {
-	scenariotest.RequireMPICC(t)
-	scenariotest.RequireMPIRun(t)
+	mpitest.RequireMPI(t)
 	root := scenariotest.ModuleRoot(t)
 	bin := scenariotest.BuildMPI(t, root)
 	dir := t.TempDir()

@@ -22,8 +22,20 @@ func RequireMPI(t testing.TB) {
 	}
 }
 
-// RunEnv is the environment mpirun needs in these tests: running as root is
-// allowed (containers), and nothing else changes.
+// Env is what mpirun needs in tests on top of the environment: running as
+// root is allowed (containers and CI runners refuse it otherwise), more ranks
+// than cores are allowed, and ranks that poll yield, so that jobs sharing
+// few cores do not starve each other (it changes no outcome).
+func Env() []string {
+	return []string{
+		"OMPI_ALLOW_RUN_AS_ROOT=1",
+		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
+		"OMPI_MCA_mpi_yield_when_idle=1",
+	}
+}
+
+// RunEnv is the environment of an mpirun in tests: this process's, and Env.
 func RunEnv() []string {
-	return append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1")
+	return append(os.Environ(), Env()...)
 }

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 	"github.com/p2ptrace/p2ptrace/internal/proc"
 )
 
@@ -329,39 +330,15 @@ var MPIScenarios = []MPIScenario{
 // MPICFlags are the flags BuildMPI compiles every program with.
 var MPICFlags = []string{"-g", "-O0", "-std=c99"}
 
-// RequireMPICC skips the test when mpicc is not on PATH, but fails it when the
-// environment variable CI is set: on CI these tests must run.
-func RequireMPICC(t testing.TB) {
-	t.Helper()
-	requireTool(t, "mpicc")
-}
-
-// RequireMPIRun is RequireMPICC for mpirun.
-func RequireMPIRun(t testing.TB) {
-	t.Helper()
-	requireTool(t, "mpirun")
-}
-
-func requireTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		msg := fmt.Sprintf("%s not on PATH: the MPI scenarios need OpenMPI (Debian: apt-get install openmpi-bin libopenmpi-dev)", name)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + "; CI is set, so this is a failure, not a skip")
-		}
-		t.Skip(msg)
-	}
-}
-
 // BuildMPI compiles every testdata/mpi/*.c with mpicc -g -O0 (MPICFlags) into
 // a temporary folder, in parallel, and returns the folder; the binary of
 // NAME.c is NAME. Sources are compiled from root as testdata/mpi/NAME.c, so
 // that call sites in reports read "testdata/mpi/NAME.c:LINE" (MPICulprit).
-// It skips the test when mpicc is missing (RequireMPICC).
+// It skips the test when mpicc is missing (mpitest.RequireMPI).
 // Each call builds anew (a few seconds): build once per test where you can.
 func BuildMPI(t testing.TB, root string) string {
 	t.Helper()
-	RequireMPICC(t)
+	mpitest.RequireMPI(t)
 	bin := t.TempDir()
 	if err := buildMPIInto(root, bin); err != nil {
 		t.Fatal(err)
@@ -428,22 +405,14 @@ func MPICulprit(t testing.TB, root, name, marker string) string {
 	return rel + ":" + strconv.Itoa(MarkerLine(t, filepath.Join(root, rel), marker))
 }
 
-// MPIEnv is what mpirun needs here on top of the environment: running as
-// root (containers) is refused without the first two; yield_when_idle keeps
-// ranks that poll from starving each other when jobs share few cores (it
-// changes no outcome). Do not rely on mpirun's stderr for the text of an MPI
+// MPIEnv is what mpirun needs here on top of the environment (mpitest.Env).
+// Do not rely on mpirun's stderr for the text of an MPI
 // error: with OpenMPI 4.1.4 the "MPI_ERR_RANK: invalid rank" banner of a
 // dying job comes out in about half the runs, the others print
 // "ORTE_ERROR_LOG: Data unpack would read past end of buffer in file
 // ../../../orte/util/show_help.c" instead (help aggregation on or off alike);
 // the exit status is reliable.
-func MPIEnv() []string {
-	return []string{
-		"OMPI_ALLOW_RUN_AS_ROOT=1",
-		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_mpi_yield_when_idle=1",
-	}
-}
+func MPIEnv() []string { return mpitest.Env() }
 
 // MPIRunArgs is the mpirun command line for a scenario whose binaries are in bin.
 func MPIRunArgs(bin string, s MPIScenario) []string {
@@ -466,7 +435,7 @@ type MPIRunResult struct {
 // own) is killed with SIGKILL, so that nothing outlives the call.
 func RunMPI(t testing.TB, root, bin string, s MPIScenario, timeout time.Duration) MPIRunResult {
 	t.Helper()
-	RequireMPIRun(t)
+	mpitest.RequireMPI(t)
 	r, err := runMPI(root, bin, s, timeout)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 )
 
 var knownKinds = []string{
@@ -168,7 +170,7 @@ func TestMain(m *testing.M) {
 
 func sharedMPIBuild(t *testing.T, root string) string {
 	t.Helper()
-	RequireMPICC(t)
+	mpitest.RequireMPI(t)
 	mpiBuild.once.Do(func() {
 		mpiBuild.dir, mpiBuild.err = os.MkdirTemp("", "p2ptrace-mpi-")
 		if mpiBuild.err == nil {
@@ -208,7 +210,7 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every MPI program under mpirun; skipped with -short")
 	}
-	RequireMPIRun(t)
+	mpitest.RequireMPI(t)
 	root := ModuleRoot(t)
 	bin := sharedMPIBuild(t, root)
 	hangs := os.Getenv("MPI_PLAIN_HANGS") == "1"
@@ -280,7 +282,7 @@ func TestRunMPIEndsHungJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mpirun; skipped with -short")
 	}
-	RequireMPIRun(t)
+	mpitest.RequireMPI(t)
 	root := ModuleRoot(t)
 	bin := sharedMPIBuild(t, root)
 	i := slices.IndexFunc(MPIScenarios, func(s MPIScenario) bool { return s.Name == "recv-recv" })
