@@ -27,32 +27,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 	"github.com/p2ptrace/p2ptrace/internal/proc"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
 )
 
-// Trace statuses of a recording (recorder/trace.Status).
+// Trace statuses of a recording, as strings.
 const (
-	StatusComplete = "complete"
-	StatusHung     = "hung"
-	StatusCrashed  = "crashed"
+	StatusComplete = string(trace.StatusComplete)
+	StatusHung     = string(trace.StatusHung)
+	StatusCrashed  = string(trace.StatusCrashed)
 )
 
-// Finding kinds (replay.Kind*, gpu/sim.Kind*).
+// Finding kinds, as reports name them.
 const (
-	KindDeadlock         = "deadlock"
-	KindHang             = "hang"
-	KindUnmatchedSend    = "unmatched-send"
-	KindTruncation       = "truncation"
-	KindTypeMismatch     = "type-mismatch"
-	KindCountMismatch    = "count-mismatch"
-	KindCorruptedData    = "corrupted-data"
-	KindInFlightMutation = "in-flight-mutation"
-	KindMissingWait      = "missing-wait"
-	KindReadyWithoutRecv = "ready-without-recv"
-	KindMessageRace      = "message-race"
-	KindUnsafeBuffering  = "unsafe-buffering"
-	KindInvalidCall      = "invalid-call"
+	KindDeadlock         = replay.KindDeadlock
+	KindHang             = replay.KindHang
+	KindUnmatchedSend    = replay.KindUnmatchedSend
+	KindTruncation       = replay.KindTruncation
+	KindTypeMismatch     = replay.KindTypeMismatch
+	KindCountMismatch    = replay.KindCountMismatch
+	KindCorruptedData    = replay.KindCorruptedData
+	KindInFlightMutation = replay.KindInFlightMutation
+	KindMissingWait      = replay.KindMissingWait
+	KindReadyWithoutRecv = replay.KindReadyWithoutRecv
+	KindMessageRace      = replay.KindMessageRace
+	KindUnsafeBuffering  = replay.KindUnsafeBuffering
+	KindInvalidCall      = string(sim.KindInvalid)
 )
 
 // What a program does under plain mpirun, without p2ptrace (MPIScenario.Plain).
