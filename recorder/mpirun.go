@@ -112,7 +112,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
 	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
-	runErr, why := job.wait(ctx)
+	why, runErr := job.wait(ctx)
 	job.reap()
 
 	status := trace.Status("")
@@ -269,7 +269,7 @@ type endReason struct {
 
 // wait watches the job until the launcher exits, ending it on a hang, a
 // forwarded signal or ctx.
-func (j *mpiJob) wait(ctx context.Context) (error, endReason) {
+func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 	done := make(chan error, 1)
 	go func() { done <- j.cmd.Wait() }()
 	sigs := make(chan os.Signal, 2)
@@ -285,13 +285,13 @@ func (j *mpiJob) wait(ctx context.Context) (error, endReason) {
 	for {
 		select {
 		case err := <-done:
-			return err, why
+			return why, err
 		case s := <-sigs:
 			why.interrupted = true
 			j.signal(s.(syscall.Signal))
 		case <-ctx.Done():
 			why.interrupted = true
-			return j.end(done), why
+			return why, j.end(done)
 		case now := <-tick.C:
 			quiet, changed := j.poll(calls)
 			if changed {
@@ -302,7 +302,7 @@ func (j *mpiJob) wait(ctx context.Context) (error, endReason) {
 				if j.log != nil {
 					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI or finished, no call for %v; ending the job\n", j.timeout)
 				}
-				return j.end(done), why
+				return why, j.end(done)
 			}
 		}
 	}
