@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
+	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
 )
 
 // TestRecordMPIFlagErrors: flags that do not fit the kind of program, and
@@ -39,5 +44,38 @@ func TestRecordHelpShowsMPIExamples(t *testing.T) {
 	code, out, _ := runCmd(t, "record", "--help")
 	if code != exitOK || !strings.Contains(out, "p2ptrace record -n 4") || !strings.Contains(out, "--hang-timeout") {
 		t.Fatalf("exit %d, help:\n%s", code, out)
+	}
+}
+
+// TestRecordMPIThenCheck: the README's MPI commands. record -n 2 of the C
+// headtohead-small is clean (exit 0: Open MPI buffers the small sends);
+// check of its trace finds the sync deadlock on both MPI_Send lines (exit 1).
+func TestRecordMPIThenCheck(t *testing.T) {
+	mpitest.RequireMPI(t)
+	root := scenariotest.ModuleRoot(t)
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "h2h")
+	build := exec.Command("mpicc", "-g", "-O0", "-o", exe, "testdata/mpi/headtohead-small.c")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "mpi.db")
+	code, stdout, stderr := runCmd(t, "record", "-n", "2", "-o", db, exe)
+	if code != exitOK || !strings.Contains(stdout, "2 ranks") || !strings.Contains(stdout, "status complete") {
+		t.Fatalf("record: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCmd(t, "check", db)
+	if code != exitFindings {
+		t.Fatalf("check: exit %d, want 1\n%s", code, stdout)
+	}
+	for _, marker := range []string{"send-a", "send-b"} {
+		// Sites are relative to the directory mpicc ran in (the module root).
+		if line := scenariotest.MPICulprit(t, root, "headtohead-small", marker); !strings.Contains(stdout, line) {
+			t.Errorf("check does not name %s:\n%s", line, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "deadlock (cause: program) under sync") || !strings.Contains(stdout, "unsafe-buffering") {
+		t.Errorf("check:\n%s", stdout)
 	}
 }
