@@ -115,22 +115,18 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	why, runErr := job.wait(ctx)
 	job.reap()
 
-	status := trace.Status("")
-	if why.hung {
-		status = trace.StatusHung
-	}
 	if segs, _ := filepath.Glob(filepath.Join(segdir, "*")); len(segs) == 0 {
 		if runErr != nil {
 			return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything (is it an MPI program, dynamically linked against the MPI library?)", ErrProgramFailed, o.Program, runErr)
 		}
 		return nil, fmt.Errorf("%w: %s ran, but no rank recorded anything: it must be an MPI program dynamically linked against the MPI library", ErrNoCalls, o.Program)
 	}
-	command := append([]string{o.Program}, o.Args...)
-	res, err := mpi.Merge(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force, Status: status})
-	if err != nil {
-		return nil, err
+	hungAfter := time.Duration(0)
+	if why.hung {
+		hungAfter = o.HangTimeout
 	}
-	if err := annotate(out, res, why.hung, o.HangTimeout); err != nil {
+	command := append([]string{o.Program}, o.Args...)
+	if _, err := MergeMPI(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}, hungAfter); err != nil {
 		return nil, err
 	}
 	sum, err := Summarize(out)
@@ -387,6 +383,26 @@ func (j *mpiJob) reap() {
 	}
 }
 
+// MergeMPI merges the MPI segments in dir into the trace out (mpi.Merge)
+// and writes into its header message what the run showed (see annotate).
+// hungAfter > 0 says the caller ended the job after that long with every
+// rank blocked: the trace is marked hung and gets the wait-for analysis.
+// RecordMPI runs it after its job; `p2ptrace merge` on the segments of a job
+// launched by hand.
+func MergeMPI(dir, out string, o mpi.MergeOptions, hungAfter time.Duration) (*mpi.MergeResult, error) {
+	if hungAfter > 0 {
+		o.Status = trace.StatusHung
+	}
+	res, err := mpi.Merge(dir, out, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := annotate(out, res, hungAfter); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 // annotate writes what the run showed into the trace's header message:
 // the findings of a replay of the trace as recorded (missing Waits,
 // unmatched sends, truncations...: the same engine and rules as `check`),
@@ -400,7 +416,8 @@ func (j *mpiJob) reap() {
 // A crashed job (an abort, an MPI error, a rank killed) is reported by the
 // merge alone: its ranks stopped mid-run, so what a replay would call
 // unmatched or never waited is an effect of the crash, not a finding.
-func annotate(path string, res *mpi.MergeResult, hung bool, timeout time.Duration) error {
+func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error {
+	hung := hungAfter > 0
 	if res.Header.Status == trace.StatusCrashed {
 		return nil
 	}
@@ -413,9 +430,8 @@ func annotate(path string, res *mpi.MergeResult, hung bool, timeout time.Duratio
 		return err
 	}
 	var b strings.Builder
-	b.WriteString(mutations)
 	if hung {
-		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", timeout)
+		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", hungAfter)
 		if !slices.ContainsFunc(fs, stuck) {
 			// The replay did not stop where the job did (its eager limit
 			// differs from the MPI's?): say where the ranks were.
@@ -436,6 +452,7 @@ func annotate(path string, res *mpi.MergeResult, hung bool, timeout time.Duratio
 	// model's timing, not the job's: a race is check's to show, under
 	// perturbation, not the recording's.
 	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool { return f.Kind == replay.KindMessageRace })
+	b.WriteString(mutations)
 	for _, f := range fs {
 		if stuck(f) {
 			b.WriteString(f.Message + "\n") // "deadlock: ..." with the blocked ranks and candidates

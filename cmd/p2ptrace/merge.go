@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/p2ptrace/p2ptrace/recorder"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -29,9 +31,13 @@ Every rank 0..size-1 must have its segment. A rank that was killed keeps
 what it recorded; a rank that was blocked in a call when the job ended keeps
 that call without its completion (replay shows where it hung).
 
-Exit status: 0 the job completed, 1 it crashed (MPI error, MPI_Abort, a rank
-ended without MPI_Finalize), 2 usage or input error (missing or damaged
-segments).`,
+As after 'p2ptrace record -n', the trace's message then holds what the run
+showed: in-flight mutations (payload hashes), and the findings of a replay as
+recorded (missing Waits, unmatched sends...).
+
+Exit status: 0 the job completed clean, 1 it crashed (MPI error, MPI_Abort, a
+rank ended without MPI_Finalize) or has findings, 2 usage or input error
+(missing or damaged segments).`,
 		Example: `  mpirun -n 4 -x LD_PRELOAD=$(p2ptrace mpi build-shim) -x P2PTRACE_SEGDIR=segs ./a.out
   p2ptrace merge segs -o run.p2ptrace
   p2ptrace merge segs -o run.p2ptrace --force`,
@@ -52,11 +58,15 @@ func runMerge(f *factory, opts *mergeOptions) error {
 	} else if !st.IsDir() {
 		return usageErrorf("%s is not a directory: want the segment directory (%s)", opts.Dir, mpi.EnvSegDir)
 	}
-	res, err := mpi.Merge(opts.Dir, opts.Output, mpi.MergeOptions{Force: opts.Force})
+	res, err := recorder.MergeMPI(opts.Dir, opts.Output, mpi.MergeOptions{Force: opts.Force}, 0)
 	if err != nil {
 		return inputError(err)
 	}
-	h := res.Header
+	sum, err := recorder.Summarize(opts.Output)
+	if err != nil {
+		return inputError(err)
+	}
+	h := sum.Header
 	fmt.Fprintf(f.Out, "%s: %d ranks, %d events, %s, status %s\n", opts.Output, h.WorldSize, res.Events, h.Backend, h.Status)
 	for _, r := range res.Ranks {
 		switch r.State {
@@ -71,6 +81,10 @@ func runMerge(f *factory, opts *mergeOptions) error {
 	}
 	if h.Status != trace.StatusComplete {
 		return findingsError(errors.New("the MPI job did not complete: " + h.Message))
+	}
+	if h.Message != "" {
+		fmt.Fprintf(f.Out, "findings while recording:\n  %s\n", strings.ReplaceAll(h.Message, "\n", "\n  "))
+		return findingsError(errors.New("the recording has findings"))
 	}
 	return nil
 }

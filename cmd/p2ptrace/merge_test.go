@@ -18,7 +18,12 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) MPI_Send(&v, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
     else MPI_Recv(&v, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (argc > 1 && rank == 1) MPI_Abort(MPI_COMM_WORLD, 3);
+    if (argc > 1 && argv[1][0] == 'a' && rank == 1) MPI_Abort(MPI_COMM_WORLD, 3);
+    if (argc > 1 && argv[1][0] == 'l') { /* leak: an Isend never waited */
+        MPI_Request q;
+        if (rank == 0) MPI_Isend(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &q);
+        else MPI_Recv(&v, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     MPI_Finalize();
     return 0;
 }
@@ -26,7 +31,7 @@ int main(int argc, char **argv) {
 
 // recordPing builds the shim with the command, runs two ranks of a ping
 // under it and returns the segment directory.
-func recordPing(t *testing.T, abort bool) string {
+func recordPing(t *testing.T, mode string) string {
 	t.Helper()
 	mpitest.RequireMPI(t)
 	dir := t.TempDir()
@@ -49,20 +54,20 @@ func recordPing(t *testing.T, abort bool) string {
 	}
 	segs := filepath.Join(dir, "segs")
 	args := []string{"-n", "2", "--oversubscribe", "-x", "LD_PRELOAD=" + so, "-x", "P2PTRACE_SEGDIR=" + segs, bin}
-	if abort {
-		args = append(args, "abort")
+	if mode != "" {
+		args = append(args, mode)
 	}
 	cmd := exec.Command("mpirun", args...)
 	cmd.Env = mpitest.RunEnv()
 	b, err := cmd.CombinedOutput()
-	if (err != nil) != abort {
+	if (err != nil) != (mode == "abort") {
 		t.Fatalf("mpirun: %v\n%s", err, b)
 	}
 	return segs
 }
 
 func TestMergeCommand(t *testing.T) {
-	segs := recordPing(t, false)
+	segs := recordPing(t, "")
 	out := filepath.Join(filepath.Dir(segs), "run.p2ptrace")
 	code, stdout, stderr := runCmd(t, "merge", segs, "-o", out)
 	if code != 0 || !strings.Contains(stdout, "2 ranks") || !strings.Contains(stdout, "status complete") {
@@ -87,7 +92,7 @@ func TestMergeCommand(t *testing.T) {
 }
 
 func TestMergeCommandAborted(t *testing.T) {
-	segs := recordPing(t, true)
+	segs := recordPing(t, "abort")
 	out := filepath.Join(filepath.Dir(segs), "run.p2ptrace")
 	code, stdout, stderr := runCmd(t, "merge", segs, "-o", out)
 	if code != 1 || !strings.Contains(stdout, "rank 1: aborted at ") || !strings.Contains(stdout, "ping.c:8: MPI_Abort called with error code 3") || !strings.Contains(stderr, "MPI_Abort") {
@@ -121,5 +126,20 @@ func TestBuildShimNoMPICC(t *testing.T) {
 	code, out, stderr := runCmd(t, "mpi", "build-shim", "--mpicc", filepath.Join(t.TempDir(), "no-mpicc"))
 	if code != 2 || out != "" || !strings.Contains(stderr, "mpicc not found") {
 		t.Errorf("exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}
+
+// TestMergeCommandReportsFindings: merging the segments of a job launched by
+// hand says what the run showed, as record -n does: an Isend never waited is
+// a missing Wait (exit 1), in the trace's message.
+func TestMergeCommandReportsFindings(t *testing.T) {
+	segs := recordPing(t, "leak")
+	out := filepath.Join(filepath.Dir(segs), "leak.p2ptrace")
+	code, stdout, stderr := runCmd(t, "merge", segs, "-o", out)
+	if code != exitFindings || !strings.Contains(stdout, "status complete") || !strings.Contains(stdout, "missing-wait: rank 0: request of Isend") {
+		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "ping.c:") {
+		t.Errorf("the finding names no line of ping.c:\n%s", stdout)
 	}
 }
