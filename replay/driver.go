@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/faults"
@@ -18,6 +19,15 @@ type Source interface {
 	// of that rank's events or on error (reported by Err).
 	Next(r int, ev *trace.Event) bool
 	Err() error
+}
+
+// refSource is a Source that can hand out its next event in place, without
+// copying it: the event stays valid, and unmodified, until the source's next
+// call. The driver uses it when a source has it (the in-memory ones do).
+type refSource interface {
+	// nextRef returns rank r's next event, or nil at the end of its events
+	// or on error (reported by Err).
+	nextRef(r int) *trace.Event
 }
 
 // Config configures one replay.
@@ -87,6 +97,7 @@ type rankCursor struct {
 
 type driver struct {
 	src   Source
+	ref   refSource // src, when it hands out events in place
 	e     *sim.Engine
 	ranks []rankCursor
 	ev    trace.Event
@@ -121,6 +132,7 @@ type opKey struct {
 // goroutines: each rank is a cursor stepped by the engine's scheduler.
 func Replay(src Source, cfg Config) (*Outcome, error) {
 	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks()), mutated: map[opKey]bool{}}
+	d.ref, _ = src.(refSource)
 	eager := cfg.EagerLimit
 	if eager == 0 {
 		eager = -1
@@ -174,8 +186,13 @@ func (d *driver) step(r int) error {
 		if c.done {
 			return nil
 		}
-		ev := &d.ev
-		if !d.src.Next(r, ev) {
+		var ev *trace.Event
+		if d.ref != nil {
+			ev = d.ref.nextRef(r)
+		} else if d.src.Next(r, &d.ev) {
+			ev = &d.ev
+		}
+		if ev == nil {
 			if err := d.src.Err(); err != nil {
 				return err
 			}
@@ -285,23 +302,37 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		c.reqs.put(ev.Req, op)
 		e.PostRecv(op)
 		return true, nil
-	case trace.OpWait, trace.OpWaitall, trace.OpWaitany:
+	case trace.OpWait, trace.OpWaitall:
+		// The requests are retired once the wait returns: never named again,
+		// so each leaves the table as it is looked up.
+		ops := c.scratch[:0]
+		for k, id := range ev.Reqs {
+			op := c.reqs.take(id)
+			if op == nil {
+				if j := slices.Index(ev.Reqs[:k], id); j >= 0 {
+					op = ops[j] // named twice in one call
+				}
+			}
+			if op == nil {
+				return false, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
+			}
+			ops = append(ops, op)
+			d.hold(c, op)
+		}
+		c.scratch = ops[:0] // the engine holds it only while the rank is blocked in this call
+		call := d.msgOp(r, ev)
+		call.Reqs = ops
+		d.hold(c, call)
+		return e.Block(call, ops, false), nil
+	case trace.OpWaitany:
 		ops, err := d.reqOps(r, c, ev)
 		if err != nil {
 			return false, err
 		}
 		call := d.msgOp(r, ev)
 		call.Reqs = ops
-		if ev.Op != trace.OpWaitany {
-			for _, id := range ev.Reqs {
-				c.reqs.del(id) // completed once the wait returns: never named again
-			}
-			for _, op := range ops {
-				d.hold(c, op)
-			}
-		}
 		d.hold(c, call)
-		return e.Block(call, ops, ev.Op == trace.OpWaitany), nil
+		return e.Block(call, ops, true), nil
 	case trace.OpTest, trace.OpTestall:
 		ops, err := d.reqOps(r, c, ev)
 		if err != nil {

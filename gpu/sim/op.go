@@ -77,6 +77,8 @@ type Op struct {
 	released bool
 	// awaited: its rank is blocked in a wait-all that still needs this op.
 	awaited bool
+	// wildTaken: an AnySource receive took this send (see Release).
+	wildTaken bool
 
 	// Forced restricts an AnySource receive to sends from rank ForcedSrc
 	// when matching (replay's check forces each alternative match in turn).
