@@ -93,6 +93,9 @@ type rankCursor struct {
 	anySource map[uint64]*sim.Op // AnySource recvs by seq, until their recorded Done event is read
 	scratch   []*sim.Op
 	done      bool
+	// back is an event read ahead past a call whose Done event was looked
+	// for (see peekDone), for step to take first.
+	back *trace.Event
 }
 
 type driver struct {
@@ -110,6 +113,17 @@ type driver struct {
 	// late holds receives of rendezvous sends whose buffer was read at the
 	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
 	late []*sim.Op
+	ids  []uint64 // request ids of the call being made, when *ev may change
+	// unsettled holds AnySource receives whose recorded Done event was read
+	// ahead of their completion in the replay: compared at the end.
+	unsettled []recordedMatch
+}
+
+// recordedMatch is the send an AnySource receive matched when recorded.
+type recordedMatch struct {
+	recv *sim.Op
+	rank int
+	seq  uint64
 }
 
 // transfers observes completions under mutate.
@@ -161,6 +175,9 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	if err := src.Err(); err != nil {
 		return nil, err
 	}
+	for _, m := range d.unsettled {
+		d.compareMatch(m.recv, m.rank, m.seq)
+	}
 	d.e.End()
 	for _, rv := range d.late {
 		s := rv.Matched()
@@ -187,10 +204,10 @@ func (d *driver) step(r int) error {
 			return nil
 		}
 		var ev *trace.Event
-		if d.ref != nil {
+		if d.ref != nil && c.back == nil {
 			ev = d.ref.nextRef(r)
-		} else if d.src.Next(r, &d.ev) {
-			ev = &d.ev
+		} else {
+			ev = d.next(r, c)
 		}
 		if ev == nil {
 			if err := d.src.Err(); err != nil {
@@ -224,9 +241,24 @@ func (d *driver) recordedDone(r int, ev *trace.Event) {
 	}
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
-		if op.Done() && ev.MatchRank >= 0 && (op.MatchRank != int(ev.MatchRank) || op.MatchSeq != ev.MatchSeq) {
-			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
+		if ev.MatchRank < 0 {
+			return // never matched when recorded: nothing to compare with
 		}
+		if !op.Done() {
+			// Read ahead (past a Test or a Waitany): the replay has not
+			// completed the receive yet; compare once the run is over.
+			d.unsettled = append(d.unsettled, recordedMatch{op, int(ev.MatchRank), ev.MatchSeq})
+			return
+		}
+		d.compareMatch(op, int(ev.MatchRank), ev.MatchSeq)
+	}
+}
+
+// compareMatch reports a Race if the completed receive op matched another
+// send than the recorded one (rank, seq).
+func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
+	if op.Done() && (op.MatchRank != rank || op.MatchSeq != seq) {
+		d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: rank, RecordedSeq: seq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
 	}
 }
 
@@ -332,6 +364,16 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		call := d.msgOp(r, ev)
 		call.Reqs = ops
 		d.hold(c, call)
+		// The program's later calls followed the recorded answer: wait for
+		// the request it got, and retire that one alone. (Reading ahead may
+		// overwrite *ev: keep what is needed of it.)
+		d.ids = append(d.ids[:0], ev.Reqs...)
+		if done, ok := d.peekDone(r, c, ev.Seq); ok && done.Index >= 0 && int(done.Index) < len(ops) {
+			i := int(done.Index)
+			c.reqs.del(d.ids[i]) // retired: never named again
+			d.hold(c, ops[i])
+			return e.WaitanyAt(call, ops, i), nil
+		}
 		return e.Block(call, ops, true), nil
 	case trace.OpTest, trace.OpTestall:
 		ops, err := d.reqOps(r, c, ev)
@@ -408,6 +450,45 @@ func (d *driver) peekFlag(r int, seq uint64) bool {
 		}
 	}
 	return false
+}
+
+// next reads rank r's next event the slow way: one read ahead (see
+// peekDone), or the Source's Next.
+func (d *driver) next(r int, c *rankCursor) *trace.Event {
+	if ev := c.back; ev != nil {
+		c.back = nil
+		return ev
+	}
+	if d.ref != nil {
+		return d.ref.nextRef(r)
+	}
+	if d.src.Next(r, &d.ev) {
+		return &d.ev
+	}
+	return nil
+}
+
+// peekDone reads ahead to the Done event of the call seq of rank r: the
+// call's Done comes right after its post, or after Done events of other ops
+// (completions the call waited for), which it hands to recordedDone. A post
+// event before it (a call that never returned when recorded) is kept for
+// step to read next; ok is false then, or at the end of the rank's events.
+func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done trace.Event, ok bool) {
+	var ev trace.Event
+	for d.src.Next(r, &ev) {
+		if ev.Kind != trace.KindDone {
+			back := ev
+			back.Reqs = append([]uint64(nil), ev.Reqs...)
+			c.back = &back
+			return trace.Event{}, false
+		}
+		d.out.Events++
+		if ev.Seq == seq {
+			return ev, true
+		}
+		d.recordedDone(r, &ev)
+	}
+	return trace.Event{}, false
 }
 
 // hold queues op for release once the rank's current call has returned.

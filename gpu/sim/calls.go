@@ -31,6 +31,19 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 	return false
 }
 
+// WaitanyAt makes the rank wait in a Waitany call over ops until ops[i] is
+// done, and retires that one alone: a replay follows the request the
+// recorded program got (its later calls did), whichever of ops the replay
+// completes first. call.Source is i once the call completes. It returns
+// like Block.
+func (e *Engine) WaitanyAt(call *Op, ops []*Op, i int) bool {
+	rk := e.ranks[call.Rank]
+	call.Reqs = ops
+	call.anyAt = int32(i) + 1
+	rk.one[0] = ops[i]
+	return e.Block(call, rk.one[:], false)
+}
+
 // await counts the ops a rank blocked in a wait-all still needs, and marks
 // them, so a completion unblocks it without looking at the other ops.
 func (e *Engine) await(rk *rank, ops []*Op) {
@@ -54,7 +67,11 @@ func (e *Engine) BlockOn(call *Op) bool {
 // finishCall completes a call op whose condition holds, and fills its status.
 func (e *Engine) finishCall(call *Op, t int64) {
 	rk := e.ranks[call.Rank]
-	if call.Kind == trace.OpWaitany {
+	if call.Kind == trace.OpWaitany && call.anyAt > 0 {
+		i := int(call.anyAt - 1) // WaitanyAt
+		call.Source = i
+		e.retire(rk, call.Reqs[i])
+	} else if call.Kind == trace.OpWaitany {
 		call.Source = -1
 		for i, op := range call.Reqs {
 			if op.done {

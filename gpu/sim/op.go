@@ -85,6 +85,9 @@ type Op struct {
 	// Peer stays AnySource, so reports still show the wildcard.
 	Forced    bool
 	ForcedSrc int32
+	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
+	// alone (WaitanyAt); 0 for a Waitany on any of them.
+	anyAt int32
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
