@@ -41,17 +41,24 @@ func (m *memSource) nextRef(r int) *trace.Event {
 // neighbour, Irecvs from its left, and Waitalls both; then it finalizes. It
 // is the synthetic trace of the replay benchmarks.
 func RingSource(ranks, iters int, bytes int64) Source {
-	return &ringSource{ranks: ranks, iters: iters, bytes: bytes, pos: make([]int, ranks)}
+	return &ringSource{ranks: ranks, iters: iters, bytes: bytes, pos: make([]ringPos, ranks)}
 }
 
 type ringSource struct {
 	ranks, iters int
 	bytes        int64
-	pos          []int
+	pos          []ringPos
 	// ev is the event nextRef hands out: only the fields that differ from
 	// one ring event to the next are written.
 	ev      trace.Event
 	evReady bool
+}
+
+// ringPos is where a rank is in the ring: event p, the step of the round
+// it is in, and the round (kept so that no event divides).
+type ringPos struct {
+	p, step int
+	round   uint64
 }
 
 func (s *ringSource) Ranks() int { return s.ranks }
@@ -69,11 +76,15 @@ func (s *ringSource) Next(r int, ev *trace.Event) bool {
 }
 
 func (s *ringSource) nextRef(r int) *trace.Event {
-	p := s.pos[r]
+	at := &s.pos[r]
+	p, step, round := at.p, at.step, at.round
 	if p > 3*s.iters {
 		return nil
 	}
-	s.pos[r] = p + 1
+	at.p = p + 1
+	if at.step = step + 1; step == 2 {
+		at.step, at.round = 0, round+1
+	}
 	ev := &s.ev
 	if !s.evReady {
 		s.evReady = true
@@ -85,8 +96,7 @@ func (s *ringSource) nextRef(r int) *trace.Event {
 		ev.Op, ev.Peer, ev.Req = trace.OpFinalize, 0, 0
 		return ev
 	}
-	round := uint64(p / 3)
-	switch p % 3 {
+	switch step {
 	case 0:
 		right := r + 1 // the neighbour, without a division
 		if right == s.ranks {

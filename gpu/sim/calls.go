@@ -13,18 +13,24 @@ import (
 // return to Next; when Next hands the rank back, the call has completed.
 func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 	rk := e.ranks[call.Rank]
-	rk.wait = waitAll
-	if any {
-		rk.wait = waitAny
+	if !any {
+		// A wait-all: count (and mark) the ops it still needs; none means
+		// it is over.
+		if e.await(rk, ops); rk.waitLeft == 0 {
+			e.finishCall(call, rk.clock)
+			return e.yieldIfLate(rk)
+		}
+		rk.wait, rk.waitOn = waitAll, ops
+		rk.state = stateBlocked
+		rk.blockedIn = call
+		return false
 	}
+	rk.wait = waitAny
 	rk.waitOn = ops
 	if e.waitSatisfied(rk) {
 		rk.wait, rk.waitOn = waitNone, nil
 		e.finishCall(call, rk.clock)
 		return e.yieldIfLate(rk)
-	}
-	if !any {
-		e.await(rk, ops)
 	}
 	rk.state = stateBlocked
 	rk.blockedIn = call
