@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/faults"
@@ -18,6 +19,15 @@ type Source interface {
 	// of that rank's events or on error (reported by Err).
 	Next(r int, ev *trace.Event) bool
 	Err() error
+}
+
+// refSource is a Source that can hand out its next event in place, without
+// copying it: the event stays valid, and unmodified, until the source's next
+// call. The driver uses it when a source has it (the in-memory ones do).
+type refSource interface {
+	// nextRef returns rank r's next event, or nil at the end of its events
+	// or on error (reported by Err).
+	nextRef(r int) *trace.Event
 }
 
 // Config configures one replay.
@@ -83,10 +93,14 @@ type rankCursor struct {
 	anySource map[uint64]*sim.Op // AnySource recvs by seq, until their recorded Done event is read
 	scratch   []*sim.Op
 	done      bool
+	// back is an event read ahead past a call whose Done event was looked
+	// for (see peekDone), for step to take first.
+	back *trace.Event
 }
 
 type driver struct {
 	src   Source
+	ref   refSource // src, when it hands out events in place
 	e     *sim.Engine
 	ranks []rankCursor
 	ev    trace.Event
@@ -99,6 +113,17 @@ type driver struct {
 	// late holds receives of rendezvous sends whose buffer was read at the
 	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
 	late []*sim.Op
+	ids  []uint64 // request ids of the call being made, when *ev may change
+	// unsettled holds AnySource receives whose recorded Done event was read
+	// ahead of their completion in the replay: compared at the end.
+	unsettled []recordedMatch
+}
+
+// recordedMatch is the send an AnySource receive matched when recorded.
+type recordedMatch struct {
+	recv *sim.Op
+	rank int
+	seq  uint64
 }
 
 // transfers observes completions under mutate.
@@ -121,6 +146,7 @@ type opKey struct {
 // goroutines: each rank is a cursor stepped by the engine's scheduler.
 func Replay(src Source, cfg Config) (*Outcome, error) {
 	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks()), mutated: map[opKey]bool{}}
+	d.ref, _ = src.(refSource)
 	eager := cfg.EagerLimit
 	if eager == 0 {
 		eager = -1
@@ -149,6 +175,9 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	if err := src.Err(); err != nil {
 		return nil, err
 	}
+	for _, m := range d.unsettled {
+		d.compareMatch(m.recv, m.rank, m.seq)
+	}
 	d.e.End()
 	for _, rv := range d.late {
 		s := rv.Matched()
@@ -174,8 +203,13 @@ func (d *driver) step(r int) error {
 		if c.done {
 			return nil
 		}
-		ev := &d.ev
-		if !d.src.Next(r, ev) {
+		var ev *trace.Event
+		if d.ref != nil && c.back == nil {
+			ev = d.ref.nextRef(r)
+		} else {
+			ev = d.next(r, c)
+		}
+		if ev == nil {
 			if err := d.src.Err(); err != nil {
 				return err
 			}
@@ -207,9 +241,24 @@ func (d *driver) recordedDone(r int, ev *trace.Event) {
 	}
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
-		if op.Done() && ev.MatchRank >= 0 && (op.MatchRank != int(ev.MatchRank) || op.MatchSeq != ev.MatchSeq) {
-			d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: int(ev.MatchRank), RecordedSeq: ev.MatchSeq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
+		if ev.MatchRank < 0 {
+			return // never matched when recorded: nothing to compare with
 		}
+		if !op.Done() {
+			// Read ahead (past a Test or a Waitany): the replay has not
+			// completed the receive yet; compare once the run is over.
+			d.unsettled = append(d.unsettled, recordedMatch{op, int(ev.MatchRank), ev.MatchSeq})
+			return
+		}
+		d.compareMatch(op, int(ev.MatchRank), ev.MatchSeq)
+	}
+}
+
+// compareMatch reports a Race if the completed receive op matched another
+// send than the recorded one (rank, seq).
+func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
+	if op.Done() && (op.MatchRank != rank || op.MatchSeq != seq) {
+		d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: rank, RecordedSeq: seq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
 	}
 }
 
@@ -285,23 +334,47 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		c.reqs.put(ev.Req, op)
 		e.PostRecv(op)
 		return true, nil
-	case trace.OpWait, trace.OpWaitall, trace.OpWaitany:
+	case trace.OpWait, trace.OpWaitall:
+		// The requests are retired once the wait returns: never named again,
+		// so each leaves the table as it is looked up.
+		ops := c.scratch[:0]
+		for k, id := range ev.Reqs {
+			op := c.reqs.take(id)
+			if op == nil {
+				if j := slices.Index(ev.Reqs[:k], id); j >= 0 {
+					op = ops[j] // named twice in one call
+				}
+			}
+			if op == nil {
+				return false, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
+			}
+			ops = append(ops, op)
+			d.hold(c, op)
+		}
+		c.scratch = ops[:0] // the engine holds it only while the rank is blocked in this call
+		call := d.msgOp(r, ev)
+		call.Reqs = ops
+		d.hold(c, call)
+		return e.Block(call, ops, false), nil
+	case trace.OpWaitany:
 		ops, err := d.reqOps(r, c, ev)
 		if err != nil {
 			return false, err
 		}
 		call := d.msgOp(r, ev)
 		call.Reqs = ops
-		if ev.Op != trace.OpWaitany {
-			for _, id := range ev.Reqs {
-				c.reqs.del(id) // completed once the wait returns: never named again
-			}
-			for _, op := range ops {
-				d.hold(c, op)
-			}
-		}
 		d.hold(c, call)
-		return e.Block(call, ops, ev.Op == trace.OpWaitany), nil
+		// The program's later calls followed the recorded answer: wait for
+		// the request it got, and retire that one alone. (Reading ahead may
+		// overwrite *ev: keep what is needed of it.)
+		d.ids = append(d.ids[:0], ev.Reqs...)
+		if done, ok := d.peekDone(r, c, ev.Seq); ok && done.Index >= 0 && int(done.Index) < len(ops) {
+			i := int(done.Index)
+			c.reqs.del(d.ids[i]) // retired: never named again
+			d.hold(c, ops[i])
+			return e.WaitanyAt(call, ops, i), nil
+		}
+		return e.Block(call, ops, true), nil
 	case trace.OpTest, trace.OpTestall:
 		ops, err := d.reqOps(r, c, ev)
 		if err != nil {
@@ -377,6 +450,45 @@ func (d *driver) peekFlag(r int, seq uint64) bool {
 		}
 	}
 	return false
+}
+
+// next reads rank r's next event the slow way: one read ahead (see
+// peekDone), or the Source's Next.
+func (d *driver) next(r int, c *rankCursor) *trace.Event {
+	if ev := c.back; ev != nil {
+		c.back = nil
+		return ev
+	}
+	if d.ref != nil {
+		return d.ref.nextRef(r)
+	}
+	if d.src.Next(r, &d.ev) {
+		return &d.ev
+	}
+	return nil
+}
+
+// peekDone reads ahead to the Done event of the call seq of rank r: the
+// call's Done comes right after its post, or after Done events of other ops
+// (completions the call waited for), which it hands to recordedDone. A post
+// event before it (a call that never returned when recorded) is kept for
+// step to read next; ok is false then, or at the end of the rank's events.
+func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done trace.Event, ok bool) {
+	var ev trace.Event
+	for d.src.Next(r, &ev) {
+		if ev.Kind != trace.KindDone {
+			back := ev
+			back.Reqs = append([]uint64(nil), ev.Reqs...)
+			c.back = &back
+			return trace.Event{}, false
+		}
+		d.out.Events++
+		if ev.Seq == seq {
+			return ev, true
+		}
+		d.recordedDone(r, &ev)
+	}
+	return trace.Event{}, false
 }
 
 // hold queues op for release once the rank's current call has returned.

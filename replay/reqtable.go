@@ -95,6 +95,25 @@ func (t *reqTable) del(id uint64) {
 	delete(t.far, id)
 }
 
+// take removes id and returns its op, or nil if id is unknown.
+func (t *reqTable) take(id uint64) *sim.Op {
+	if i := t.slot(id); i >= 0 {
+		if op := t.buf[i]; op != nil {
+			t.buf[i] = nil
+			if i == t.head {
+				t.trim()
+			}
+			return op
+		}
+	}
+	op, ok := t.far[id]
+	if !ok {
+		return nil
+	}
+	delete(t.far, id)
+	return op
+}
+
 // trim advances the window past retired ids.
 func (t *reqTable) trim() {
 	for t.head < len(t.buf) && t.buf[t.head] == nil {

@@ -13,22 +13,41 @@ import (
 // return to Next; when Next hands the rank back, the call has completed.
 func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 	rk := e.ranks[call.Rank]
-	rk.wait = waitAll
-	if any {
-		rk.wait = waitAny
+	if !any {
+		// A wait-all: count (and mark) the ops it still needs; none means
+		// it is over.
+		if e.await(rk, ops); rk.waitLeft == 0 {
+			e.finishCall(call, rk.clock)
+			return e.yieldIfLate(rk)
+		}
+		rk.wait, rk.waitOn = waitAll, ops
+		rk.state = stateBlocked
+		rk.blockedIn = call
+		return false
 	}
+	rk.wait = waitAny
 	rk.waitOn = ops
 	if e.waitSatisfied(rk) {
 		rk.wait, rk.waitOn = waitNone, nil
 		e.finishCall(call, rk.clock)
 		return e.yieldIfLate(rk)
 	}
-	if !any {
-		e.await(rk, ops)
-	}
 	rk.state = stateBlocked
 	rk.blockedIn = call
 	return false
+}
+
+// WaitanyAt makes the rank wait in a Waitany call over ops until ops[i] is
+// done, and retires that one alone: a replay follows the request the
+// recorded program got (its later calls did), whichever of ops the replay
+// completes first. call.Source is i once the call completes. It returns
+// like Block.
+func (e *Engine) WaitanyAt(call *Op, ops []*Op, i int) bool {
+	rk := e.ranks[call.Rank]
+	call.Reqs = ops
+	call.anyAt = int32(i) + 1
+	rk.one[0] = ops[i]
+	return e.Block(call, rk.one[:], false)
 }
 
 // await counts the ops a rank blocked in a wait-all still needs, and marks
@@ -54,7 +73,11 @@ func (e *Engine) BlockOn(call *Op) bool {
 // finishCall completes a call op whose condition holds, and fills its status.
 func (e *Engine) finishCall(call *Op, t int64) {
 	rk := e.ranks[call.Rank]
-	if call.Kind == trace.OpWaitany {
+	if call.Kind == trace.OpWaitany && call.anyAt > 0 {
+		i := int(call.anyAt - 1) // WaitanyAt
+		call.Source = i
+		e.retire(rk, call.Reqs[i])
+	} else if call.Kind == trace.OpWaitany {
 		call.Source = -1
 		for i, op := range call.Reqs {
 			if op.done {

@@ -322,7 +322,7 @@ func (e *Engine) Release(op *Op) {
 	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil {
 		return
 	}
-	if op.match != nil && op.match.Peer == trace.AnySource {
+	if op.wildTaken {
 		// A wildcard receive names the send it took: a replay compares it
 		// with the recording's choice after both ends completed.
 		return

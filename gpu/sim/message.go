@@ -176,6 +176,7 @@ func (e *Engine) match(s, r *Op, t int64) {
 	s.MatchRank, s.MatchSeq = r.Rank, r.Seq
 	r.MatchRank, r.MatchSeq = s.Rank, s.Seq
 	r.Source, r.StatusTag = s.Rank, s.Tag
+	s.wildTaken = r.Peer == trace.AnySource
 	if r.Dtype != trace.DtypeNone && s.Dtype != trace.DtypeNone && r.Dtype != s.Dtype {
 		r.Err = trace.ErrTypeMismatch
 		e.problem(Problem{Kind: KindTypeMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},

@@ -77,12 +77,17 @@ type Op struct {
 	released bool
 	// awaited: its rank is blocked in a wait-all that still needs this op.
 	awaited bool
+	// wildTaken: an AnySource receive took this send (see Release).
+	wildTaken bool
 
 	// Forced restricts an AnySource receive to sends from rank ForcedSrc
 	// when matching (replay's check forces each alternative match in turn).
 	// Peer stays AnySource, so reports still show the wildcard.
 	Forced    bool
 	ForcedSrc int32
+	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
+	// alone (WaitanyAt); 0 for a Waitany on any of them.
+	anyAt int32
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
