@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -178,8 +179,9 @@ int main(int argc, char **argv) {
 }
 `
 
-// TestMergeWaitany: each Waitany becomes OpWaitany over the request that
-// completed, so the replay waits for what the program got.
+// TestMergeWaitany: each Waitany lists its candidates (the null handle left
+// by the first one is left out of the second) and, as Index, the one the
+// program got, which the replay then waits for.
 func TestMergeWaitany(t *testing.T) {
 	dir := t.TempDir()
 	bin := compile(t, dir, "waitany", waitanyC)
@@ -193,13 +195,14 @@ func TestMergeWaitany(t *testing.T) {
 		t.Fatalf("ops %q", got)
 	}
 	w1, w2 := rk[0][2], rk[0][3]
-	if len(w1.post.Reqs) != 1 || len(w2.post.Reqs) != 1 || w1.post.Reqs[0] == w2.post.Reqs[0] || w1.done.Index != 0 || w2.done.Index != 0 {
-		t.Errorf("waitanys %+v / %+v", w1.post, w2.post)
+	irecvs := []uint64{rk[0][0].post.Req, rk[0][1].post.Req}
+	if !slices.Equal(w1.post.Reqs, irecvs) || len(w2.post.Reqs) != 1 {
+		t.Fatalf("candidates %v then %v; want both Irecvs %v, then the one left", w1.post.Reqs, w2.post.Reqs, irecvs)
 	}
-	for _, w := range []op{w1, w2} {
-		q := w.post.Reqs[0]
-		if q != rk[0][0].post.Req && q != rk[0][1].post.Req {
-			t.Errorf("Waitany of unknown request %d", q)
-		}
+	if w1.done.Index < 0 || w1.done.Index > 1 || w2.done.Index != 0 {
+		t.Fatalf("indexes %d, %d", w1.done.Index, w2.done.Index)
+	}
+	if got1, got2 := w1.post.Reqs[w1.done.Index], w2.post.Reqs[0]; got1 == got2 || !slices.Contains(irecvs, got2) {
+		t.Errorf("the Waitanys got requests %d and %d; want each Irecv once", got1, got2)
 	}
 }

@@ -76,10 +76,11 @@
 // Sendrecv_replace to OpSendrecv + OpRecv (as package gpu); a persistent
 // Start to OpIsend/OpIssend/OpIbsend/OpIrsend/OpIrecv with a fresh Req
 // (Send_init and Recv_init alone are not ops); Wait, Waitall, Test, Testall
-// to their ops; Waitany to OpWaitany over the request that completed
-// (Index 0), and Waitsome to OpWaitall over the requests that completed, so
-// the replay follows the recorded control flow (a rank that hung inside
-// either keeps OpWaitany over every candidate); Testany and Testsome to
+// to their ops; Waitany to OpWaitany over its candidates with Index naming
+// the one that completed (the replay waits for that one), and Waitsome to
+// OpWaitall over the requests that completed, so the replay follows the
+// recorded control flow (a rank that hung inside Waitsome keeps OpWaitany
+// over every candidate); Testany and Testsome to
 // OpTest (one request) or OpTestall, over the completed requests when the
 // call found some (Flag true), else over the candidates (Flag false);
 // Request_free of an active request to OpFree (of an inactive persistent

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -384,11 +385,6 @@ func prepare(s *segment) (*rankData, error) {
 			if p.Req != 0 {
 				nullReq[p.Req] = true
 			}
-		case p.Call == callWaitany && d != nil && d.Index >= 0 && int(d.Index) < len(p.Reqs):
-			// The replay follows the recorded control flow: it waits for the
-			// request that completed (Index 0 of Reqs), not for whichever of
-			// the candidates its own schedule completes first.
-			reqs = dropNull(p.Reqs[d.Index:d.Index+1], nullReq)
 		case p.Call == callWaitsome:
 			if d != nil {
 				reqs = dropNull(d.Reqs, nullReq)
@@ -553,7 +549,12 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 					ev.Source, ev.StatusTag, ev.StatusCnt = r.Source, r.StatTag, r.SCount
 				}
 			case op == trace.OpWaitany:
-				ev.Index = 0 // Reqs holds the completed request alone (see prepare)
+				// Index into the candidates as written (null requests left
+				// out); the replay waits for that one, as the program did.
+				ev.Index = -1
+				if r.Index >= 0 && int(r.Index) < len(p.Reqs) {
+					ev.Index = int32(slices.Index(rd.reqs[i], p.Reqs[r.Index]))
+				}
 			}
 			w.Append(&ev)
 			n++
