@@ -96,6 +96,8 @@ type rankCursor struct {
 	// back is an event read ahead past a call whose Done event was looked
 	// for (see peekDone), for step to take first.
 	back *trace.Event
+	// Room for held and scratch in the cursor itself.
+	heldBuf, scratchBuf [4]*sim.Op
 }
 
 type driver struct {
@@ -161,7 +163,9 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	d.recycle = obs == nil
 	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, Observer: obs})
 	for i := range d.ranks {
-		d.ranks[i] = rankCursor{anySource: map[uint64]*sim.Op{}}
+		c := &d.ranks[i]
+		c.anySource = map[uint64]*sim.Op{}
+		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]
 	}
 	for {
 		r, ok := d.e.Next()

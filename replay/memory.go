@@ -41,17 +41,23 @@ func (m *memSource) nextRef(r int) *trace.Event {
 // neighbour, Irecvs from its left, and Waitalls both; then it finalizes. It
 // is the synthetic trace of the replay benchmarks.
 func RingSource(ranks, iters int, bytes int64) Source {
-	return &ringSource{ranks: ranks, iters: iters, bytes: bytes, pos: make([]ringPos, ranks)}
+	s := &ringSource{ranks: ranks, iters: iters, pos: make([]ringPos, ranks)}
+	post := trace.Event{Kind: trace.KindPost, Dtype: trace.Uint8, Count: bytes, Bytes: bytes}
+	s.ev[0], s.ev[1], s.ev[2], s.ev[3] = post, post, post, post
+	s.ev[0].Op, s.ev[1].Op, s.ev[2].Op, s.ev[3].Op = trace.OpIsend, trace.OpIrecv, trace.OpWaitall, trace.OpFinalize
+	s.ev[2].Count, s.ev[2].Bytes, s.ev[3].Count, s.ev[3].Bytes = 0, 0, 0, 0
+	s.ev[2].Reqs = s.reqs[:]
+	return s
 }
 
 type ringSource struct {
 	ranks, iters int
-	bytes        int64
 	pos          []ringPos
-	// ev is the event nextRef hands out: only the fields that differ from
-	// one ring event to the next are written.
-	ev      trace.Event
-	evReady bool
+	// ev are the events nextRef hands out, one per step of a round and the
+	// Finalize: only the fields that differ between ranks and rounds are
+	// written.
+	ev   [4]trace.Event
+	reqs [2]uint64 // ev[2].Reqs
 }
 
 // ringPos is where a rank is in the ring: event p, the step of the round
@@ -78,40 +84,36 @@ func (s *ringSource) Next(r int, ev *trace.Event) bool {
 func (s *ringSource) nextRef(r int) *trace.Event {
 	at := &s.pos[r]
 	p, step, round := at.p, at.step, at.round
-	if p > 3*s.iters {
-		return nil
+	if p >= 3*s.iters {
+		if p > 3*s.iters {
+			return nil
+		}
+		at.p = p + 1
+		ev := &s.ev[3]
+		ev.Rank, ev.Seq = int32(r), uint64(p)
+		return ev
 	}
 	at.p = p + 1
 	if at.step = step + 1; step == 2 {
 		at.step, at.round = 0, round+1
 	}
-	ev := &s.ev
-	if !s.evReady {
-		s.evReady = true
-		ev.Kind, ev.Dtype = trace.KindPost, trace.Uint8
-	}
-	ev.Rank, ev.Seq, ev.Count, ev.Bytes = int32(r), uint64(p), s.bytes, s.bytes
-	ev.Reqs = ev.Reqs[:0]
-	if p == 3*s.iters {
-		ev.Op, ev.Peer, ev.Req = trace.OpFinalize, 0, 0
-		return ev
-	}
+	ev := &s.ev[step&3]
+	ev.Rank, ev.Seq = int32(r), uint64(p)
 	switch step {
 	case 0:
 		right := r + 1 // the neighbour, without a division
 		if right == s.ranks {
 			right = 0
 		}
-		ev.Op, ev.Peer, ev.Req = trace.OpIsend, int32(right), 2*round+1
+		ev.Peer, ev.Req = int32(right), 2*round+1
 	case 1:
 		left := r - 1
 		if left < 0 {
 			left = s.ranks - 1
 		}
-		ev.Op, ev.Peer, ev.Req = trace.OpIrecv, int32(left), 2*round+2
-	case 2:
-		ev.Op, ev.Peer, ev.Req, ev.Count, ev.Bytes = trace.OpWaitall, 0, 0, 0, 0
-		ev.Reqs = append(ev.Reqs, 2*round+1, 2*round+2)
+		ev.Peer, ev.Req = int32(left), 2*round+2
+	default:
+		s.reqs = [2]uint64{2*round + 1, 2*round + 2}
 	}
 	return ev
 }

@@ -3,106 +3,82 @@ package replay
 import "github.com/p2ptrace/p2ptrace/gpu/sim"
 
 // reqTable maps a rank's request ids to ops. Recorded ids are small
-// increasing integers, so a window of ids [base, base+n) is a slice
-// (buf[head:]); ids outside it (sparse handles, long-lived requests that fell
-// behind it) live in a map.
+// increasing integers, or handles reused once freed, so a direct-mapped
+// table of slots (by the id's low bits) holds nearly all of them. It starts
+// small (a rank's slots are a cache line or four) and doubles when two live
+// ids meet in a slot; past its largest size, an id whose slot is taken goes
+// to a map.
 type reqTable struct {
-	base uint64
-	head int
-	buf  []*sim.Op
-	far  map[uint64]*sim.Op
+	slots []reqSlot // made on first put; the length is a power of two
+	far   map[uint64]*sim.Op
+}
+
+type reqSlot struct {
+	id uint64
+	op *sim.Op // nil: the slot is free
 }
 
 const (
-	reqJump   = 1 << 10 // an id this far past the window goes to the map
-	reqWindow = 1 << 12 // a window this long spills its front half to the map
+	minReqSlots = 4 // a cache line
+	maxReqSlots = 1024
 )
 
-func (t *reqTable) slot(id uint64) int {
-	if off := id - t.base; id >= t.base && off < uint64(len(t.buf)-t.head) {
-		return t.head + int(off)
-	}
-	return -1
+func (t *reqTable) slot(id uint64) *reqSlot {
+	return &t.slots[id&uint64(len(t.slots)-1)]
 }
 
 func (t *reqTable) get(id uint64) (*sim.Op, bool) {
-	if i := t.slot(id); i >= 0 && t.buf[i] != nil {
-		return t.buf[i], true
+	if t.slots != nil {
+		if s := t.slot(id); s.op != nil && s.id == id {
+			return s.op, true
+		}
 	}
 	op, ok := t.far[id]
 	return op, ok
 }
 
 func (t *reqTable) put(id uint64, op *sim.Op) {
-	if t.head == len(t.buf) {
-		t.buf, t.head, t.base = t.buf[:0], 0, id // an empty window starts anywhere
-		if t.buf == nil {
-			t.buf = make([]*sim.Op, 0, 64) // room to slide rarely
-		}
-	}
-	if n := len(t.buf); id == t.base+uint64(n-t.head) && n < cap(t.buf) && n-t.head < reqWindow && t.far == nil {
-		t.buf = append(t.buf, op) // the next id, with room: the usual case
-		return
-	}
-	if id < t.base || id-t.base >= uint64(len(t.buf)-t.head)+reqJump {
-		t.farPut(id, op)
-		return
+	if t.slots == nil {
+		t.slots = make([]reqSlot, minReqSlots)
 	}
 	if t.far != nil {
-		delete(t.far, id)
+		delete(t.far, id) // a reused id: the slot's entry replaces it
 	}
-	off := int(id - t.base)
-	if n := t.head + off + 1; n > len(t.buf) {
-		if n > cap(t.buf) && t.head > 0 {
-			// Slide the window to the front of the buffer before growing it.
-			k := copy(t.buf, t.buf[t.head:])
-			clear(t.buf[k:])
-			t.buf, t.head, n = t.buf[:k], 0, off+1
-		}
-		for len(t.buf) < n {
-			t.buf = append(t.buf, nil)
-		}
+	s := t.slot(id)
+	for s.op != nil && s.id != id && len(t.slots) < maxReqSlots {
+		t.grow()
+		s = t.slot(id)
 	}
-	t.buf[t.head+off] = op
-	if len(t.buf)-t.head > reqWindow {
-		// Requests that stay unretired (Waitany, Test and Free keep their ids)
-		// must not make the window grow forever.
-		for _, o := range t.buf[t.head : t.head+reqWindow/2] {
-			if o != nil {
-				t.farPut(t.base, o)
-			}
-			t.base++
-		}
-		clear(t.buf[t.head : t.head+reqWindow/2])
-		t.head += reqWindow / 2
-		t.trim()
+	if s.op == nil || s.id == id {
+		s.id, s.op = id, op
+		return
 	}
-}
-
-func (t *reqTable) farPut(id uint64, op *sim.Op) {
 	if t.far == nil {
 		t.far = map[uint64]*sim.Op{}
 	}
 	t.far[id] = op
 }
 
-func (t *reqTable) del(id uint64) {
-	if i := t.slot(id); i >= 0 && t.buf[i] != nil {
-		t.buf[i] = nil
-		t.trim()
-		return
+// grow doubles the slots. An id's new slot is its old one or that plus the
+// old size, so the live ids never meet in the larger table.
+func (t *reqTable) grow() {
+	old := t.slots
+	t.slots = make([]reqSlot, 2*len(old))
+	for _, e := range old {
+		if e.op != nil {
+			*t.slot(e.id) = e
+		}
 	}
-	delete(t.far, id)
 }
+
+func (t *reqTable) del(id uint64) { t.take(id) }
 
 // take removes id and returns its op, or nil if id is unknown.
 func (t *reqTable) take(id uint64) *sim.Op {
-	if i := t.slot(id); i >= 0 {
-		if op := t.buf[i]; op != nil {
-			t.buf[i] = nil
-			if i == t.head {
-				t.trim()
-			}
+	if t.slots != nil {
+		if s := t.slot(id); s.op != nil && s.id == id {
+			op := s.op
+			s.op = nil
 			return op
 		}
 	}
@@ -112,12 +88,4 @@ func (t *reqTable) take(id uint64) *sim.Op {
 	}
 	delete(t.far, id)
 	return op
-}
-
-// trim advances the window past retired ids.
-func (t *reqTable) trim() {
-	for t.head < len(t.buf) && t.buf[t.head] == nil {
-		t.head++
-		t.base++
-	}
 }

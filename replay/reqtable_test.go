@@ -2,13 +2,15 @@ package replay
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 )
 
 // TestRequestTableAgreesWithMap: whatever the ids (increasing, sparse,
-// reused, long-lived), the dense table answers like a map.
+// reused, long-lived, colliding in the table's slots), the table answers
+// like a map.
 func TestRequestTableAgreesWithMap(t *testing.T) {
 	for _, sparse := range []bool{false, true} {
 		requestTableAgreesWithMap(t, sparse)
@@ -33,6 +35,10 @@ func requestTableAgreesWithMap(t *testing.T, sparse bool) {
 			if sparse && rng.IntN(100) == 0 {
 				id = rng.Uint64()
 			}
+			if rng.IntN(20) == 0 && len(live) > 0 {
+				id = live[rng.IntN(len(live))] // put again: the new op replaces the old
+				live = slices.DeleteFunc(live, func(x uint64) bool { return x == id })
+			}
 			op := &ops[i%len(ops)]
 			tab.put(id, op)
 			ref[id] = op
@@ -44,7 +50,11 @@ func requestTableAgreesWithMap(t *testing.T, sparse bool) {
 			}
 			id := live[j]
 			live = append(live[:j], live[j+1:]...)
-			tab.del(id)
+			if rng.IntN(2) == 0 {
+				tab.del(id)
+			} else if got := tab.take(id); got != ref[id] {
+				t.Fatalf("step %d: take(%d) = %p, want %p", i, id, got, ref[id])
+			}
 			delete(ref, id)
 		default: // look up a live or an unknown id
 			id := next + 3
@@ -62,5 +72,23 @@ func requestTableAgreesWithMap(t *testing.T, sparse bool) {
 		if got, ok := tab.get(id); !ok || got != want {
 			t.Fatalf("get(%d) lost", id)
 		}
+	}
+}
+
+// TestRequestTablePutAgainAfterCollision: an id put while its slot was
+// taken, then put again once the slot is free, leaves no stale entry behind
+// when it is retired.
+func TestRequestTablePutAgainAfterCollision(t *testing.T) {
+	var tab reqTable
+	a, b, c := &sim.Op{Seq: 1}, &sim.Op{Seq: 2}, &sim.Op{Seq: 3}
+	tab.put(1, a)
+	tab.put(1+maxReqSlots, b) // the same slot, whatever the size: goes aside
+	tab.del(1)
+	tab.put(1+maxReqSlots, c) // put again: now in the slot
+	if got := tab.take(1 + maxReqSlots); got != c {
+		t.Fatalf("take = %v, want the op put last", got)
+	}
+	if got, ok := tab.get(1 + maxReqSlots); ok {
+		t.Fatalf("retired id still maps to %v", got)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // and the rank goes on. Otherwise the rank is blocked and the driver must
 // return to Next; when Next hands the rank back, the call has completed.
 func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	if !any {
 		// A wait-all: count (and mark) the ops it still needs; none means
 		// it is over.
@@ -43,7 +43,7 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 // completes first. call.Source is i once the call completes. It returns
 // like Block.
 func (e *Engine) WaitanyAt(call *Op, ops []*Op, i int) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	call.Reqs = ops
 	call.anyAt = int32(i) + 1
 	rk.one[0] = ops[i]
@@ -65,14 +65,14 @@ func (e *Engine) await(rk *rank, ops []*Op) {
 // BlockOn is Block on the call's own message op (a blocking Send or Recv),
 // without allocating the one-element slice.
 func (e *Engine) BlockOn(call *Op) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	rk.one[0] = call
 	return e.Block(call, rk.one[:], false)
 }
 
 // finishCall completes a call op whose condition holds, and fills its status.
 func (e *Engine) finishCall(call *Op, t int64) {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	if call.Kind == trace.OpWaitany && call.anyAt > 0 {
 		i := int(call.anyAt - 1) // WaitanyAt
 		call.Source = i
@@ -118,7 +118,7 @@ func (e *Engine) retire(rk *rank, op *Op) {
 
 // Test reports whether all ops are done; if so they are retired like a Wait.
 func (e *Engine) Test(call *Op, ops []*Op) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	all := true
 	for _, op := range ops {
 		if !op.done {
@@ -138,7 +138,7 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 // Free releases a request. Freeing an active request is a missing Wait: the
 // op still completes, but nothing will ever know when.
 func (e *Engine) Free(call *Op, op *Op) {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	if !op.done && !op.freed {
 		e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) freed while still active", op.Rank, op.Kind, op.Peer, op.Tag)})
@@ -151,7 +151,7 @@ func (e *Engine) Free(call *Op, op *Op) {
 // Compute advances rank r's clock by d ns. It returns false when the rank
 // must yield to events due earlier.
 func (e *Engine) Compute(call *Op, d int64) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	rk.clock += d
 	e.complete(call, rk.clock)
 	return e.yieldIfLate(rk)
@@ -159,7 +159,7 @@ func (e *Engine) Compute(call *Op, d int64) bool {
 
 // Finalize ends rank r: its function returned. What it left active is a missing Wait.
 func (e *Engine) Finalize(call *Op) {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	e.complete(call, rk.clock)
 	for _, op := range rk.active {
 		state := "never completed"
@@ -188,7 +188,8 @@ func (e *Engine) Finalize(call *Op) {
 
 // End reports what is left once no rank can run: sends nobody received.
 func (e *Engine) End() {
-	for _, rk := range e.ranks {
+	for i := range e.ranks {
+		rk := &e.ranks[i]
 		for _, s := range rk.unexpected {
 			if s.done && !e.stuck {
 				e.problem(Problem{Kind: KindUnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
@@ -202,7 +203,7 @@ func (e *Engine) End() {
 
 // GroupStart opens a group on rank r: stream ops are held until GroupEnd.
 func (e *Engine) GroupStart(call *Op) {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	rk.groupDepth++
 	e.complete(call, rk.clock)
 }
@@ -210,7 +211,7 @@ func (e *Engine) GroupStart(call *Op) {
 // GroupEnd closes a group; at the outermost GroupEnd the held ops are enqueued
 // together, one entry per stream, so they progress together.
 func (e *Engine) GroupEnd(call *Op) {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	if rk.groupDepth == 0 {
 		call.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: KindInvalid, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: fmt.Sprintf("rank %d: GroupEnd without GroupStart", call.Rank)})
@@ -238,7 +239,7 @@ func (e *Engine) GroupEnd(call *Op) {
 
 // StreamOp enqueues a stream send or recv (op.Kind OpStreamSend/OpStreamRecv, op.Stream set).
 func (e *Engine) StreamOp(op *Op) {
-	rk := e.ranks[op.Rank]
+	rk := &e.ranks[op.Rank]
 	op.Comm = CommStreams
 	op.Tag = 0
 	e.observePost(op)
@@ -252,7 +253,7 @@ func (e *Engine) StreamOp(op *Op) {
 
 // Synchronize blocks the rank until the stream is drained.
 func (e *Engine) Synchronize(call *Op) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	st := e.stream(rk, call.Stream)
 	if st.empty() {
 		e.complete(call, rk.clock)
@@ -320,7 +321,7 @@ func (st *stream) opDone(e *Engine, op *Op, t int64) {
 		st.start(e, t)
 		return
 	}
-	rk := e.ranks[st.rank]
+	rk := &e.ranks[st.rank]
 	if rk.state == stateBlocked && rk.wait == waitStream && rk.waitSt == st {
 		rk.state = stateReady
 		e.pushResume(max(t, rk.clock), rk.id)

@@ -52,7 +52,7 @@ func (e *Engine) blockOnSelf(rk *rank, call *Op) {
 // it; all resume at the latest arrival's time plus the link latency. It
 // always returns false: even the last to arrive waits for that latency.
 func (e *Engine) Barrier(call *Op) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	e.observePost(call)
 	c := e.comm(call.Comm)
 	if call.Comm > 0 {
@@ -111,7 +111,7 @@ func (e *Engine) barrierWaitsOn(call *Op) []int {
 // matched by a receive. It does not consume the message; its status goes to
 // call.Source, StatusTag and StatusCnt.
 func (e *Engine) Probe(call *Op) bool {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	e.observePost(call)
 	if !e.validSource(call) {
 		return true
@@ -123,13 +123,14 @@ func (e *Engine) Probe(call *Op) bool {
 		return e.yieldIfLate(rk)
 	}
 	e.blockOnSelf(rk, call)
+	rk.probing = true
 	return false
 }
 
 // Iprobe is Probe without blocking: call.Flag says whether a message was
 // available. The rank always goes on.
 func (e *Engine) Iprobe(call *Op) {
-	rk := e.ranks[call.Rank]
+	rk := &e.ranks[call.Rank]
 	e.observePost(call)
 	if !e.validSource(call) {
 		return
@@ -172,7 +173,10 @@ func probeStatus(probe, s *Op) {
 // probeArrived completes the probe dst is blocked in, if send (just left
 // unmatched at dst) satisfies it.
 func (e *Engine) probeArrived(dst *rank, send *Op, t int64) {
-	if p := dst.blockedIn; p != nil && p.Kind == trace.OpProbe && !p.done && envelopeMatches(send, p) {
+	if !dst.probing {
+		return // (the rank's own flag: the call op's line is cold by now)
+	}
+	if p := dst.blockedIn; !p.done && envelopeMatches(send, p) {
 		probeStatus(p, send)
 		e.complete(p, t)
 	}

@@ -56,11 +56,13 @@ const (
 type rank struct {
 	// What every message and wait touches comes first, in as few cache
 	// lines as it fits.
-	id     int
-	clock  int64
-	state  rankState
-	wait   waitKind
-	waitOn []*Op
+	id    int
+	clock int64
+	state rankState
+	wait  waitKind
+	// probing: the rank is blocked in a Probe (blockedIn).
+	probing bool
+	waitOn  []*Op
 	// blockedIn is the op (call) the rank is blocked in, for reports.
 	blockedIn *Op
 	// posted holds this rank's unmatched receives in post order.
@@ -77,10 +79,15 @@ type rank struct {
 	waitSt *stream
 	// inTransit per source: sends whose envelope is still on its way (FIFO
 	// keeps non-overtaking). It and streams are made on first use.
-	inTransit  map[int][]*Op
+	inTransit  map[int]*transit
 	streams    map[int]*stream
 	groupDepth int
 	groupOps   []*Op
+
+	// Room for the first few entries of posted, unexpected and active, in
+	// the rank itself: one allocation and cache line less each, for ranks
+	// that keep a message or two in flight.
+	postedBuf, unexpectedBuf, activeBuf [2]*Op
 }
 
 // Engine is the deterministic simulation core: matching, modes, requests,
@@ -94,8 +101,8 @@ type Engine struct {
 	// have the size of the one before.
 	lastBytes, lastCost int64
 	bw                  float64
-	rng                 *rand.Rand
-	ranks               []*rank
+	rng                 *rand.PCG // the ties of the event queue (a concrete type: one call less per event)
+	ranks               []rank
 	queue               eventQueue
 	now                 int64
 	problems            []Problem
@@ -106,8 +113,12 @@ type Engine struct {
 	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab                []Op
 	free                []*Op // released ops, reused before the slab
-	inPost              *Op   // the send being posted, while its envelope is matched synchronously
-	comms               map[int]*comm
+	// snaps hold the eager copies of payloads (see Op.snap), freeSnaps
+	// their free slots.
+	snaps     [][]byte
+	freeSnaps []int32
+	inPost    *Op // the send being posted, while its envelope is matched synchronously
+	comms     map[int]*comm
 }
 
 // New returns an engine for cfg.
@@ -125,7 +136,7 @@ func New(cfg Config) *Engine {
 	if e.bw == 0 {
 		e.bw = DefaultBandwidth
 	}
-	e.rng = rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	e.rng = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
 	if cfg.Faults != nil {
 		e.sync = cfg.Faults.Sync()
 		e.mutate = cfg.Faults.Mutate()
@@ -133,11 +144,11 @@ func New(cfg Config) *Engine {
 			e.scribble = e.mutate && s.Scribble()
 		}
 	}
-	e.ranks = make([]*rank, cfg.Ranks)
-	rs := make([]rank, cfg.Ranks) // side by side: ring neighbours share cache lines
+	e.ranks = make([]rank, cfg.Ranks) // side by side: ring neighbours share cache lines
 	for i := range e.ranks {
-		rs[i].id = i
-		e.ranks[i] = &rs[i]
+		rk := &e.ranks[i]
+		rk.id = i
+		rk.posted, rk.unexpected, rk.active = rk.postedBuf[:0], rk.unexpectedBuf[:0], rk.activeBuf[:0]
 		e.pushResume(0, i)
 	}
 	return e
@@ -180,7 +191,7 @@ func (e *Engine) Next() (r int, ok bool) {
 		switch x.kind() {
 		case evResume:
 			r := int(x.slot())
-			rk := e.ranks[r]
+			rk := &e.ranks[r]
 			if rk.state == stateDone {
 				continue
 			}
@@ -192,6 +203,7 @@ func (e *Engine) Next() (r int, ok bool) {
 			}
 			rk.state = stateReady
 			rk.wait = waitNone
+			rk.probing = false
 			rk.waitOn = nil
 			rk.waitSt = nil
 			rk.blockedIn = nil
@@ -223,7 +235,7 @@ func (e *Engine) mayContinue(rk *rank) bool {
 }
 
 func (e *Engine) newOp(r int, kind trace.Op) *Op {
-	rk := e.ranks[r]
+	rk := &e.ranks[r]
 	var op *Op
 	if n := len(e.free); n > 0 {
 		op = e.free[n-1]
@@ -265,13 +277,13 @@ func (e *Engine) complete(op *Op, t int64) {
 	if op.awaited {
 		// The rank is blocked in a wait-all that counts on this op.
 		op.awaited = false
-		rk := e.ranks[op.Rank]
+		rk := &e.ranks[op.Rank]
 		if rk.waitLeft--; rk.waitLeft == 0 {
 			e.wake(rk, t)
 		}
 		return
 	}
-	rk := e.ranks[op.Rank]
+	rk := &e.ranks[op.Rank]
 	if rk.state == stateBlocked && rk.wait == waitAny && e.waitSatisfied(rk) {
 		e.wake(rk, t)
 	}
@@ -336,7 +348,8 @@ func (e *Engine) Release(op *Op) {
 	// The peer's match may still point here: nothing reads it once both ends
 	// completed (observers see ops only at completion), and clearing it
 	// would cost a cache miss on the peer per release.
-	op.Data, op.Reqs, op.snapshot, op.match = nil, nil, nil, nil
+	// (An eager copy is gone too: the send's delivery dropped it.)
+	op.Data, op.Reqs, op.match = nil, nil, nil
 	op.done = false // a second Release of the same op is a no-op
 	e.free = append(e.free, op)
 }

@@ -16,7 +16,7 @@ func (e *Engine) NewOp(r int, kind trace.Op) *Op { return e.newOp(r, kind) }
 // NewRequest assigns a request id to a nonblocking op and tracks it as active
 // until it is waited, tested complete or freed.
 func (e *Engine) NewRequest(op *Op) {
-	rk := e.ranks[op.Rank]
+	rk := &e.ranks[op.Rank]
 	rk.nextReq++
 	op.Req = rk.nextReq
 	rk.active = append(rk.active, op)
@@ -54,7 +54,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 		return
 	}
 	e.noteComm(op.Comm, op.Rank)
-	dst := e.ranks[op.Peer]
+	dst := &e.ranks[op.Peer]
 	switch {
 	case op.Comm == CommStreams:
 		// NCCL sends block the stream until the peer's recv runs: never eager.
@@ -78,35 +78,80 @@ func (e *Engine) postSend(op *Op, t int64) {
 		op.Dropped = a.Drop
 	}
 	if op.eager {
-		op.snapshot = append([]byte(nil), op.Data...)
+		e.keepSnapshot(op)
 		e.complete(op, t) // eager sends complete locally
 	}
 	if op.Dropped {
 		return
 	}
 	arrive := t + op.Delay
-	var q []*Op
+	var q *transit
 	if dst.nTransit > 0 {
 		q = dst.inTransit[op.Rank]
 	}
-	if n := len(q); n > 0 && q[n-1].arriveT > arrive {
+	if q != nil && len(q.ops) > 0 && q.last > arrive {
 		// Non-overtaking: never before an earlier message of the same pair.
 		// (With nothing in transit, every earlier one has arrived already.)
-		arrive = q[n-1].arriveT
+		arrive = q.last
 	}
-	op.arriveT = arrive
-	if arrive == t && len(q) == 0 {
+	if arrive == t && (q == nil || len(q.ops) == 0) {
 		e.inPost = op
 		e.deliverEnvelope(dst, op, t)
 		e.inPost = nil
 		return
 	}
-	if dst.inTransit == nil {
-		dst.inTransit = map[int][]*Op{}
+	if q == nil {
+		if dst.inTransit == nil {
+			dst.inTransit = map[int]*transit{}
+		}
+		q = &transit{}
+		dst.inTransit[op.Rank] = q
 	}
-	dst.inTransit[op.Rank] = append(q, op)
+	q.ops = append(q.ops, op)
+	q.last = arrive
 	dst.nTransit++
 	e.pushOp(arrive, evArrive, op)
+}
+
+// transit holds the sends of one pair whose envelopes are on their way, in
+// post order, and when the last of them arrives.
+type transit struct {
+	ops  []*Op
+	last int64
+}
+
+// keepSnapshot copies the payload of an eager send as it is at the post.
+func (e *Engine) keepSnapshot(op *Op) {
+	if len(op.Data) == 0 {
+		return // a replay without payloads: nothing to copy
+	}
+	c := append([]byte(nil), op.Data...)
+	if n := len(e.freeSnaps); n > 0 {
+		op.snap = e.freeSnaps[n-1]
+		e.freeSnaps = e.freeSnaps[:n-1]
+		e.snaps[op.snap-1] = c
+		return
+	}
+	e.snaps = append(e.snaps, c)
+	op.snap = int32(len(e.snaps))
+}
+
+// snapshot returns the eager copy of op's payload (nil if none).
+func (e *Engine) snapshot(op *Op) []byte {
+	if op.snap == 0 {
+		return nil
+	}
+	return e.snaps[op.snap-1]
+}
+
+// dropSnapshot lets the eager copy of op's payload go.
+func (e *Engine) dropSnapshot(op *Op) {
+	if op.snap == 0 {
+		return
+	}
+	e.snaps[op.snap-1] = nil
+	e.freeSnaps = append(e.freeSnaps, op.snap)
+	op.snap = 0
 }
 
 func (e *Engine) recvPosted(dst *rank, send *Op) bool {
@@ -120,12 +165,10 @@ func (e *Engine) recvPosted(dst *rank, send *Op) bool {
 
 // arrive handles the envelope arrival event of the oldest in-transit send of a pair.
 func (e *Engine) arrive(ev *Op) {
-	dst := e.ranks[ev.Peer]
+	dst := &e.ranks[ev.Peer]
 	q := dst.inTransit[ev.Rank]
-	op := q[0]
-	copy(q, q[1:])
-	q[len(q)-1] = nil
-	dst.inTransit[ev.Rank] = q[:len(q)-1]
+	op := q.ops[0]
+	q.ops = removeAt(q.ops, 0)
 	dst.nTransit--
 	e.deliverEnvelope(dst, op, e.now)
 }
@@ -158,7 +201,7 @@ func (e *Engine) postRecv(op *Op, t int64) {
 		}
 	}
 	e.noteComm(op.Comm, op.Rank)
-	rk := e.ranks[op.Rank]
+	rk := &e.ranks[op.Rank]
 	for i, s := range rk.unexpected {
 		if envelopeMatches(s, op) {
 			rk.unexpected = removeAt(rk.unexpected, i)
@@ -192,10 +235,11 @@ func (e *Engine) match(s, r *Op, t int64) {
 			Message: fmt.Sprintf("rank %d sent %d bytes, rank %d's receive buffer holds %d", s.Rank, s.Bytes, r.Rank, r.Bytes)})
 	}
 	n := min(s.Bytes, r.Bytes)
-	if r.Dtype.Size() > 0 {
-		r.StatusCnt = n / int64(r.Dtype.Size())
-	} else {
-		r.StatusCnt = n
+	switch size := int64(r.Dtype.Size()); size {
+	case 0, 1:
+		r.StatusCnt = n // (no division: a 64-bit one costs tens of cycles)
+	default:
+		r.StatusCnt = n / size
 	}
 	// The receiver gets the send buffer as posted when it was copied then, or
 	// when the sender is blocked in its call: its code cannot have written it.
@@ -205,8 +249,8 @@ func (e *Engine) match(s, r *Op, t int64) {
 		// the post. Under mutate it is written at the receive's completion,
 		// the latest legal moment, so a read before Wait cannot see it.
 		if !e.mutate {
-			copy(r.Data, s.snapshot[:min(n, int64(len(s.snapshot)))])
-			s.snapshot = nil
+			copyPayload(r.Data, e.snapshot(s), n)
+			e.dropSnapshot(s)
 		}
 		done := max(t, s.PostT+s.Delay+e.transferTime(s.Bytes))
 		e.pushOp(done, evComplete, r)
@@ -224,8 +268,8 @@ func (e *Engine) transferDone(r *Op) {
 	s := r.match
 	switch {
 	case e.mutate && s.eager:
-		copyPayload(r.Data, s.snapshot, min(s.Bytes, r.Bytes))
-		s.snapshot = nil
+		copyPayload(r.Data, e.snapshot(s), min(s.Bytes, r.Bytes))
+		e.dropSnapshot(s)
 	case e.mutate:
 		// Latest legal moment: the send completes now, so its buffer is read now.
 		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))

@@ -122,7 +122,8 @@ func (p *Problem) Format(site SiteFunc) string {
 func (e *Engine) stuckProblem() Problem {
 	p := Problem{Kind: KindHang}
 	waits := map[int][]int{}
-	for _, rk := range e.ranks {
+	for i := range e.ranks {
+		rk := &e.ranks[i]
 		if rk.state != stateBlocked {
 			continue
 		}
@@ -143,7 +144,8 @@ func (e *Engine) stuckProblem() Problem {
 			if op.Kind == trace.OpBarrier {
 				bl.WaitsOn = append(bl.WaitsOn, e.barrierWaitsOn(op)...)
 			} else if op.Peer == trace.AnySource {
-				for _, o := range e.ranks {
+				for j := range e.ranks {
+					o := &e.ranks[j]
 					if o.id != rk.id && o.state != stateDone {
 						bl.WaitsOn = append(bl.WaitsOn, o.id)
 					}
@@ -194,14 +196,15 @@ func (e *Engine) stuckProblem() Problem {
 // candidate names the nearest unmatched op that op could have meant to match.
 func (e *Engine) candidate(op *Op) string {
 	if receives(op.Kind) {
-		me := e.ranks[op.Rank]
+		me := &e.ranks[op.Rank]
 		for _, s := range me.unexpected {
 			if s.Comm == op.Comm {
 				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, Describe(op))
 			}
 		}
 		if op.Peer >= 0 && op.Peer < len(e.ranks) {
-			for _, rk := range e.ranks {
+			for i := range e.ranks {
+				rk := &e.ranks[i]
 				for _, s := range rk.unexpected {
 					if s.Rank == op.Peer && s.Comm == op.Comm {
 						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, Describe(op))
@@ -212,7 +215,7 @@ func (e *Engine) candidate(op *Op) string {
 		return ""
 	}
 	if op.Kind.IsSend() && op.Peer >= 0 && op.Peer < len(e.ranks) {
-		dst := e.ranks[op.Peer]
+		dst := &e.ranks[op.Peer]
 		for _, r := range dst.posted {
 			if r.Comm == op.Comm {
 				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, Describe(r), op.Rank, Describe(op))
@@ -226,7 +229,7 @@ func (e *Engine) candidate(op *Op) string {
 }
 
 // findCycle returns a cycle of the wait-for graph among blocked ranks, or nil.
-func findCycle(blocked []int, waits map[int][]int, ranks []*rank) []int {
+func findCycle(blocked []int, waits map[int][]int, ranks []rank) []int {
 	const (
 		white = iota
 		grey

@@ -99,3 +99,37 @@ func BenchmarkEventQueue(b *testing.B) {
 		qpush(&q, entry{t: x.t + int64(rng.IntN(2)), tie: rng.Uint64(), kind: evComplete, op: &dummy})
 	}
 }
+
+// TestEventQueueManyAtOneTime: tens of thousands of entries of one time
+// (ranks in step), with uniformly random ties as the engine draws them,
+// come out in (time, tie) order: the time groups grow to their most buckets,
+// and past their bound the heap takes the rest. The oracle is the 4-ary heap
+// alone, which the test above checks against a linear scan.
+func TestEventQueueManyAtOneTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var q, oracle eventQueue
+	push := func(tm int64, i int) {
+		x := qent{key: timeKey(tm), tie: rng.Uint64(), ref: uint64(evResume)<<32 | uint64(uint32(i))}
+		q.add(tm, x.tie, x.ref)
+		oracle.heapPush(x)
+	}
+	for i := range 3 * groupMax {
+		push(100+int64(i%2)*50, i)
+	}
+	if len(q.h) == 0 || len(q.g[0].heads) != maxBuckets || len(q.g[1].heads) != maxBuckets {
+		t.Fatalf("heap %d entries, group buckets %d and %d: the test does not reach the bounds", len(q.h), len(q.g[0].heads), len(q.g[1].heads))
+	}
+	for n := 0; q.len() > 0; n++ {
+		if n%3 == 0 && n < 4*groupMax {
+			// A rank resumed at the current time: its tie is anywhere.
+			push(q.minTime(), 3*groupMax+n)
+		}
+		got, want := q.next(), oracle.heapPop()
+		if got != want {
+			t.Fatalf("pop %d: got %+v, want %+v", n, got, want)
+		}
+	}
+	if len(oracle.h) != 0 {
+		t.Fatalf("the queue is empty, the oracle holds %d", len(oracle.h))
+	}
+}

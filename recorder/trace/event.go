@@ -60,18 +60,17 @@ func (o Op) String() string {
 func (o Op) Valid() bool { return o > OpInvalid && o < opCount }
 
 // IsSend reports whether the op posts a message to Peer.
-func (o Op) IsSend() bool {
-	switch o {
-	case OpSend, OpSsend, OpBsend, OpRsend, OpIsend, OpIssend, OpIbsend, OpIrsend, OpSendrecv, OpStreamSend:
-		return true
-	}
-	return false
-}
+func (o Op) IsSend() bool { return o < 64 && sendOps>>o&1 != 0 }
 
 // IsRecv reports whether the op posts a receive from Peer.
-func (o Op) IsRecv() bool {
-	return o == OpRecv || o == OpIrecv || o == OpStreamRecv
-}
+func (o Op) IsRecv() bool { return o < 64 && recvOps>>o&1 != 0 }
+
+// The sets of IsSend and IsRecv, as bit masks: a replay asks per event.
+const (
+	sendOps = 1<<OpSend | 1<<OpSsend | 1<<OpBsend | 1<<OpRsend | 1<<OpIsend | 1<<OpIssend |
+		1<<OpIbsend | 1<<OpIrsend | 1<<OpSendrecv | 1<<OpStreamSend
+	recvOps = 1<<OpRecv | 1<<OpIrecv | 1<<OpStreamRecv
+)
 
 // Kind says which of the two event records of an op an Event is.
 type Kind uint8

@@ -684,3 +684,19 @@ func TestUpdateHeaderOfForeignFile(t *testing.T) {
 		t.Fatalf("UpdateHeader of a foreign file: %v, want ErrNotTrace or ErrDamaged", err)
 	}
 }
+
+// TestSendAndRecvOps pins which ops post a message and which post a
+// receive (IsSend and IsRecv are bit masks).
+func TestSendAndRecvOps(t *testing.T) {
+	sends := map[trace.Op]bool{trace.OpSend: true, trace.OpSsend: true, trace.OpBsend: true, trace.OpRsend: true, trace.OpIsend: true,
+		trace.OpIssend: true, trace.OpIbsend: true, trace.OpIrsend: true, trace.OpSendrecv: true, trace.OpStreamSend: true}
+	recvs := map[trace.Op]bool{trace.OpRecv: true, trace.OpIrecv: true, trace.OpStreamRecv: true}
+	for o := range trace.Op(255) {
+		if got := o.IsSend(); got != sends[o] {
+			t.Errorf("%v.IsSend() = %v, want %v", o, got, sends[o])
+		}
+		if got := o.IsRecv(); got != recvs[o] {
+			t.Errorf("%v.IsRecv() = %v, want %v", o, got, recvs[o])
+		}
+	}
+}

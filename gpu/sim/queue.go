@@ -1,0 +1,364 @@
+package sim
+
+import "math/bits"
+
+// The event queue orders resumes of ranks and the arrivals and completions
+// of ops by (time, seeded tie).
+type evKind uint8
+
+const (
+	evResume evKind = iota
+	evArrive
+	evComplete
+)
+
+// eventQueue is a min-queue on (time, tie). Many entries share a time:
+// ranks that run in step post alike, so their completions fall due
+// together, and a rank woken by one resumes at that same time. Ties are
+// uniformly random (drawn from the seeded generator), so the entries of one
+// time are ordered in expected constant time by bucketing their ties (see
+// tieGroup). Two groups serve two times at once (in a ring in step: the
+// time being processed and the next one); entries of other times go to a
+// 4-ary heap. next takes the least of the three: each is exact on its own,
+// so the order is the same whichever holds an entry, and the same as one
+// heap's (a replay's output does not depend on this layout).
+//
+// Entries are pointer-free, so moving them costs no write barriers; the ops
+// of arrivals and completions wait in slots beside them.
+type eventQueue struct {
+	h []qent
+	// front is an entry earlier than all of h, kept out of it: a rank woken
+	// by a completion often runs next (its resume drew an earlier tie than
+	// all that is pending), and then it never enters the heap.
+	front    qent
+	hasFront bool
+	g        [2]tieGroup
+	slots    []*Op
+	free     []uint32
+}
+
+type qent struct {
+	key uint64 // the time with its sign bit flipped: unsigned order is time order
+	tie uint64
+	// ref is the rank of a resume, else the slot of the event's op, and the
+	// kind above it: three words move faster than four fields.
+	ref uint64
+}
+
+func (x *qent) kind() evKind { return evKind(x.ref >> 32) }
+func (x *qent) slot() uint32 { return uint32(x.ref) }
+func (x *qent) time() int64  { return int64(x.key ^ signBit) }
+
+const signBit = 1 << 63
+
+func timeKey(t int64) uint64 { return uint64(t) ^ signBit }
+
+func (q *eventQueue) len() int {
+	n := len(q.h) + int(q.g[0].n) + int(q.g[1].n)
+	if q.hasFront {
+		n++
+	}
+	return n
+}
+
+// minTime is the earliest time queued; the queue must not be empty.
+func (q *eventQueue) minTime() int64 {
+	k := uint64(1<<64 - 1)
+	if q.hasFront {
+		k = q.front.key
+	} else if len(q.h) > 0 {
+		k = q.h[0].key
+	}
+	for i := range q.g {
+		if g := &q.g[i]; g.n > 0 && g.key < k {
+			k = g.key
+		}
+	}
+	return int64(k ^ signBit)
+}
+
+// add queues an entry: ref is the kind above the rank of a resume or the
+// slot of an op (see hold).
+func (q *eventQueue) add(t int64, tie, ref uint64) {
+	k := timeKey(t)
+	g0, g1 := &q.g[0], &q.g[1]
+	switch {
+	case g0.n > 0 && g0.key == k && g0.n < groupMax:
+		g0.insert(tie, ref)
+		return
+	case g1.n > 0 && g1.key == k && g1.n < groupMax:
+		g1.insert(tie, ref)
+		return
+	}
+	x := qent{key: k, tie: tie, ref: ref}
+	switch {
+	case !q.hasFront && (len(q.h) == 0 || before(&x, &q.h[0]) != 0):
+		q.front, q.hasFront = x, true
+		return
+	case q.hasFront && before(&x, &q.front) != 0:
+		x, q.front = q.front, x
+	}
+	switch {
+	case g0.n == 0:
+		g0.key = x.key
+		g0.insert(x.tie, x.ref)
+	case g1.n == 0:
+		g1.key = x.key
+		g1.insert(x.tie, x.ref)
+	default:
+		q.heapPush(x)
+	}
+}
+
+// next removes the earliest entry; the queue must not be empty.
+func (q *eventQueue) next() qent {
+	g0, g1 := &q.g[0], &q.g[1]
+	g := g0
+	if g0.n == 0 || g1.n != 0 && (g1.key < g0.key || g1.key == g0.key && g1.minTie < g0.minTie) {
+		g = g1
+	}
+	// The heap's earliest: the front, else its root.
+	var h *qent
+	if q.hasFront {
+		h = &q.front
+	} else if len(q.h) > 0 {
+		h = &q.h[0]
+	}
+	if g.n == 0 || h != nil && (h.key < g.key || h.key == g.key && h.tie < g.minTie) {
+		if q.hasFront {
+			q.hasFront = false
+			return q.front
+		}
+		return q.heapPop()
+	}
+	x := qent{key: g.key, tie: g.minTie}
+	x.ref = g.pop()
+	return x
+}
+
+// hold parks op in a slot until take.
+func (q *eventQueue) hold(op *Op) uint32 {
+	if n := len(q.free); n > 0 {
+		slot := q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slots[slot] = op
+		return slot
+	}
+	q.slots = append(q.slots, op)
+	return uint32(len(q.slots) - 1)
+}
+
+// take returns the op parked in slot and frees the slot.
+func (q *eventQueue) take(slot uint32) *Op {
+	op := q.slots[slot]
+	q.slots[slot] = nil
+	q.free = append(q.free, slot)
+	return op
+}
+
+// A tieGroup holds the entries of one time, ordered by tie. Ties are
+// uniformly random, so their top bits spread the entries evenly over the
+// buckets: with at least half as many buckets as entries, a bucket holds one
+// or two, kept sorted, and a two-level bitmap finds the first non-empty
+// bucket in a few instructions. Insert and pop cost a constant expected time
+// where a heap's cost grows with the log of its size.
+type tieGroup struct {
+	key uint64 // the time, as timeKey
+	n   int32
+	// minTie is the least tie, in bucket minB (while n > 0).
+	minTie, minB uint64
+	shift        uint8                   // 64 - log2(len(heads))
+	summary      uint64                  // bit w: bits[w] != 0
+	bits         [maxBuckets / 64]uint64 // bit b: heads[b] != 0
+	heads        []int32                 // first node of each bucket (an index into nodes; 0 = none)
+	nodes        []tieNode
+	freeID       int32 // a free node, chained through next
+}
+
+type tieNode struct {
+	tie, ref uint64
+	next     int32
+}
+
+const (
+	minBuckets = 16      // small: an engine of a few ranks is made per explored seed
+	maxBuckets = 64 * 64 // what the two-level bitmap covers
+	// groupMax bounds a group: past it, buckets would hold long chains, and
+	// more entries of its time go to the heap instead.
+	groupMax = 8 * maxBuckets
+)
+
+func (g *tieGroup) insert(tie, ref uint64) {
+	if int(g.n) >= len(g.heads) {
+		g.grow()
+	}
+	id := g.freeID
+	if id != 0 {
+		g.freeID = g.nodes[id].next
+	} else {
+		id = int32(len(g.nodes))
+		g.nodes = append(g.nodes, tieNode{})
+	}
+	nd := &g.nodes[id]
+	nd.tie, nd.ref = tie, ref
+	b := g.link(id)
+	if g.n == 0 || tie < g.minTie {
+		g.minTie, g.minB = tie, b
+	}
+	g.n++
+}
+
+// link puts node id into its bucket, after the nodes of smaller or equal
+// ties, and returns the bucket.
+func (g *tieGroup) link(id int32) uint64 {
+	nodes := g.nodes
+	tie := nodes[id].tie
+	b := tie >> g.shift
+	p := &g.heads[b]
+	if *p == 0 {
+		w := b >> 6
+		g.bits[w] |= 1 << (b & 63)
+		g.summary |= 1 << w
+	}
+	for *p != 0 && nodes[*p].tie <= tie {
+		p = &nodes[*p].next
+	}
+	nodes[id].next = *p
+	*p = id
+	return b
+}
+
+// first returns the first non-empty bucket; the group must not be empty.
+func (g *tieGroup) first() uint64 {
+	w := uint64(bits.TrailingZeros64(g.summary))
+	return w<<6 | uint64(bits.TrailingZeros64(g.bits[w&63]))
+}
+
+// pop removes the entry of the least tie and returns its ref.
+func (g *tieGroup) pop() uint64 {
+	b := g.minB
+	id := g.heads[b]
+	nd := &g.nodes[id]
+	next := nd.next
+	g.heads[b] = next
+	nd.next = g.freeID
+	g.freeID = id
+	g.n--
+	if next != 0 {
+		g.minTie = g.nodes[next].tie // the bucket is sorted: its next is the least
+		return nd.ref
+	}
+	w := b >> 6
+	if g.bits[w] &^= 1 << (b & 63); g.bits[w] == 0 {
+		g.summary &^= 1 << w
+	}
+	if g.n > 0 {
+		g.minB = g.first()
+		g.minTie = g.nodes[g.heads[g.minB]].tie
+	}
+	return nd.ref
+}
+
+// grow doubles the buckets (up to maxBuckets) and relinks the entries.
+func (g *tieGroup) grow() {
+	if g.heads == nil {
+		g.heads = make([]int32, minBuckets)
+		g.nodes = make([]tieNode, 1, minBuckets+1) // node 0 stands for none
+		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))
+		return
+	}
+	if len(g.heads) >= maxBuckets {
+		return // chains grow instead (up to groupMax entries)
+	}
+	old := g.heads
+	g.heads = make([]int32, 2*len(old))
+	g.bits, g.summary = [maxBuckets / 64]uint64{}, 0
+	g.shift--
+	for _, id := range old {
+		for id != 0 {
+			next := g.nodes[id].next
+			g.link(id)
+			id = next
+		}
+	}
+	if g.n > 0 {
+		g.minB = g.first()
+	}
+}
+
+func (q *eventQueue) heapPush(x qent) {
+	q.h = append(q.h, x)
+	h := q.h
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if before(&x, &h[p]) == 0 {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+// before is 1 when a comes before b in (t, tie) order and 0 otherwise,
+// computed without branches: the heap's child choices are coin flips
+// (ties are random), which a branch predictor cannot learn.
+func before(a, b *qent) uint64 {
+	_, c := bits.Sub64(a.tie, b.tie, 0)
+	_, c = bits.Sub64(a.key, b.key, c)
+	return c
+}
+
+// heapPop removes the heap's earliest entry. The heap is 4-ary: half the
+// levels of a binary one, and a node's children are adjacent in memory.
+func (q *eventQueue) heapPop() qent {
+	h := q.h
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	q.h = h[:n]
+	if n > 0 {
+		siftDown(h[:n], last)
+	}
+	return top
+}
+
+// siftDown fills the hole at the root with last: the hole sinks along the
+// earliest children to the bottom, and last rises from there, usually a
+// step or two (Floyd's heap pop: fewer comparisons than sinking last itself).
+func siftDown(h []qent, last qent) {
+	n := len(h)
+	i := 0
+	for {
+		c := 4*i + 1
+		if c+4 > n {
+			if c < n {
+				m := c
+				for k := c + 1; k < n; k++ {
+					m += int(before(&h[k], &h[m])) * (k - m)
+				}
+				h[i] = h[m]
+				i = m
+			}
+			break
+		}
+		// Earliest of the four without branches on their (random) order.
+		// (The masks only spare bounds checks: the indexes are below 4.)
+		k := (*[4]qent)(h[c : c+4])
+		a := int(before(&k[1], &k[0]))
+		b := 2 + int(before(&k[3], &k[2]))
+		m := (a + int(before(&k[b&3], &k[a&3]))*(b-a)) & 3
+		h[i] = k[m]
+		i = c + m
+	}
+	for i > 0 {
+		p := (i - 1) / 4
+		if before(&last, &h[p]) == 0 {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = last
+}
