@@ -112,6 +112,7 @@ type Engine struct {
 	mutate              bool
 	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab                []Op
+	slabSize            int
 	free                []*Op // released ops, reused before the slab
 	// snaps hold the eager copies of payloads (see Op.snap), freeSnaps
 	// their free slots.
@@ -120,6 +121,12 @@ type Engine struct {
 	inPost    *Op // the send being posted, while its envelope is matched synchronously
 	comms     map[int]*comm
 }
+
+// The sizes of op slabs.
+const (
+	minSlab = 16
+	maxSlab = 256
+)
 
 // New returns an engine for cfg.
 func New(cfg Config) *Engine {
@@ -242,7 +249,11 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		e.free = e.free[:n-1]
 	} else {
 		if len(e.slab) == 0 {
-			e.slab = make([]Op, 256) // one allocation for many ops; the GC frees a slab once none is referenced
+			// One allocation for many ops (the GC frees a slab once none is
+			// referenced); small at first, since an engine of a few calls
+			// is made per explored seed.
+			e.slabSize = min(maxSlab, max(minSlab, 2*e.slabSize))
+			e.slab = make([]Op, e.slabSize)
 		}
 		op = &e.slab[0]
 		e.slab = e.slab[1:]
