@@ -158,12 +158,11 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
 	exe := filepath.Join(tmp, filepath.Base(filepath.Clean(prog)))
-	pkg := prog
-	if !filepath.IsAbs(pkg) && !strings.HasPrefix(pkg, ".") {
-		pkg = "./" + pkg
-	}
 	var buildErr strings.Builder
-	build := exec.CommandContext(ctx, "go", "build", "-o", exe, pkg)
+	// Built in its own directory, so that its own module (go.mod above it)
+	// is the one used, wherever p2ptrace runs.
+	build := exec.CommandContext(ctx, "go", "build", "-o", exe, ".")
+	build.Dir = prog
 	build.Stderr = &buildErr
 	if err := build.Run(); err != nil {
 		cleanup()

@@ -211,3 +211,41 @@ func testRecordPayloads(t *testing.T, f *fixture) {
 		t.Fatalf("payload of the send: %d bytes, ok %v; want %d", len(data), ok, send.Bytes)
 	}
 }
+
+// TestRecordBuildsPackageFromAnyDirectory: a Go main package given as a
+// directory is built in its own module, whatever the working directory, and
+// its call sites are still named from its module root.
+func TestRecordBuildsPackageFromAnyDirectory(t *testing.T) {
+	prog := filepath.Join(scenariotest.ModuleRoot(t), "testdata", "train", "pingpong")
+	t.Chdir(t.TempDir()) // outside any module
+	out := filepath.Join(t.TempDir(), "pp.db")
+	sum, err := recorder.Record(context.Background(), recorder.Options{Program: prog, Output: out, Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Header.Status != trace.StatusComplete || sum.Ops == 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	_, _, r := events(t, out)
+	sites := r.Sites()
+	if len(sites) == 0 {
+		t.Fatal("no call sites")
+	}
+	for _, site := range sites {
+		if !strings.HasPrefix(site.File, "testdata/train/pingpong/") {
+			t.Fatalf("site %+v: want it relative to the module root", site)
+		}
+	}
+}
+
+// TestRecordBuildErrorIsUsage: a directory that does not build is a usage
+// error that shows the compiler's message.
+func TestRecordBuildErrorIsUsage(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module broken\n\ngo 1.26\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() { undefinedThing() }\n"), 0o644)
+	_, err := recorder.Record(context.Background(), recorder.Options{Program: dir, Output: filepath.Join(t.TempDir(), "x.db")})
+	if !errors.Is(err, recorder.ErrUsage) || !strings.Contains(err.Error(), "undefined: undefinedThing") {
+		t.Fatalf("got %v", err)
+	}
+}
