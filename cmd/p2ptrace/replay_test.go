@@ -277,3 +277,30 @@ func TestCheckForcedMatchReproducesWithReplay(t *testing.T) {
 		t.Fatalf("replay --force-match printed\n%+v\ncheck printed\n%+v", replayed.Findings, checked.Findings)
 	}
 }
+
+// TestCheckMaxForced: --max-forced caps the forced replays, and the report
+// says the cap cut the enumeration short; a cap below 1 is a usage error.
+func TestCheckMaxForced(t *testing.T) {
+	path := recordInProcess(t, "anysource-capped", 3, func(r *gpu.Rank) error {
+		if r.ID() == 2 {
+			if err := r.Compute(time.Millisecond); err != nil {
+				return err
+			}
+		}
+		return anySourceRace(r)
+	})
+	code, out, _ := runCmd(t, "check", "--json", "--max-forced", "1", path)
+	var doc struct {
+		AnySource *replay.Enumeration `json:"anysource"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if en := doc.AnySource; en == nil || en.Cap != 1 || en.Replayed != 1 || !en.CutShort || en.Alternatives != 2 {
+		t.Fatalf("enumeration %+v", doc.AnySource)
+	}
+	code, out, errs := runCmd(t, "check", "--max-forced", "0", path)
+	if code != 2 || out != "" || errs != "p2ptrace: --max-forced 0: want at least 1 forced replay\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
