@@ -593,6 +593,19 @@ static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
 static inline void set_state(uint32_t s) { __atomic_store_n(&hdr->state, s, __ATOMIC_RELEASE); }
 static inline void count_call(void) { __atomic_fetch_add(&hdr->calls, 1, __ATOMIC_RELAXED); }
 
+/* enter_nonblocking counts a call that does not block and notes it as the
+   call the rank is in (a hang report names the last one), then leaves the
+   lock and enters the MPI library (depth). It returns the call's module. */
+static uint32_t enter_nonblocking(int call, uintptr_t pc) {
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(call, pc, mod);
+    unlock();
+    depth++;
+    return mod;
+}
+
 static struct rec *post(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, size_t nreqs) {
     struct rec *r = rec_begin(nreqs);
     if (!r) return NULL;
@@ -1038,12 +1051,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     MPI_Status mine;
     if (status == MPI_STATUS_IGNORE) status = &mine;
     uint64_t t0 = tnow();
-    lock();
-    count_call();
-    uint32_t mod = module_of(pc);
-    enter_call(C_IPROBE, pc, mod);
-    unlock();
-    depth++;
+    uint32_t mod = enter_nonblocking(C_IPROBE, pc);
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     depth--;
     lock();
@@ -1148,12 +1156,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     if (PASS) return PMPI_Irecv(buf, count, dt, source, tag, comm, req);
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
-    lock();
-    count_call();
-    uint32_t mod = module_of(pc);
-    enter_call(C_IRECV, pc, mod);
-    unlock();
-    depth++;
+    uint32_t mod = enter_nonblocking(C_IRECV, pc);
     int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
     depth--;
     lock();
@@ -1207,12 +1210,7 @@ int MPI_Start(MPI_Request *req) {
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
     MPI_Request h = *req;
-    lock();
-    count_call();
-    uint32_t mod = module_of(pc);
-    enter_call(C_START, pc, mod);
-    unlock();
-    depth++;
+    uint32_t mod = enter_nonblocking(C_START, pc);
     int rc = PMPI_Start(req);
     depth--;
     lock();
@@ -1224,12 +1222,7 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     if (PASS) return PMPI_Startall(n, reqs);
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
-    lock();
-    count_call();
-    uint32_t mod = module_of(pc);
-    enter_call(C_STARTALL, pc, mod);
-    unlock();
-    depth++;
+    uint32_t mod = enter_nonblocking(C_STARTALL, pc);
     int rc = PMPI_Startall(n, reqs);
     depth--;
     lock();
