@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -32,6 +33,10 @@ var (
 
 // RunError is the error of a Launch that did not end cleanly.
 type RunError struct {
+	// Findings is the run's verdict, as every door reports it: the engine's
+	// problems, in-flight mutations a recording saw, crashed ranks and
+	// ranks' own errors.
+	Findings []verdict.Finding
 	Problems []sim.Problem
 	// RankErrors holds each rank's own returned error or panic, by rank (nil if none).
 	RankErrors []error
@@ -137,16 +142,9 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 	}
 	err = w.result()
 	if rec != nil && rec.file != nil {
-		status, msg := trace.StatusComplete, ""
-		switch {
-		case errors.Is(err, ErrPanic):
-			status, msg = trace.StatusCrashed, err.Error()
-		case errors.Is(err, ErrStuck):
-			status, msg = trace.StatusHung, err.Error()
-		case err != nil:
-			msg = err.Error()
-		}
-		if cerr := rec.file.Close(status, msg); cerr != nil {
+		status, fs := Outcome(err)
+		rec.file.SetHeader(func(h *trace.Header) { h.Findings = fs })
+		if cerr := rec.file.Close(status, ""); cerr != nil {
 			return errors.Join(err, fmt.Errorf("gpu: writing the trace: %w", cerr))
 		}
 	}
@@ -196,10 +194,17 @@ func (rk *Rank) main(fn func(*Rank) error) {
 	rk.exited = true
 	if !w.stuck {
 		w.progress.Add(1)
-		call := w.eng.NewOp(rk.id, opFinalize)
-		call.Site = 0
-		w.eng.Post(call)
-		w.eng.Finalize(call)
+		if errors.Is(err, ErrPanic) {
+			// A crash is its own finding: what the rank left pending, and
+			// waits on it, are its effects (as in a replay of its trace,
+			// whose record of the rank ends here).
+			w.eng.Cut(rk.id)
+		} else {
+			call := w.eng.NewOp(rk.id, opFinalize)
+			call.Site = 0
+			w.eng.Post(call)
+			w.eng.Finalize(call)
+		}
 	}
 	w.schedule(rk)
 }
@@ -208,6 +213,7 @@ func (rk *Rank) main(fn func(*Rank) error) {
 func (rk *Rank) call(fn func(*Rank) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
+			rk.panicAt = rk.w.sites.panicSite()
 			err = fmt.Errorf("%w: rank %d: %v\n%s", ErrPanic, rk.id, v, debug.Stack())
 		}
 	}()
@@ -265,11 +271,11 @@ func (w *world) result() error {
 		problems = append(problems, w.rec.mutationProblems()...)
 	}
 	var sentinels []error
-	var lines []string
+	var fs []verdict.Finding
 	for i := range problems {
 		p := &problems[i]
-		lines = append(lines, p.Format(w.sites.format))
-		if p.Kind == sim.KindDeadlock || p.Kind == sim.KindHang {
+		fs = append(fs, p.Finding(w.sites.format))
+		if p.Kind.Stuck() {
 			sentinels = appendOnce(sentinels, ErrStuck)
 		} else {
 			sentinels = appendOnce(sentinels, ErrProblem)
@@ -281,15 +287,69 @@ func (w *world) result() error {
 		}
 		if errors.Is(err, ErrPanic) {
 			sentinels = appendOnce(sentinels, ErrPanic)
-			lines = append(lines, err.Error())
-		} else {
-			lines = append(lines, fmt.Sprintf("rank %d: %v", i, err))
 		}
+		fs = append(fs, w.rankFinding(i, err))
 	}
-	if len(lines) == 0 {
+	if len(fs) == 0 {
 		return nil
 	}
-	return &RunError{Problems: problems, RankErrors: w.results, text: strings.Join(lines, "\n"), sentinels: sentinels}
+	rep := verdict.Report{Findings: fs}
+	text := strings.TrimSuffix(rep.Text(), "\n")
+	for i, err := range w.results {
+		if errors.Is(err, ErrPanic) {
+			// The finding has the panic's line; the stack is for the programmer.
+			_, stack, _ := strings.Cut(err.Error(), "\n")
+			text += fmt.Sprintf("\n\nrank %d's panic:\n%s", i, strings.TrimSuffix(stack, "\n"))
+		}
+	}
+	return &RunError{Findings: fs, Problems: problems, RankErrors: w.results, text: text, sentinels: sentinels}
+}
+
+// Outcome is how a trace of a run that returned err ends: its status
+// (complete, hung when the run was stuck, crashed when a rank panicked) and
+// the run's findings. The one mapping from a run's error to a trace.
+func Outcome(err error) (trace.Status, []verdict.Finding) {
+	if err == nil {
+		return trace.StatusComplete, nil
+	}
+	var fs []verdict.Finding
+	var re *RunError
+	if errors.As(err, &re) {
+		fs = re.Findings
+	}
+	switch {
+	case errors.Is(err, ErrPanic):
+		return trace.StatusCrashed, fs
+	case errors.Is(err, ErrStuck):
+		return trace.StatusHung, fs
+	}
+	return trace.StatusComplete, fs
+}
+
+// rankFinding is the finding of rank r's own error or panic: a crash or a
+// rank-error at the rank's last runtime call, as a trace of the run reports it.
+func (w *world) rankFinding(r int, err error) verdict.Finding {
+	var ops []verdict.OpRef
+	if last := w.ranks[r].last; last != nil {
+		ops = append(ops, sim.Ref(last, w.sites.format))
+	}
+	if errors.Is(err, ErrPanic) {
+		msg := crashMessage(r, err)
+		if at := w.ranks[r].panicAt; at != "" {
+			msg += " (at " + at + ")"
+		}
+		return verdict.New(verdict.Crash, []int{r}, msg, ops...)
+	}
+	return verdict.New(verdict.RankError, []int{r}, fmt.Sprintf("rank %d returned an error: %v", r, err), ops...)
+}
+
+// crashMessage is the one-line message of a rank's crash: its panic value,
+// without the stack (which the RunError keeps).
+func crashMessage(r int, err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimPrefix(msg, ErrPanic.Error()+": ")
+	msg = strings.TrimPrefix(msg, fmt.Sprintf("rank %d: ", r))
+	return fmt.Sprintf("rank %d crashed: panic: %s", r, msg)
 }
 
 func appendOnce(errs []error, err error) []error {

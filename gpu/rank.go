@@ -34,6 +34,11 @@ type Rank struct {
 	def      *Stream
 	nstreams int
 	exited   bool
+	// last is the rank's latest runtime call: a crash or a rank's own error
+	// is reported at it.
+	last *sim.Op
+	// panicAt is the file:line where the rank's function panicked.
+	panicAt string
 }
 
 // ID is this rank's number, 0..Size()-1.
@@ -72,8 +77,15 @@ func (r *Rank) pause(call *sim.Op) error {
 	return nil
 }
 
-func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim.Op {
+// newOp starts an op of the rank's and notes it as its latest call.
+func (r *Rank) newOp(kind trace.Op) *sim.Op {
 	op := r.w.eng.NewOp(r.id, kind)
+	r.last = op
+	return op
+}
+
+func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim.Op {
+	op := r.newOp(kind)
 	op.Peer, op.Tag, op.Site = peer, tag, pc
 	if buf != nil {
 		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
@@ -241,7 +253,7 @@ func (r *Rank) reqOps(call string, reqs []*Request) ([]*sim.Op, error) {
 }
 
 func (r *Rank) waitCall(kind trace.Op, ops []*sim.Op, pc uintptr) *sim.Op {
-	call := r.w.eng.NewOp(r.id, kind)
+	call := r.newOp(kind)
 	call.Site = pc
 	call.Reqs = ops
 	r.w.eng.Post(call)
@@ -395,7 +407,7 @@ func (r *Rank) Compute(d time.Duration) error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.w.eng.NewOp(r.id, trace.OpCompute)
+	call := r.newOp(trace.OpCompute)
 	call.Site = callerPC()
 	call.Count = int64(d)
 	r.w.eng.Post(call)
@@ -413,7 +425,7 @@ func (r *Rank) Barrier() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.w.eng.NewOp(r.id, trace.OpBarrier)
+	call := r.newOp(trace.OpBarrier)
 	call.Site = callerPC()
 	if !r.w.eng.Barrier(call) {
 		return r.pause(call)

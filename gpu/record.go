@@ -38,6 +38,7 @@ type EventSink interface {
 
 // traceFile is a trace file being written (*trace.Writer).
 type traceFile interface {
+	SetHeader(func(*trace.Header))
 	Close(status trace.Status, message string) error
 }
 

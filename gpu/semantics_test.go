@@ -3,7 +3,9 @@ package gpu_test
 import (
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
-	"github.com/p2ptrace/p2ptrace/gpu/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,19 +25,19 @@ func fill(b *gpu.Buffer, v float32) {
 	}
 }
 
-func problemKinds(err error) []sim.Kind {
+func problemKinds(err error) []verdict.Kind {
 	var re *gpu.RunError
 	if !errors.As(err, &re) {
 		return nil
 	}
-	var kinds []sim.Kind
+	var kinds []verdict.Kind
 	for _, p := range re.Problems {
 		kinds = append(kinds, p.Kind)
 	}
 	return kinds
 }
 
-func wantKinds(t *testing.T, err error, want ...sim.Kind) {
+func wantKinds(t *testing.T, err error, want ...verdict.Kind) {
 	t.Helper()
 	got := problemKinds(err)
 	if len(got) != len(want) {
@@ -201,7 +202,7 @@ func TestEagerVsRendezvous(t *testing.T) {
 	if !errors.Is(err, gpu.ErrStuck) {
 		t.Fatalf("large head-to-head: %v, want ErrStuck", err)
 	}
-	wantKinds(t, err, sim.KindDeadlock)
+	wantKinds(t, err, verdict.Deadlock)
 	if err := run(1024, gpu.EagerLimit(8<<10)); err != nil {
 		t.Fatalf("4 KiB under an 8 KiB eager limit: %v", err)
 	}
@@ -242,7 +243,7 @@ func TestSynchronousMode(t *testing.T) {
 		_, err := r.Recv(b, 1-r.ID(), 0)
 		return err
 	})
-	wantKinds(t, err, sim.KindDeadlock)
+	wantKinds(t, err, verdict.Deadlock)
 }
 
 func TestBufferedModeCompletesLocally(t *testing.T) {
@@ -271,7 +272,7 @@ func TestReadySendWithoutReceive(t *testing.T) {
 		_, err := r.Recv(b, 0, 3)
 		return err
 	})
-	wantKinds(t, err, sim.KindReadyWithoutRecv)
+	wantKinds(t, err, verdict.ReadyWithoutRecv)
 	if !strings.Contains(err.Error(), "rank 0: ready send (Rsend) to rank 1 tag 3, but rank 1 had not posted a matching receive") {
 		t.Fatalf("message: %v", err)
 	}
@@ -304,8 +305,8 @@ func TestTruncation(t *testing.T) {
 	if !errors.Is(callErr, gpu.ErrTruncated) {
 		t.Fatalf("Recv error %v, want ErrTruncated", callErr)
 	}
-	wantKinds(t, err, sim.KindTruncation)
-	if !strings.Contains(err.Error(), "truncation: rank 0 sent 32 bytes, rank 1's receive buffer holds 16") {
+	wantKinds(t, err, verdict.Truncation)
+	if !strings.Contains(err.Error(), "[1] truncation (cause: program)\n    rank 0 sent 32 bytes, rank 1's receive buffer holds 16") {
 		t.Fatalf("message: %v", err)
 	}
 }
@@ -318,7 +319,7 @@ func TestDatatypeMismatch(t *testing.T) {
 		_, err := r.Recv(r.Alloc(gpu.Int32, 4), 0, 0)
 		return err
 	})
-	wantKinds(t, err, sim.KindTypeMismatch)
+	wantKinds(t, err, verdict.TypeMismatch)
 	if !strings.Contains(err.Error(), "rank 0 sent 4 float32, rank 1 receives int32") {
 		t.Fatalf("message: %v", err)
 	}
@@ -337,7 +338,7 @@ func TestRequestFreeWhileActive(t *testing.T) {
 		_, err := r.Recv(b, 0, 0)
 		return err
 	})
-	wantKinds(t, err, sim.KindMissingWait)
+	wantKinds(t, err, verdict.MissingWait)
 	if !strings.Contains(err.Error(), "rank 0: request of Isend (peer 1, tag 0) freed while still active") {
 		t.Fatalf("message: %v", err)
 	}
@@ -353,7 +354,7 @@ func TestRequestNeverWaited(t *testing.T) {
 		_, err := r.Irecv(b, 0, 0)
 		return err
 	})
-	wantKinds(t, err, sim.KindMissingWait, sim.KindMissingWait)
+	wantKinds(t, err, verdict.MissingWait, verdict.MissingWait)
 	for _, want := range []string{"rank 0: request of Isend (peer 1, tag 0) completed but never waited", "rank 1: request of Irecv (peer 0, tag 0)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
@@ -458,7 +459,7 @@ func TestStreamBlocking(t *testing.T) {
 		if !errors.Is(err, gpu.ErrStuck) || !strings.Contains(err.Error(), "blocked in Stream.Synchronize") {
 			t.Fatalf("%d floats: %v", count, err)
 		}
-		wantKinds(t, err, sim.KindDeadlock)
+		wantKinds(t, err, verdict.Deadlock)
 	}
 }
 
@@ -521,7 +522,7 @@ func TestStreamCountMismatch(t *testing.T) {
 		}
 		return s.Synchronize()
 	})
-	wantKinds(t, err, sim.KindCountMismatch)
+	wantKinds(t, err, verdict.CountMismatch)
 }
 
 func TestStreamNotSynchronizedIsMissingWait(t *testing.T) {
@@ -544,7 +545,7 @@ func TestUnmatchedSendAtFinalize(t *testing.T) {
 		}
 		return nil
 	})
-	wantKinds(t, err, sim.KindUnmatchedSend)
+	wantKinds(t, err, verdict.UnmatchedSend)
 	if !strings.Contains(err.Error(), "rank 0: Send to rank 1 tag 9 (16 bytes) was never received") {
 		t.Fatalf("%v", err)
 	}
@@ -570,7 +571,7 @@ func TestStuckRunNamesRanksCallsAndLines(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"deadlock: no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0",
+		"[1] deadlock (cause: program)\n    no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0",
 		"rank 0 blocked in Recv from rank 1 tag 1 (16 bytes) at semantics_test.go:",
 		"rank 1 blocked in Recv from rank 0 tag 2 (16 bytes) at semantics_test.go:",
 	} {
@@ -588,7 +589,7 @@ func TestHangOnFinishedRank(t *testing.T) {
 		}
 		return nil
 	})
-	wantKinds(t, err, sim.KindHang)
+	wantKinds(t, err, verdict.Hang)
 	if !strings.Contains(err.Error(), "rank 1 waits on rank 0, which has finished") {
 		t.Fatalf("%v", err)
 	}
@@ -613,12 +614,18 @@ func TestPanicIsThatRanksError(t *testing.T) {
 	err := gpu.Launch(2, func(r *gpu.Rank) error {
 		if r.ID() == 1 {
 			var m map[string]int
-			m["x"]++
+			m["x"]++ // culprit: panic
 		}
 		return nil
 	})
-	if !errors.Is(err, gpu.ErrPanic) || !strings.Contains(err.Error(), "rank 1: assignment to entry in nil map") || !strings.Contains(err.Error(), "goroutine") {
+	var re *gpu.RunError
+	if !errors.Is(err, gpu.ErrPanic) || !errors.As(err, &re) || !strings.Contains(err.Error(), "goroutine") {
 		t.Fatalf("%v", err)
+	}
+	line := markerLine(t, "semantics_test.go", "panic")
+	want := fmt.Sprintf("rank 1 crashed: panic: assignment to entry in nil map (at semantics_test.go:%d)", line)
+	if len(re.Findings) != 1 || re.Findings[0].Kind != verdict.Crash || !slices.Equal(re.Findings[0].Ranks, []int{1}) || re.Findings[0].Message != want {
+		t.Fatalf("findings %+v, want one crash of rank 1: %q", re.Findings, want)
 	}
 }
 
@@ -639,9 +646,20 @@ func TestWatchdogCatchesRankBlockedOutsideRuntime(t *testing.T) {
 
 func TestReturnedErrorIsReported(t *testing.T) {
 	boom := errors.New("boom")
-	err := gpu.Launch(1, func(r *gpu.Rank) error { return boom })
-	if !errors.Is(err, boom) || err.Error() != "rank 0: boom" {
+	err := gpu.Launch(1, func(r *gpu.Rank) error {
+		if err := r.Barrier(); err != nil { // culprit: last-call
+			return err
+		}
+		return boom
+	})
+	var re *gpu.RunError
+	if !errors.Is(err, boom) || !errors.As(err, &re) || len(re.Findings) != 1 {
 		t.Fatalf("%v", err)
+	}
+	f := re.Findings[0]
+	site := fmt.Sprintf("semantics_test.go:%d", markerLine(t, "semantics_test.go", "last-call"))
+	if f.Kind != verdict.RankError || f.Message != "rank 0 returned an error: boom" || len(f.Ops) != 1 || f.Ops[0].Site != site {
+		t.Fatalf("finding %+v, want rank-error at the rank's last call %s", f, site)
 	}
 }
 

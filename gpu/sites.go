@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,5 +97,22 @@ func findModuleRoot(dir string) string {
 			return ""
 		}
 		dir = parent
+	}
+}
+
+// panicSite is the file:line of the code that panicked, called from the
+// deferred recover: the first frame of the stack outside the Go runtime.
+func (t *siteTable) panicSite() string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		fr, more := frames.Next()
+		if fr.Function != "" && !strings.HasPrefix(fr.Function, "runtime.") && fr.File != "" {
+			return fmt.Sprintf("%s:%d", t.relative(fr.File), fr.Line)
+		}
+		if !more {
+			return ""
+		}
 	}
 }

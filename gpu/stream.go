@@ -55,7 +55,7 @@ func (s *Stream) Synchronize() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.w.eng.NewOp(r.id, trace.OpSynchronize)
+	call := r.newOp(trace.OpSynchronize)
 	call.Site = callerPC()
 	call.Stream = s.id
 	r.w.eng.Post(call)
@@ -73,7 +73,7 @@ func (r *Rank) GroupStart() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.w.eng.NewOp(r.id, trace.OpGroupStart)
+	call := r.newOp(trace.OpGroupStart)
 	call.Site = callerPC()
 	r.w.eng.Post(call)
 	r.w.eng.GroupStart(call)
@@ -87,7 +87,7 @@ func (r *Rank) GroupEnd() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.w.eng.NewOp(r.id, trace.OpGroupEnd)
+	call := r.newOp(trace.OpGroupEnd)
 	call.Site = callerPC()
 	r.w.eng.Post(call)
 	r.w.eng.GroupEnd(call)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,11 +32,13 @@ var (
 type Option func(*config)
 
 type config struct {
-	plans   [][]string
-	seeds   int
-	expect  []string
-	timeout time.Duration
-	launch  []gpu.Option
+	plans    [][]string
+	seeds    int
+	expect   []verdict.Kind
+	timeout  time.Duration
+	launch   []gpu.Option
+	checks   int
+	noChecks bool
 }
 
 // Faults adds a fault plan: the specs together (see package faults). Each
@@ -48,27 +52,42 @@ func Seeds(n int) Option { return func(c *config) { c.seeds = n } }
 
 // Expect makes the test pass only if these finding kinds appear (for tests
 // of known-bad patterns): "deadlock", "hang", "missing-wait", "rank-error", ...
-func Expect(kinds ...string) Option { return func(c *config) { c.expect = append(c.expect, kinds...) } }
+func Expect(kinds ...verdict.Kind) Option {
+	return func(c *config) { c.expect = append(c.expect, kinds...) }
+}
 
 // Timeout bounds one run in wall-clock time (default 10s).
 func Timeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// MaxChecks caps the check batteries of one Run (default DefaultMaxChecks):
+// one per distinct fault-free run (see Run).
+func MaxChecks(n int) Option { return func(c *config) { c.checks = n } }
+
+// NoCheck turns the check battery off: Run then judges the live runs alone.
+func NoCheck() Option { return func(c *config) { c.noChecks = true } }
+
+// DefaultMaxChecks is how many distinct fault-free runs one Run checks.
+const DefaultMaxChecks = 4
 
 // Launch passes options through to gpu.Launch (eager limit, link model).
 func Launch(opts ...gpu.Option) Option {
 	return func(c *config) { c.launch = append(c.launch, opts...) }
 }
 
-// KindRankError is the finding kind of a rank's own error: the program's
-// check failed or a call returned an error it passed on.
-const KindRankError = "rank-error"
-
 // Failure is one failing run.
 type Failure struct {
-	Seed    uint64
-	Plan    []string // the fault specs
-	Kinds   []string
-	Err     error
-	Minimal []faults.Injection // the smallest set of injections that still fails
+	Seed  uint64
+	Plan  []string // the fault specs
+	Kinds []string
+	// Findings are the failing run's findings: the live run's, or one the
+	// check battery found replaying the run (Replay then says how).
+	Findings []verdict.Finding
+	// Replay is the replay of the check battery that showed the finding:
+	// the faults or forced match ("" for a live run), and its seed.
+	Replay     string
+	ReplaySeed uint64
+	Err        error
+	Minimal    []faults.Injection // the smallest set of injections that still fails
 	// Unshrunk is the number of injections of a run with more than
 	// faults.MaxKept of them: too many to shrink (Minimal is then nil).
 	Unshrunk  int
@@ -101,6 +120,8 @@ func Run(t testing.TB, ranks int, fn func(r *gpu.Rank) error, opts ...Option) []
 		}
 	}
 	var failures []Failure
+	var runs []checked // distinct fault-free runs, for the check battery
+	seen := map[uint64]bool{}
 	for _, plan := range plans {
 		specs, err := faults.ParseAll(plan)
 		if err != nil {
@@ -108,10 +129,43 @@ func Run(t testing.TB, ranks int, fn func(r *gpu.Rank) error, opts ...Option) []
 			return nil
 		}
 		for _, seed := range seeds {
-			if f := runOnce(ranks, fn, &c, specs, plan, seed); f != nil {
+			var col *replay.Collector
+			if len(plan) == 0 && !c.noChecks {
+				col = replay.NewCollector()
+			}
+			f := runOnce(ranks, fn, &c, specs, plan, seed, col)
+			if f != nil {
 				failures = append(failures, *f)
 			}
+			if col == nil || f != nil && errors.Is(f.Err, gpu.ErrWatchdog) {
+				continue // an abandoned rank may still append to the collector
+			}
+			if sig := col.Signature(); !seen[sig] {
+				seen[sig] = true
+				runs = append(runs, checked{seed, col})
+			}
 		}
+	}
+	limit := c.checks
+	if limit <= 0 {
+		limit = DefaultMaxChecks
+	}
+	// What a live run showed is reported there: the battery adds the rest.
+	var known verdict.Set
+	for _, f := range failures {
+		known.Add(f.Findings...)
+	}
+	for i, run := range runs {
+		if i == limit {
+			t.Logf("harness: %d distinct fault-free runs, %d checked (harness.MaxChecks)", len(runs), limit)
+			break
+		}
+		fs, err := battery(ranks, run, &known)
+		if err != nil {
+			t.Fatalf("harness: checking seed %d: %v", run.seed, err)
+			return nil
+		}
+		failures = append(failures, fs...)
 	}
 	if len(c.expect) > 0 {
 		seen := map[string]bool{}
@@ -122,8 +176,8 @@ func Run(t testing.TB, ranks int, fn func(r *gpu.Rank) error, opts ...Option) []
 		}
 		var missing []string
 		for _, k := range c.expect {
-			if !seen[k] {
-				missing = append(missing, k)
+			if !seen[string(k)] {
+				missing = append(missing, string(k))
 			}
 		}
 		if len(missing) > 0 {
@@ -146,13 +200,17 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-func runOnce(ranks int, fn func(*gpu.Rank) error, c *config, specs []faults.Spec, plan []string, seed uint64) *Failure {
+func runOnce(ranks int, fn func(*gpu.Rank) error, c *config, specs []faults.Spec, plan []string, seed uint64, col *replay.Collector) *Failure {
 	plan0 := faults.NewPlan(specs, seed)
-	err := launch(ranks, fn, c, plan0, seed, hashOnly{})
+	var sink gpu.EventSink = hashOnly{}
+	if col != nil {
+		sink = col
+	}
+	err := launch(ranks, fn, c, plan0, seed, sink)
 	if err == nil {
 		return nil
 	}
-	f := &Failure{Seed: seed, Plan: plan, Kinds: kindsOf(err), Err: err}
+	f := &Failure{Seed: seed, Plan: plan, Kinds: kindsOf(err), Findings: findingsOf(err), Err: err}
 	// Shrinking replays subsets of the injections: it needs all of them (a
 	// plan keeps at most faults.MaxKept).
 	if inj := plan0.Injections(); len(inj) > 0 && plan0.Complete() {
@@ -171,27 +229,59 @@ func launch(ranks int, fn func(*gpu.Rank) error, c *config, inj faults.Injector,
 	return gpu.Launch(ranks, fn, opts...)
 }
 
-func kindsOf(err error) []string {
-	var kinds []string
+// findingsOf is a live run's findings: the RunError's, or no-progress for
+// a rank that stopped calling the runtime.
+func findingsOf(err error) []verdict.Finding {
 	var re *gpu.RunError
 	if errors.As(err, &re) {
-		for _, p := range re.Problems {
-			kinds = append(kinds, string(p.Kind))
-		}
-		for _, e := range re.RankErrors {
-			if e != nil && !errors.Is(e, gpu.ErrStuck) {
-				kinds = append(kinds, KindRankError)
-				break
-			}
-		}
-	} else if errors.Is(err, gpu.ErrWatchdog) {
-		kinds = append(kinds, "watchdog")
+		return re.Findings
 	}
-	if len(kinds) == 0 {
-		kinds = append(kinds, KindRankError)
+	if errors.Is(err, gpu.ErrWatchdog) {
+		return []verdict.Finding{verdict.New(verdict.NoProgress, nil, err.Error())}
+	}
+	return []verdict.Finding{verdict.New(verdict.RankError, nil, err.Error())}
+}
+
+func kindsOf(err error) []string {
+	var kinds []string
+	for _, f := range findingsOf(err) {
+		kinds = append(kinds, string(f.Kind))
 	}
 	slices.Sort(kinds)
 	return slices.Compact(kinds)
+}
+
+// checked is a fault-free run kept for the check battery.
+type checked struct {
+	seed uint64
+	col  *replay.Collector
+}
+
+// battery runs check's battery (as recorded, sync, mutate, delay seeds,
+// every AnySource alternative: replay.Check) on a fault-free run's events
+// and returns a Failure for each finding not yet known (live runs' and
+// earlier batteries'), adding it to known.
+func battery(ranks int, run checked, known *verdict.Set) ([]Failure, error) {
+	events := run.col.Events(ranks)
+	open := func() (replay.Source, error) { return events.Source(), nil }
+	res, err := replay.Check(open, run.col.Config(), run.col.Site, replay.CheckOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []Failure
+	for _, f := range res.Findings {
+		if known.Add(f) == 0 {
+			continue
+		}
+		rep := verdict.Report{Findings: []verdict.Finding{f}}
+		fl := Failure{Seed: run.seed, Kinds: []string{string(f.Kind)}, Findings: []verdict.Finding{f}, Replay: f.RevealedBy,
+			Err: errors.New(strings.TrimSuffix(strings.TrimPrefix(rep.Text(), "1 finding(s)\n\n"), "\n"))}
+		if f.Seed != nil {
+			fl.ReplaySeed = *f.Seed
+		}
+		out = append(out, fl)
+	}
+	return out, nil
 }
 
 // shrink reduces the concrete injections of a failing run to a minimal set
@@ -281,7 +371,10 @@ func report(t testing.TB, failures []Failure, ranks int, fn func(*gpu.Rank) erro
 		fmt.Fprintf(&b, " -p2ptrace.fault='%s'", strings.Join(f.Plan, ";"))
 	}
 	b.WriteString("\n")
-	if path != "" {
+	if path != "" && f.Replay != "" {
+		// Found by the check battery on the fault-free run: check replays it.
+		fmt.Fprintf(&b, "  p2ptrace check %s\n", path)
+	} else if path != "" {
 		b.WriteString("  p2ptrace replay")
 		for _, s := range f.Plan {
 			fmt.Fprintf(&b, " --fault '%s'", s)

@@ -3,7 +3,9 @@ package harness_test
 import (
 	"flag"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/harness"
+	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
@@ -134,12 +137,12 @@ func TestBadPatternsFailWithTheirFinding(t *testing.T) {
 		name   string
 		fn     func(*gpu.Rank) error
 		faults string
-		want   string
+		want   verdict.Kind
 	}{
 		{"headtohead-small", headToHeadSmall, "sync", "deadlock"},
-		{"isend-mutate", isendMutate, "mutate", harness.KindRankError},
+		{"isend-mutate", isendMutate, "mutate", verdict.RankError},
 		{"isend-mutate-recorded", isendMutate, "", "in-flight-mutation"},
-		{"irecv-read-early", irecvReadEarly, "delay:d=10us,p=1", harness.KindRankError},
+		{"irecv-read-early", irecvReadEarly, "delay:d=10us,p=1", verdict.RankError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,11 +177,22 @@ var (
 func TestReproCommandsReproduce(t *testing.T) {
 	tb := &captureTB{TB: t}
 	fs := harness.Run(tb, 2, headToHeadSmall, harness.Faults("sync"), harness.Seeds(2))
-	if len(tb.errs) != 1 || len(fs) != 2 { // the plain run passes; both sync seeds fail
-		t.Fatalf("want one report of the sync failures, got %d reports, %d failures", len(tb.errs), len(fs))
+	// The plain run passes; both sync seeds fail live; the check battery
+	// of the plain run adds each rank's unsafe-buffering (its deadlock
+	// under sync is the live runs' finding already).
+	var live, checked []string
+	for _, f := range fs {
+		if f.Replay == "" {
+			live = append(live, f.Kinds...)
+		} else {
+			checked = append(checked, f.Kinds...)
+		}
+	}
+	if len(tb.errs) != 1 || !slices.Equal(live, []string{"deadlock", "deadlock"}) || !slices.Equal(checked, []string{"unsafe-buffering", "unsafe-buffering"}) {
+		t.Fatalf("want one report of the sync failures, got %d reports, live %v, checked %v", len(tb.errs), live, checked)
 	}
 	msg := tb.errs[0]
-	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(1 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
+	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(3 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("report lacks %q:\n%s", want, msg)
 		}
@@ -301,7 +315,7 @@ func TestPanicIsReportedAsThatRanksPanic(t *testing.T) {
 		}
 		return nil
 	}, harness.Seeds(1))
-	if len(tb.errs) != 1 || !strings.Contains(tb.errs[0], "rank panicked: rank 1: bad index") || !strings.Contains(tb.errs[0], "goroutine ") {
+	if len(tb.errs) != 1 || !strings.Contains(tb.errs[0], "[1] crash (cause: program)\n    rank 1 crashed: panic: bad index (at harness_test.go:") || !strings.Contains(tb.errs[0], "goroutine ") {
 		t.Fatalf("%v", tb.errs)
 	}
 }
@@ -333,7 +347,7 @@ func TestReplayOfStoredTrace(t *testing.T) {
 	setFlag(t, "p2ptrace.dir", dir)
 	tb := &captureTB{TB: t}
 	fs := harness.Run(tb, 2, headToHeadSmall, harness.Faults("sync"), harness.Seeds(1))
-	if len(fs) != 1 || fs[0].TracePath == "" {
+	if len(fs) == 0 || fs[0].Replay != "" || fs[0].TracePath == "" {
 		t.Fatalf("%+v", fs)
 	}
 	found := harness.Replay(t, fs[0].TracePath, harness.Faults("sync"), harness.Seeds(2), harness.Expect("deadlock", "unsafe-buffering"))
@@ -398,5 +412,43 @@ func TestScribbleRevealsReadBeforeWait(t *testing.T) {
 		return err
 	}
 	harness.Run(t, 2, early, harness.Seeds(3))
-	harness.Run(t, 2, early, harness.Faults("mutate:scribble=true"), harness.Seeds(1), harness.Expect(harness.KindRankError))
+	harness.Run(t, 2, early, harness.Faults("mutate:scribble=true"), harness.Seeds(1), harness.Expect(verdict.RankError))
+}
+
+// anySourceAssumesOrder: rank 0 receives from any rank, assumes it was rank
+// 1, and then receives from rank 2 by name. When rank 2 comes first, the
+// second receive waits for a message rank 2 never sends.
+func anySourceAssumesOrder(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Int32, 1)
+	if r.ID() == 0 {
+		if _, err := r.Recv(b, gpu.AnySource, 0); err != nil { // culprit: any
+			return err
+		}
+		_, err := r.Recv(b, 2, 0) // culprit: from-2
+		return err
+	}
+	return r.Send(b, 0, 0) // culprit: send
+}
+
+// TestAnySourceOrderAssumedIsMessageRace: the live runs see one order per
+// seed (a hang, or a clean run); the check battery of the clean run forces
+// the other sender first and names the race.
+func TestAnySourceOrderAssumedIsMessageRace(t *testing.T) {
+	tb := &captureTB{TB: t}
+	fs := harness.Run(tb, 3, anySourceAssumesOrder, harness.Seeds(8), harness.Expect("message-race"))
+	if len(tb.errs) != 0 {
+		t.Fatalf("%v", tb.errs)
+	}
+	any := fmt.Sprintf("harness_test.go:%d", scenariotest.MarkerLine(t, "harness_test.go", "any"))
+	for _, f := range fs {
+		for _, fd := range f.Findings {
+			if fd.Kind == verdict.MessageRace {
+				if fd.Ranks[0] != 0 || len(fd.Ops) == 0 || fd.Ops[0].Site != any || f.Replay == "" {
+					t.Fatalf("message-race %+v (under %q), want rank 0's receive at %s, found by the check battery", fd, f.Replay, any)
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("no message-race in %+v", fs)
 }

@@ -51,10 +51,10 @@ func Replay(t testing.TB, path string, opts ...Option) []replay.Finding {
 	if len(c.expect) > 0 {
 		seen := map[string]bool{}
 		for _, f := range all {
-			seen[f.Kind] = true
+			seen[string(f.Kind)] = true
 		}
 		for _, k := range c.expect {
-			if !seen[k] {
+			if !seen[string(k)] {
 				t.Errorf("harness: expected finding %s did not appear replaying %s (seen: %v)", k, path, keys(seen))
 			}
 		}

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"errors"
-
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -17,14 +15,7 @@ func writeTrace(path string, ranks int, fn func(*gpu.Rank) error, c *config, see
 		return err
 	}
 	runErr := launch(ranks, fn, c, nil, seed, w)
-	status, msg := trace.StatusComplete, ""
-	switch {
-	case errors.Is(runErr, gpu.ErrPanic):
-		status, msg = trace.StatusCrashed, runErr.Error()
-	case errors.Is(runErr, gpu.ErrStuck):
-		status, msg = trace.StatusHung, runErr.Error()
-	case runErr != nil:
-		msg = runErr.Error()
-	}
-	return w.Close(status, msg)
+	status, fs := gpu.Outcome(runErr)
+	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
+	return w.Close(status, "")
 }

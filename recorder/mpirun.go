@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -421,29 +423,30 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	if res.Header.Status == trace.StatusCrashed {
 		return nil
 	}
-	fs, err := asRecorded(path)
+	tr, err := replay.OpenTrace(path)
 	if err != nil {
 		return err
 	}
-	mutations, err := recordedMutations(path)
+	fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
+	if err == nil {
+		var muts []sim.Problem
+		if muts, err = InFlightMutations(tr.Reader()); err == nil {
+			for i := range muts {
+				fs = append(fs, muts[i].Finding(func(id uintptr) string { return tr.Site(id) }))
+			}
+		}
+	}
+	tr.Close()
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
+	note := ""
 	if hung {
-		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", hungAfter)
+		note = fmt.Sprintf("hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended", hungAfter)
 		if !slices.ContainsFunc(fs, stuck) {
 			// The replay did not stop where the job did (its eager limit
 			// differs from the MPI's?): say where the ranks were.
-			for _, r := range res.Ranks {
-				if r.State == mpi.StateBlocked {
-					fmt.Fprintf(&b, "    rank %d blocked in %s", r.Rank, r.Blocked)
-					if r.Site != "" {
-						fmt.Fprintf(&b, " at %s", r.Site)
-					}
-					b.WriteString("\n")
-				}
-			}
+			fs = append(fs, blockedRanks(res, hungAfter))
 		}
 	} else {
 		fs = slices.DeleteFunc(fs, stuck)
@@ -451,73 +454,43 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	// Which sender an AnySource receive gets in the replay follows the
 	// model's timing, not the job's: a race is check's to show, under
 	// perturbation, not the recording's.
-	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool { return f.Kind == replay.KindMessageRace })
-	b.WriteString(mutations)
-	for _, f := range fs {
-		if stuck(f) {
-			b.WriteString(f.Message + "\n") // "deadlock: ..." with the blocked ranks and candidates
-			continue
-		}
-		fmt.Fprintf(&b, "%s: %s\n", f.Kind, f.Message)
-		for _, o := range f.Ops {
-			fmt.Fprintf(&b, "    rank %d: %s", o.Rank, o.Op)
-			if o.Site != "" {
-				fmt.Fprintf(&b, " at %s", o.Site)
-			}
-			b.WriteString("\n")
-		}
+	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool { return f.Kind == verdict.MessageRace })
+	for i := range fs {
+		fs[i].RevealedBy, fs[i].Seed = "", nil // as recorded
 	}
-	msg := strings.TrimRight(b.String(), "\n")
-	if msg == "" {
+	if len(fs) == 0 && note == "" {
 		return nil
 	}
 	return trace.UpdateHeader(path, func(h *trace.Header) {
 		if hung {
 			h.Status = trace.StatusHung
 		}
-		if h.Message != "" {
-			msg += "\n" + h.Message
+		if note != "" {
+			if h.Message != "" {
+				note += "; " + h.Message
+			}
+			h.Message = note
 		}
-		h.Message = msg
+		h.Findings = append(h.Findings, fs...)
 	})
 }
 
-func stuck(f replay.Finding) bool { return f.Kind == replay.KindDeadlock || f.Kind == replay.KindHang }
-
-// asRecorded replays the trace once, without faults, with the recording's
-// seed and link model, and returns its findings.
-func asRecorded(path string) ([]replay.Finding, error) {
-	tr, err := replay.OpenTrace(path)
-	if err != nil {
-		return nil, err
-	}
-	defer tr.Close()
-	return replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
-}
-
-// recordedMutations renders the in-flight mutations the trace's hashes show.
-func recordedMutations(path string) (string, error) {
-	r, err := trace.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	ps, err := InFlightMutations(r)
-	if err != nil {
-		return "", err
-	}
-	site := func(id uintptr) string {
-		if s, ok := r.Site(uint32(id)); ok && s.File != "" {
-			return fmt.Sprintf("%s:%d", s.File, s.Line)
+// blockedRanks is the hang of a job whose replay did not stop where the
+// job did: the ranks blocked in MPI and the calls they were in.
+func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding {
+	f := verdict.New(verdict.Hang, nil, fmt.Sprintf("every rank blocked in MPI or finished, no call for %v", hungAfter))
+	for _, r := range res.Ranks {
+		if r.State == mpi.StateBlocked {
+			call := verdict.OpRef{Rank: r.Rank, Op: r.Blocked, Peer: trace.NoRank, Tag: -1, Site: r.Site, Call: r.Blocked}
+			f.Ranks = append(f.Ranks, r.Rank)
+			f.Ops = append(f.Ops, call)
+			f.Blocked = append(f.Blocked, verdict.Blocked{Rank: r.Rank, Call: call})
 		}
-		return ""
 	}
-	var b strings.Builder
-	for i := range ps {
-		b.WriteString(ps[i].Format(site) + "\n")
-	}
-	return b.String(), nil
+	return f
 }
+
+func stuck(f replay.Finding) bool { return f.Kind.Stuck() }
 
 // lockedWriter serializes the writes of several goroutines to one writer.
 type lockedWriter struct {

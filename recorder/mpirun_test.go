@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"io"
 	"os"
 	"os/exec"
@@ -94,8 +95,8 @@ func TestRecordMPIHangEndsJobAndNamesCycle(t *testing.T) {
 		t.Fatalf("status %q, clean %v; want hung", sum.Header.Status, sum.Clean())
 	}
 	line := fmt.Sprintf("%s:%d", filepath.Base(source), lineOf(t, recvRecv, "HANG"))
-	msg := sum.Header.Message
-	for _, want := range []string{"hang detected while recording", "deadlock", "rank 0 -> rank 1 -> rank 0", "rank 0 blocked in Recv", "rank 1 blocked in Recv", line} {
+	msg := sum.Text()
+	for _, want := range []string{"hang detected while recording", "[1] deadlock (cause: program)", "rank 0 -> rank 1 -> rank 0", "rank 0 blocked in Recv", "rank 1 blocked in Recv", line} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
@@ -149,8 +150,8 @@ func TestRecordMPIAbortIsCrashed(t *testing.T) {
 	if sum == nil || sum.Header.Status != trace.StatusCrashed {
 		t.Fatalf("summary %+v, want status crashed", sum)
 	}
-	if !strings.Contains(strings.ToLower(sum.Header.Message), "abort") {
-		t.Errorf("message does not name the abort:\n%s", sum.Header.Message)
+	if fs := sum.Header.Findings; len(fs) != 1 || fs[0].Kind != verdict.Crash || !strings.Contains(fs[0].Message, "MPI_Abort") {
+		t.Errorf("findings %+v, want one crash naming the abort:\n%s", fs, sum.Text())
 	}
 	if sum.Ops < 4 {
 		t.Errorf("%d ops kept, want at least both ranks' Send and Recv", sum.Ops)

@@ -221,15 +221,28 @@ func (s *Summary) Text() string {
 		b.WriteString(" (interrupted)")
 	}
 	b.WriteString("\n")
-	if s.Header.Message != "" {
-		fmt.Fprintf(&b, "findings while recording:\n%s\n", indent(s.Header.Message))
+	h := &s.Header
+	switch {
+	case len(h.Findings) > 0:
+		fmt.Fprintf(&b, "%d finding(s) while recording\n", len(h.Findings))
+		for i := range h.Findings {
+			b.WriteString("\n")
+			b.WriteString(h.Findings[i].Text(i + 1))
+		}
+	case h.FindingsVersion == 0 && h.Message != "":
+		// A trace from before structured findings: its findings are prose.
+		fmt.Fprintf(&b, "findings while recording (as an older p2ptrace wrote them):\n%s\n", indent(h.Message))
+	}
+	if h.FindingsVersion > 0 && h.Message != "" {
+		fmt.Fprintf(&b, "note: %s\n", h.Message)
 	}
 	return b.String()
 }
 
 // Clean reports whether the recording found nothing wrong.
 func (s *Summary) Clean() bool {
-	return s.Header.Status == trace.StatusComplete && s.Header.Message == "" && s.ProgramError == "" && !s.Incomplete
+	h := &s.Header
+	return h.Status == trace.StatusComplete && len(h.Findings) == 0 && (h.FindingsVersion > 0 || h.Message == "") && s.ProgramError == "" && !s.Incomplete
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

@@ -3,10 +3,12 @@ package recorder_test
 import (
 	"context"
 	"errors"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,7 +100,7 @@ func testRecordHungRun(t *testing.T, f *fixture) {
 		t.Fatalf("%v %+v", err, sum)
 	}
 	hdr, evs, _ := events(t, path)
-	if hdr.Status != trace.StatusHung || !strings.Contains(hdr.Message, "deadlock: no rank can progress") {
+	if hdr.Status != trace.StatusHung || len(hdr.Findings) != 1 || hdr.Findings[0].Kind != verdict.Deadlock || !slices.Equal(hdr.Findings[0].Cycle, []int{0, 1, 0}) {
 		t.Fatalf("header %+v", hdr)
 	}
 	for rank, e := range evs {
@@ -106,7 +108,7 @@ func testRecordHungRun(t *testing.T, f *fixture) {
 			t.Fatalf("rank %d: want just the blocked Send's post, got %+v", rank, e)
 		}
 	}
-	if !strings.Contains(sum.Text(), "status hung") || !strings.Contains(sum.Text(), "findings while recording:") {
+	if !strings.Contains(sum.Text(), "status hung") || !strings.Contains(sum.Text(), "1 finding(s) while recording\n\n[1] deadlock (cause: program)") {
 		t.Fatalf("%s", sum.Text())
 	}
 }

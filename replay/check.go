@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"maps"
 	"slices"
 	"strconv"
@@ -131,35 +132,22 @@ func lookupRecorded(open Opener, races []Race) error {
 	return nil
 }
 
-// Dedup keeps the first finding of each signature, in order.
-func Dedup(fs []Finding) []Finding {
-	seen := map[string]bool{}
-	var out []Finding
-	for _, f := range fs {
-		if sig := f.Signature(); !seen[sig] {
-			seen[sig] = true
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // Explore replays the trace under specs for seeds 0..n-1 (starting at
 // first) and returns the findings deduplicated by signature, each with the
 // first seed that showed it.
 func Explore(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, first uint64, n int, progress func(done int)) ([]Finding, error) {
-	var all []Finding
+	var all verdict.Set // deduplicated as found: a signature is made once per finding
 	for i := range n {
 		fs, err := Run(open, base, site, specs, first+uint64(i))
 		if err != nil {
 			return nil, err
 		}
-		all = Dedup(append(all, fs...))
+		all.Add(fs...)
 		if progress != nil {
 			progress(i + 1)
 		}
 	}
-	return all, nil
+	return all.Findings(), nil
 }
 
 // DelaySeeds is how many seeds Check runs the delay fault under.
@@ -180,26 +168,6 @@ type CheckOptions struct {
 	// Progress, if set, is called after each replay with the replays done
 	// and the total.
 	Progress func(done, total int)
-}
-
-// Enumeration says how Check enumerated the alternative matches of the
-// trace's AnySource receives.
-type Enumeration struct {
-	// Receives is the number of AnySource receives that matched when recorded.
-	Receives int `json:"receives"`
-	// Alternatives is the number of (receive, other sender) pairs: a sender
-	// other than the recorded one sent to the receiver, on the receive's
-	// communicator, with a tag it accepts.
-	Alternatives int `json:"alternatives"`
-	// Replayed is the number of alternatives replayed with the match forced.
-	Replayed int `json:"replayed"`
-	// Illegal is the number of replayed alternatives that were no legal
-	// execution (the forced receive never matched): they are not reported.
-	Illegal int `json:"illegal"`
-	// Cap is the most forced replays one check runs.
-	Cap int `json:"cap"`
-	// CutShort says the cap left alternatives untried.
-	CutShort bool `json:"cut_short"`
 }
 
 // CheckResult is what Check found.
@@ -252,7 +220,7 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			opts.Progress(done, total)
 		}
 	}
-	var all []Finding
+	var all verdict.Set
 	for _, st := range steps {
 		var specs []faults.Spec
 		if st.spec != "" {
@@ -266,7 +234,7 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 		if err != nil {
 			return nil, err
 		}
-		all = Dedup(append(all, fs...))
+		all.Add(fs...)
 	}
 	for _, a := range alts {
 		cfg := base
@@ -284,9 +252,28 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			en.Illegal++
 			continue
 		}
-		all = Dedup(append(all, fs...))
+		all.Add(fs...)
 	}
-	return &CheckResult{Findings: all, AnySource: en}, nil
+	return &CheckResult{Findings: all.Findings(), AnySource: en}, nil
+}
+
+// CheckTrace is check's whole verdict on a trace file: the findings the
+// recording itself made (a crash, an in-flight mutation, the live run's
+// hang) first, then the battery's (Check), deduplicated by signature; and,
+// for a trace cut short, where each unfinished rank's record ends.
+func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
+	res, err := Check(t.Open, t.Config(), t.Site, opts)
+	if err != nil {
+		return nil, err
+	}
+	var set verdict.Set
+	set.Add(t.Recorded()...)
+	set.Add(res.Findings...)
+	ends, err := t.Ends()
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Findings: set.Findings(), Ends: ends, AnySource: &res.AnySource}, nil
 }
 
 // ForcedMatch names an AnySource receive, by (Rank, Seq), and the sender

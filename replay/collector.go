@@ -1,6 +1,9 @@
 package replay
 
 import (
+	"encoding/binary"
+
+	"github.com/cespare/xxhash/v2"
 	"strconv"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -11,6 +14,7 @@ import (
 type Collector struct {
 	ev    Events
 	sites map[uint32]trace.Site
+	hdr   trace.Header
 }
 
 // NewCollector returns an empty collector.
@@ -45,4 +49,49 @@ func (c *Collector) Site(id uintptr) string {
 		return ""
 	}
 	return s.File + ":" + strconv.Itoa(s.Line)
+}
+
+// SetHeader keeps the run's header fields (gpu.Launch sets the world size,
+// eager limit and link model through it), so the run replays as it ran.
+func (c *Collector) SetHeader(f func(*trace.Header)) { f(&c.hdr) }
+
+// Config is the replay configuration of the collected run.
+func (c *Collector) Config() Config {
+	return Config{Seed: c.hdr.Seed, EagerLimit: c.hdr.EagerLimit, Latency: c.hdr.LatencyNS, Bandwidth: c.hdr.BandwidthBps}
+}
+
+// Signature identifies the collected run by what its ranks called, in
+// order, and what each receive matched, not by its timing: two seeds of a
+// program that took the same path give the same signature, so a check of
+// one covers both.
+func (c *Collector) Signature() uint64 {
+	h := xxhash.New()
+	var b []byte
+	for r, evs := range c.ev {
+		b = binary.AppendUvarint(b[:0], uint64(r))
+		for i := range evs {
+			e := &evs[i]
+			b = append(b, byte(e.Kind), byte(e.Op), byte(e.Dtype))
+			for _, v := range []int64{int64(e.Seq), int64(e.Peer), int64(e.Tag), int64(e.Comm), int64(e.Stream), e.Count, e.Bytes,
+				int64(e.Site), int64(e.MatchRank), int64(e.MatchSeq), int64(e.Index), int64(e.Req), boolInt(e.Flag), e.Duration} {
+				b = binary.AppendVarint(b, v)
+			}
+			for _, q := range e.Reqs {
+				b = binary.AppendUvarint(b, q)
+			}
+			if len(b) > 4096 {
+				h.Write(b)
+				b = b[:0]
+			}
+		}
+		h.Write(b)
+	}
+	return h.Sum64()
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -55,6 +55,9 @@ type Outcome struct {
 	// Forced is the receive Config.Force named, once posted (nil if the run
 	// never reached it).
 	Forced *sim.Op
+	// Cut lists the ranks whose record ended before their Finalize (a trace
+	// cut short), in the order the replay reached those ends.
+	Cut []int
 }
 
 // Race is an AnySource receive whose match changed under replay.
@@ -217,10 +220,12 @@ func (d *driver) step(r int) error {
 			if err := d.src.Err(); err != nil {
 				return err
 			}
-			// The recording ends here (cut short): the rank stops where it was.
+			// The rank's record ends here without its Finalize: the trace
+			// was cut short (killed, crashed, stopped as hung). The rank
+			// stops where it was; what it had pending is not a finding.
 			c.done = true
-			call := d.e.NewOp(r, trace.OpFinalize)
-			d.e.Finalize(call)
+			d.e.Cut(r)
+			d.out.Cut = append(d.out.Cut, r)
 			return nil
 		}
 		d.out.Events++

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"strconv"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -76,3 +77,64 @@ func (s *fileSource) Next(r int, ev *trace.Event) bool {
 }
 
 func (s *fileSource) Err() error { return s.err }
+
+// Reader is the trace's reader, for what a replay does not read.
+func (t *Trace) Reader() *trace.Reader { return t.r }
+
+// Recorded returns the findings the recording itself made (a live run's
+// verdict, or a merged job's), as the trace header stores them.
+func (t *Trace) Recorded() []Finding { return t.r.Header().Findings }
+
+// Ends says where each unfinished rank's record ends in a trace cut short
+// (status running: killed; crashed: a rank died or the run was
+// interrupted): its last recorded call and why the record stops there.
+// Ranks that finished are left out. A complete trace has none, nor has a
+// hung one: its ranks' records end in the calls the hang names.
+func (t *Trace) Ends() ([]verdict.RankEnd, error) {
+	h := t.r.Header()
+	if h.Status != trace.StatusRunning && h.Status != trace.StatusCrashed {
+		return nil, nil
+	}
+	why := EndReason(h)
+	var ends []verdict.RankEnd
+	var ev trace.Event
+	for rank := range t.r.Ranks() {
+		c := t.r.Rank(rank)
+		var last *verdict.OpRef
+		finished := false
+		for c.Next(&ev) {
+			if ev.Kind != trace.KindPost {
+				continue
+			}
+			o := refEvent(&ev, t.Site)
+			last, finished = &o, ev.Op == trace.OpFinalize
+		}
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		if !finished {
+			ends = append(ends, verdict.RankEnd{Rank: rank, Last: last, Why: why})
+		}
+	}
+	return ends, nil
+}
+
+// EndReason says in words why the ranks' records of a trace cut short end
+// where they do, from its status and note.
+func EndReason(h trace.Header) string {
+	var why string
+	switch h.Status {
+	case trace.StatusRunning:
+		why = "the recording was cut short (the program or the recorder was killed): no end was written"
+	case trace.StatusHung:
+		why = "the run was stopped as hung"
+	case trace.StatusCrashed:
+		why = "the run crashed or was stopped"
+	default:
+		why = "the recording ended with status " + string(h.Status)
+	}
+	if h.FindingsVersion > 0 && h.Message != "" {
+		why += " (" + h.Message + ")"
+	}
+	return why
+}

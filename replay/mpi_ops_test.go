@@ -32,7 +32,7 @@ func stuckReport(t *testing.T, out *replay.Outcome) string {
 	if !out.Stuck || len(fs) == 0 {
 		t.Fatalf("not stuck: %s", kinds(fs))
 	}
-	return fs[0].Message // starts with the kind
+	return fs[0].Text(1) // "[1] KIND (cause: ...)", the message, the blocked calls
 }
 
 func TestReplayBarrierReleasesAll(t *testing.T) {
@@ -60,7 +60,7 @@ func TestReplayBarrierWithFinalizedMemberIsStuckAndNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := stuckReport(t, out)
-	for _, want := range []string{"hang:", "rank 0 blocked in Barrier at main.go:7", "rank 1 blocked in Barrier at main.go:7",
+	for _, want := range []string{"[1] hang (cause: program)", "rank 0 blocked in Barrier at main.go:7", "rank 1 blocked in Barrier at main.go:7",
 		"rank 0 waits on rank 2, which has finished", "rank 1 waits on rank 2, which has finished"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
@@ -77,7 +77,7 @@ func TestReplayBarrierAgainstRecvIsDeadlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := stuckReport(t, out)
-	for _, want := range []string{"deadlock:", "rank 0 blocked in Barrier at main.go:3", "rank 1 blocked in Recv from rank 0 tag 0 (4 bytes) at main.go:5"} {
+	for _, want := range []string{"[1] deadlock (cause: program)", "rank 0 blocked in Barrier at main.go:3", "rank 1 blocked in Recv from rank 0 tag 0 (4 bytes) at main.go:5"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
@@ -106,7 +106,7 @@ func TestReplayProbeNeverSatisfiedIsHangWithCandidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := stuckReport(t, out)
-	for _, want := range []string{"hang:", "rank 1 blocked in Probe from rank 0 tag 3 at main.go:9",
+	for _, want := range []string{"[1] hang (cause: program)", "rank 1 blocked in Probe from rank 0 tag 3 at main.go:9",
 		"nearest candidate: rank 0 sent tag 4 to rank 1; rank 1 waits for Probe from rank 0 tag 3"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,25 +86,35 @@ func checkRecordVerdict(t *testing.T, root string, s scenariotest.MPIScenario, s
 	if !strings.HasPrefix(h.Backend, "Open MPI") {
 		t.Errorf("record: backend %q, want the MPI library's name and version", h.Backend)
 	}
-	msg := h.Message
-	if v.Kind == "" && v.Status == scenariotest.StatusComplete {
-		if msg != "" {
-			t.Fatalf("record: a clean run reported:\n%s", msg)
+	// The recording's own findings, structured: the union of the ranks and
+	// lines of its findings of the verdict's kind (an abort is a crash).
+	kind := v.Kind
+	if kind == "" && v.Status == scenariotest.StatusCrashed {
+		kind = verdict.Crash
+	}
+	if kind == "" {
+		if len(h.Findings) > 0 {
+			t.Fatalf("record: a clean run reported:\n%s", sum.Text())
 		}
 		return
 	}
-	if v.Kind != "" && !strings.Contains(msg, v.Kind+":") {
-		t.Errorf("record: message lacks a %s finding:\n%s", v.Kind, msg)
-	}
-	for _, r := range v.Ranks {
-		if !strings.Contains(msg, fmt.Sprintf("rank %d", r)) {
-			t.Errorf("record: message does not name rank %d:\n%s", r, msg)
+	var ranks []int
+	var lines []string
+	for _, f := range h.Findings {
+		if f.Kind != kind {
+			continue
 		}
+		ranks = append(ranks, f.Ranks...)
+		lines = append(lines, findingLines(f)...)
 	}
-	for _, m := range v.Markers {
-		if line := scenariotest.MPICulprit(t, root, s.Name, m); !strings.Contains(msg, line) {
-			t.Errorf("record: message does not name %s (%s):\n%s", line, m, msg)
-		}
+	slices.Sort(ranks)
+	slices.Sort(lines)
+	want := slices.Sorted(slices.Values(v.Ranks))
+	if ranks = slices.Compact(ranks); !slices.Equal(ranks, slices.Compact(want)) {
+		t.Errorf("record: %s findings name ranks %v, want %v:\n%s", kind, ranks, want, sum.Text())
+	}
+	if lines = slices.Compact(lines); !slices.Equal(lines, markerLines(t, root, s.Name, v.Markers)) {
+		t.Errorf("record: %s findings name lines %v, want %v:\n%s", kind, lines, markerLines(t, root, s.Name, v.Markers), sum.Text())
 	}
 }
 

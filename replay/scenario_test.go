@@ -53,7 +53,7 @@ func headToHead(count int) func(r *gpu.Rank) error {
 func kinds(fs []replay.Finding) string {
 	var s []string
 	for _, f := range fs {
-		s = append(s, f.Kind+"/"+f.Cause)
+		s = append(s, string(f.Kind)+"/"+f.Cause)
 	}
 	return fmt.Sprint(s)
 }

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"io"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,7 @@ func sites(f replay.Finding) []string {
 	return s
 }
 
-func wantFinding(t *testing.T, fs []replay.Finding, kind, cause string, ranks []int, lines ...string) replay.Finding {
+func wantFinding(t *testing.T, fs []replay.Finding, kind verdict.Kind, cause string, ranks []int, lines ...string) replay.Finding {
 	t.Helper()
 	for _, f := range fs {
 		if f.Kind != kind {
@@ -172,8 +173,8 @@ func TestScenarioVerdicts(t *testing.T) {
 	})
 	t.Run("isend-mutate", func(t *testing.T) {
 		tr := s.record("isend-mutate")
-		if !strings.Contains(tr.Header().Message, "in-flight-mutation: rank 0") {
-			t.Fatalf("recording did not report the in-flight mutation: %q", tr.Header().Message)
+		if rec := tr.Recorded(); len(rec) != 1 || rec[0].Kind != verdict.InFlightMutation || !slices.Equal(rec[0].Ranks, []int{0}) || rec[0].Ops[0].Site != s.line("isend-mutate", "isend") {
+			t.Fatalf("recording did not report the in-flight mutation at the Isend: %+v", rec)
 		}
 		f := wantFinding(t, replayUnder(t, tr, 1, "mutate"), "corrupted-data", "program", []int{1, 0}, s.line("isend-mutate", "recv"), s.line("isend-mutate", "isend"), s.line("isend-mutate", "wait"))
 		// The write is between the Isend and its Wait; 4 MiB is over the payload cap: no values.
@@ -226,8 +227,8 @@ func TestScenarioVerdicts(t *testing.T) {
 	})
 	t.Run("nccl-headtohead", func(t *testing.T) {
 		f := wantFinding(t, replayUnder(t, s.record("nccl-headtohead"), 1), "deadlock", "program", []int{0, 1}, s.line("nccl-headtohead", "sync"))
-		if !strings.Contains(f.Message, "blocked in Stream.Synchronize") {
-			t.Fatalf("%s", f.Message)
+		if len(f.Blocked) != 2 || f.Blocked[0].Call.Op != "Stream.Synchronize" || f.Blocked[1].Call.Op != "Stream.Synchronize" {
+			t.Fatalf("%s", f.Text(1))
 		}
 	})
 	t.Run("nccl-group", func(t *testing.T) {

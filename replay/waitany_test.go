@@ -1,12 +1,12 @@
 package replay_test
 
 import (
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"testing"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu"
-	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
@@ -155,7 +155,7 @@ func TestReplayWaitanyUnderDelayHasNoFalseMissingWait(t *testing.T) {
 			t.Fatalf("seed %d: stuck", seed)
 		}
 		for _, p := range out.Problems {
-			if p.Kind == sim.KindMissingWait {
+			if p.Kind == verdict.MissingWait {
 				t.Fatalf("seed %d: %s", seed, p.Message)
 			}
 		}

@@ -27,7 +27,10 @@ is no legal execution is dropped; a finding it shows is revealed by
 forced replays run (--max-forced sets another cap: each replays the whole
 trace, so lower it for a big trace in CI); the report says when the cap cut
 the enumeration short, and then each rank's messages also arrive late in
-turn. Print the findings deduplicated.
+turn. Print the findings deduplicated: first those the recording itself made
+(a crash, an in-flight mutation, the hang a live run stopped at), then the
+battery's. For a trace cut short, the report says where each unfinished
+rank's record ends: what was pending there is not a finding.
 
 Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
@@ -44,7 +47,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			}
 			defer tr.Close()
 			var bar *progress
-			res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
+			rep, err := replay.CheckTrace(tr, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
 				if bar == nil {
 					bar = newProgress(f.Err, total, "checking", o.json)
 				}
@@ -56,7 +59,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			if err != nil {
 				return inputError(fmt.Errorf("checking %s: %w", args[0], err))
 			}
-			return printReportOf(f.Out, replay.Report{Findings: res.Findings, AnySource: &res.AnySource}, o.json)
+			return printReportOf(f.Out, *rep, o.json)
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")

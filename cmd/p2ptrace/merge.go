@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -79,11 +79,17 @@ func runMerge(f *factory, opts *mergeOptions) error {
 			fmt.Fprintf(f.Out, "  rank %d: %s%s: %s\n", r.Rank, r.State, atSite(r.Site), r.Error)
 		}
 	}
-	if h.Status != trace.StatusComplete {
-		return findingsError(errors.New("the MPI job did not complete: " + h.Message))
+	if len(h.Findings) > 0 {
+		rep := verdict.Report{Findings: h.Findings}
+		fmt.Fprintf(f.Out, "findings while recording: %s", rep.Text())
 	}
 	if h.Message != "" {
-		fmt.Fprintf(f.Out, "findings while recording:\n  %s\n", strings.ReplaceAll(h.Message, "\n", "\n  "))
+		fmt.Fprintf(f.Out, "note: %s\n", h.Message)
+	}
+	if h.Status != trace.StatusComplete {
+		return findingsError(fmt.Errorf("the MPI job did not complete (status %s)", h.Status))
+	}
+	if len(h.Findings) > 0 {
 		return findingsError(errors.New("the recording has findings"))
 	}
 	return nil

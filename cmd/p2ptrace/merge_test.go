@@ -95,7 +95,8 @@ func TestMergeCommandAborted(t *testing.T) {
 	segs := recordPing(t, "abort")
 	out := filepath.Join(filepath.Dir(segs), "run.p2ptrace")
 	code, stdout, stderr := runCmd(t, "merge", segs, "-o", out)
-	if code != 1 || !strings.Contains(stdout, "rank 1: aborted at ") || !strings.Contains(stdout, "ping.c:8: MPI_Abort called with error code 3") || !strings.Contains(stderr, "MPI_Abort") {
+	if code != 1 || !strings.Contains(stdout, "rank 1: aborted at ") || !strings.Contains(stdout, "ping.c:8: MPI_Abort called with error code 3") ||
+		!strings.Contains(stdout, "[1] crash (cause: program)\n    rank 1: MPI_Abort called with error code 3") || !strings.Contains(stderr, "did not complete (status crashed)") {
 		t.Fatalf("merge of an aborted job: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
@@ -136,7 +137,7 @@ func TestMergeCommandReportsFindings(t *testing.T) {
 	segs := recordPing(t, "leak")
 	out := filepath.Join(filepath.Dir(segs), "leak.p2ptrace")
 	code, stdout, stderr := runCmd(t, "merge", segs, "-o", out)
-	if code != exitFindings || !strings.Contains(stdout, "status complete") || !strings.Contains(stdout, "missing-wait: rank 0: request of Isend") {
+	if code != exitFindings || !strings.Contains(stdout, "status complete") || !strings.Contains(stdout, "[1] missing-wait (cause: program)\n    rank 0: request of Isend") {
 		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "ping.c:") {

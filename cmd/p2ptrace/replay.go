@@ -73,7 +73,11 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 			if err != nil {
 				return inputError(fmt.Errorf("replaying %s: %w", args[0], err))
 			}
-			return printReport(f.Out, fs, o.json)
+			ends, err := tr.Ends()
+			if err != nil {
+				return inputError(fmt.Errorf("reading %s: %w", args[0], err))
+			}
+			return printReportOf(f.Out, replay.Report{Findings: fs, Ends: ends}, o.json)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.faults, "fault", nil, "fault to inject, KIND[:key=value,...] (repeatable)")

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"slices"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -140,7 +141,7 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
 	if !op.done && !op.freed {
-		e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
+		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) freed while still active", op.Rank, op.Kind, op.Peer, op.Tag)})
 	}
 	op.freed = true
@@ -166,7 +167,7 @@ func (e *Engine) Finalize(call *Op) {
 		if op.done {
 			state = "completed but never waited"
 		}
-		e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) %s before the rank finished", op.Rank, op.Kind, op.Peer, op.Tag, state)})
 	}
 	rk.active = nil
@@ -178,7 +179,7 @@ func (e *Engine) Finalize(call *Op) {
 	for _, id := range ids {
 		if st := rk.streams[id]; !st.empty() {
 			op := st.entries[0][0]
-			e.problem(Problem{Kind: KindMissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
+			e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
 				Message: fmt.Sprintf("rank %d: stream %d still had %s (peer %d) pending when the rank finished: Synchronize the stream before using its buffers", op.Rank, st.id, op.Kind, op.Peer)})
 		}
 	}
@@ -186,13 +187,27 @@ func (e *Engine) Finalize(call *Op) {
 	e.nDone++
 }
 
+// Cut ends rank r where its record ends, in a trace cut short (the program
+// or the recorder was killed, the run crashed or was stopped as hung), or
+// where a live rank crashed: what
+// it left pending is an effect of the cut, not a finding, and a run stuck
+// without a cycle after a cut is not reported either (see Next).
+func (e *Engine) Cut(r int) {
+	rk := &e.ranks[r]
+	rk.active = nil
+	rk.cut = true
+	rk.state = stateDone
+	e.nDone++
+	e.nCut++
+}
+
 // End reports what is left once no rank can run: sends nobody received.
 func (e *Engine) End() {
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		for _, s := range rk.unexpected {
-			if s.done && !e.stuck {
-				e.problem(Problem{Kind: KindUnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
+			if s.done && !e.stuck && !rk.cut {
+				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
 					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, s.Kind, rk.id, s.Tag, s.Bytes)})
 			}
 		}
@@ -214,7 +229,7 @@ func (e *Engine) GroupEnd(call *Op) {
 	rk := &e.ranks[call.Rank]
 	if rk.groupDepth == 0 {
 		call.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: KindInvalid, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: fmt.Sprintf("rank %d: GroupEnd without GroupStart", call.Rank)})
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: fmt.Sprintf("rank %d: GroupEnd without GroupStart", call.Rank)})
 		e.complete(call, rk.clock)
 		return
 	}

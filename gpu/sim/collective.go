@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -150,7 +151,7 @@ func (e *Engine) validSource(op *Op) bool {
 		return true
 	}
 	op.Err = trace.ErrInvalid
-	e.problem(Problem{Kind: KindInvalid, Ranks: []int{op.Rank}, Ops: []*Op{op},
+	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
 		Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, op.Kind, op.Peer, len(e.ranks)-1)})
 	e.complete(op, e.ranks[op.Rank].clock)
 	return false

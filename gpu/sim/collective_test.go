@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"slices"
 	"strings"
 	"testing"
@@ -119,7 +120,7 @@ func TestBarrierWithFinalizedMemberIsStuckAndNamed(t *testing.T) {
 	script := [][]call{{barrier(0, 0, 1, nil)}, {barrier(0, 0, 2, nil)}, {}}
 	runScript(e, script)
 	ps := e.Problems()
-	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != sim.KindHang {
+	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Hang {
 		t.Fatalf("stuck %v: %+v", e.Stuck(), ps)
 	}
 	p := ps[0]
@@ -127,7 +128,8 @@ func TestBarrierWithFinalizedMemberIsStuckAndNamed(t *testing.T) {
 		!slices.Equal(p.Blocked[0].WaitsOn, []int{2}) || !slices.Equal(p.Blocked[1].WaitsOn, []int{2}) {
 		t.Fatalf("%+v", p)
 	}
-	text := p.Format(sites)
+	f := p.Finding(sites)
+	text := f.Text(1)
 	for _, want := range []string{"rank 0 blocked in Barrier at site1", "rank 1 blocked in Barrier at site2", "rank 0 waits on rank 2, which has finished"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
@@ -152,7 +154,7 @@ func TestBarrierOnCommWaitsForKnownMembers(t *testing.T) {
 	ps := e.Problems()
 	var stuck *sim.Problem
 	for i := range ps {
-		if ps[i].Kind == sim.KindHang {
+		if ps[i].Kind == verdict.Hang {
 			stuck = &ps[i]
 		}
 	}
@@ -166,10 +168,11 @@ func TestBarrierAgainstRecvIsDeadlock(t *testing.T) {
 	script := [][]call{{barrier(0, 2, 1, nil), send(1, 0)}, {recv(0, 0, 2)}}
 	runScript(e, script)
 	ps := e.Problems()
-	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != sim.KindDeadlock || len(ps[0].Cycle) != 3 {
+	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Deadlock || len(ps[0].Cycle) != 3 {
 		t.Fatalf("%+v", ps)
 	}
-	text := ps[0].Format(sites)
+	f := ps[0].Finding(sites)
+	text := f.Text(1)
 	for _, want := range []string{"rank 0 blocked in Barrier at site1", "rank 1 blocked in Recv from rank 0 tag 0 (8 bytes) at site2"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
@@ -196,10 +199,11 @@ func TestProbeNeverSatisfiedIsHangWithCandidate(t *testing.T) {
 	script := [][]call{{send(1, 4)}, {probe(0, 3, 2, &p)}}
 	runScript(e, script)
 	ps := e.Problems()
-	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != sim.KindHang {
+	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Hang {
 		t.Fatalf("%+v", ps)
 	}
-	text := ps[0].Format(sites)
+	f := ps[0].Finding(sites)
+	text := f.Text(1)
 	for _, want := range []string{"rank 1 blocked in Probe from rank 0 tag 3 at site2", "rank 1 waits on rank 0, which has finished", "nearest candidate: rank 0 sent tag 4 to rank 1; rank 1 waits for Probe from rank 0 tag 3"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)

@@ -62,7 +62,9 @@ type rank struct {
 	wait  waitKind
 	// probing: the rank is blocked in a Probe (blockedIn).
 	probing bool
-	waitOn  []*Op
+	// cut: the rank's record ended before it finished (Cut).
+	cut    bool
+	waitOn []*Op
 	// blockedIn is the op (call) the rank is blocked in, for reports.
 	blockedIn *Op
 	// posted holds this rank's unmatched receives in post order.
@@ -108,6 +110,7 @@ type Engine struct {
 	problems            []Problem
 	stuck               bool
 	nDone               int
+	nCut                int // ranks whose record ended early (Cut)
 	sync                bool
 	mutate              bool
 	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
@@ -223,7 +226,12 @@ func (e *Engine) Next() (r int, ok bool) {
 	}
 	if e.nDone < len(e.ranks) && !e.stuck {
 		e.stuck = true
-		e.problems = append(e.problems, e.stuckProblem())
+		if p := e.stuckProblem(); p.Cycle != nil || e.nCut == 0 {
+			// With a rank's record cut short, a hang without a cycle may be
+			// the cut's doing (that rank would have sent, or finished):
+			// no finding. A cycle among the blocked ranks is theirs alone.
+			e.problems = append(e.problems, p)
+		}
 	}
 	return -1, false
 }

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"testing"
 	"time"
 
@@ -72,7 +73,7 @@ func TestEngineReportsStuckWithoutGoroutines(t *testing.T) {
 		}
 	}
 	ps := e.Problems()
-	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != sim.KindDeadlock || len(ps[0].Cycle) != 3 {
+	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Deadlock || len(ps[0].Cycle) != 3 {
 		t.Fatalf("%+v", ps)
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -48,7 +49,7 @@ func (e *Engine) transferTime(bytes int64) int64 {
 func (e *Engine) postSend(op *Op, t int64) {
 	if op.Peer < 0 || op.Peer >= len(e.ranks) {
 		op.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: KindInvalid, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: %s to rank %d, but the world has ranks 0..%d", op.Rank, op.Kind, op.Peer, len(e.ranks)-1)})
 		e.complete(op, t)
 		return
@@ -65,7 +66,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 	case op.Mode == Ready:
 		if !e.recvPosted(dst, op) {
 			op.Err = trace.ErrReadyNoRecv
-			e.problem(Problem{Kind: KindReadyWithoutRecv, Ranks: []int{op.Rank, op.Peer}, Ops: []*Op{op},
+			e.problem(Problem{Kind: verdict.ReadyWithoutRecv, Ranks: []int{op.Rank, op.Peer}, Ops: []*Op{op},
 				Message: fmt.Sprintf("rank %d: ready send (%s) to rank %d tag %d, but rank %d had not posted a matching receive", op.Rank, op.Kind, op.Peer, op.Tag, op.Peer)})
 		}
 		op.eager = op.Bytes <= e.eager && !e.sync
@@ -188,7 +189,7 @@ func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 func (e *Engine) postRecv(op *Op, t int64) {
 	if op.Peer != trace.AnySource && (op.Peer < 0 || op.Peer >= len(e.ranks)) {
 		op.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: KindInvalid, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, op.Kind, op.Peer, len(e.ranks)-1)})
 		e.complete(op, t)
 		return
@@ -222,16 +223,16 @@ func (e *Engine) match(s, r *Op, t int64) {
 	s.wildTaken = r.Peer == trace.AnySource
 	if r.Dtype != trace.DtypeNone && s.Dtype != trace.DtypeNone && r.Dtype != s.Dtype {
 		r.Err = trace.ErrTypeMismatch
-		e.problem(Problem{Kind: KindTypeMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
+		e.problem(Problem{Kind: verdict.TypeMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
 			Message: fmt.Sprintf("rank %d sent %d %s, rank %d receives %s", s.Rank, s.Count, s.Dtype, r.Rank, r.Dtype)})
 	}
 	if s.Comm == CommStreams && s.Count != r.Count && r.Err == trace.ErrNone {
 		r.Err = trace.ErrCountMismatch
-		e.problem(Problem{Kind: KindCountMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
+		e.problem(Problem{Kind: verdict.CountMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
 			Message: fmt.Sprintf("rank %d sends %d elements, rank %d receives %d: stream send and recv counts must agree", s.Rank, s.Count, r.Rank, r.Count)})
 	} else if s.Bytes > r.Bytes && s.Comm != CommStreams {
 		r.Err = trace.ErrTruncate
-		e.problem(Problem{Kind: KindTruncation, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
+		e.problem(Problem{Kind: verdict.Truncation, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
 			Message: fmt.Sprintf("rank %d sent %d bytes, rank %d's receive buffer holds %d", s.Rank, s.Bytes, r.Rank, r.Bytes)})
 	}
 	n := min(s.Bytes, r.Bytes)

@@ -2,32 +2,16 @@ package sim
 
 import (
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"slices"
 	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
-// Kind names a kind of problem. The strings are the finding kinds of the report.
-type Kind string
-
-const (
-	KindDeadlock         Kind = "deadlock"
-	KindHang             Kind = "hang"
-	KindUnmatchedSend    Kind = "unmatched-send"
-	KindTruncation       Kind = "truncation"
-	KindTypeMismatch     Kind = "type-mismatch"
-	KindCountMismatch    Kind = "count-mismatch"
-	KindMissingWait      Kind = "missing-wait"
-	KindReadyWithoutRecv Kind = "ready-without-recv"
-	KindInvalid          Kind = "invalid-call"
-	// KindInFlightMutation is found by a recording (it hashes payloads), not by the engine.
-	KindInFlightMutation Kind = "in-flight-mutation"
-)
-
 // Problem is something a run did wrong, found by the engine itself.
 type Problem struct {
-	Kind    Kind
+	Kind    verdict.Kind
 	Ranks   []int
 	Ops     []*Op // the culprit ops; for a stuck run, the call each blocked rank is in
 	Message string
@@ -45,6 +29,8 @@ type Blocked struct {
 	Call    *Op   // the call the rank is blocked in
 	Pending []*Op // the message ops that call waits for
 	WaitsOn []int // ranks that could still unblock it
+	// Polls says the rank is not blocked but polls Call without success.
+	Polls bool
 }
 
 // SiteFunc renders a call-site handle as "file:line".
@@ -83,44 +69,38 @@ func Describe(op *Op) string {
 	return b.String()
 }
 
-// Format renders the problem with call sites resolved by site.
-func (p *Problem) Format(site SiteFunc) string {
-	at := func(op *Op) string {
-		if site == nil {
-			return ""
-		}
-		if s := site(op.Site); s != "" {
-			return " at " + s
-		}
-		return ""
+// Ref names op for a finding, its site resolved by site (which may be nil).
+func Ref(op *Op, site SiteFunc) verdict.OpRef {
+	r := verdict.OpRef{Rank: op.Rank, Seq: op.Seq, Op: op.Kind.String(), Peer: op.Peer, Tag: op.Tag, Call: Describe(op)}
+	if site != nil {
+		r.Site = site(op.Site)
 	}
-	if p.Kind != KindDeadlock && p.Kind != KindHang {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %s", p.Kind, p.Message)
-		for _, op := range p.Ops {
-			fmt.Fprintf(&b, "\n    rank %d: %s%s", op.Rank, Describe(op), at(op))
-		}
-		return b.String()
+	return r
+}
+
+// Finding turns the problem into the finding every door reports (cause:
+// program), with call sites resolved by site.
+func (p *Problem) Finding(site SiteFunc) verdict.Finding {
+	f := verdict.New(p.Kind, slices.Clone(p.Ranks), p.Message)
+	f.Cycle, f.Candidates = slices.Clone(p.Cycle), slices.Clone(p.Candidates)
+	for _, op := range p.Ops {
+		f.Ops = append(f.Ops, Ref(op, site))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", p.Kind, p.Message)
 	for _, bl := range p.Blocked {
-		fmt.Fprintf(&b, "\n    rank %d blocked in %s%s", bl.Rank, Describe(bl.Call), at(bl.Call))
+		b := verdict.Blocked{Rank: bl.Rank, Call: Ref(bl.Call, site), Polls: bl.Polls}
 		for _, op := range bl.Pending {
 			if op != bl.Call {
-				fmt.Fprintf(&b, "\n        waiting for %s%s", Describe(op), at(op))
+				b.Waiting = append(b.Waiting, Ref(op, site))
 			}
 		}
+		f.Blocked = append(f.Blocked, b)
 	}
-	for _, c := range p.Candidates {
-		fmt.Fprintf(&b, "\n    nearest candidate: %s", c)
-	}
-	return b.String()
+	return f
 }
 
 // stuckProblem builds the deadlock/hang report of a run in which no rank can run.
 func (e *Engine) stuckProblem() Problem {
-	p := Problem{Kind: KindHang}
+	p := Problem{Kind: verdict.Hang}
 	waits := map[int][]int{}
 	for i := range e.ranks {
 		rk := &e.ranks[i]
@@ -168,7 +148,7 @@ func (e *Engine) stuckProblem() Problem {
 	}
 	p.Cycle = findCycle(p.Ranks, waits, e.ranks)
 	if p.Cycle != nil {
-		p.Kind = KindDeadlock
+		p.Kind = verdict.Deadlock
 		parts := make([]string, len(p.Cycle))
 		for i, r := range p.Cycle {
 			parts[i] = fmt.Sprint(r)

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -54,7 +55,7 @@ func TestReleaseNeverReusesOpsOfAProblem(t *testing.T) {
 		return e.BlockOn(rv)
 	}
 	runScript(e, [][]call{{send(1, 0)}, {small}})
-	if ps := e.Problems(); len(ps) != 1 || ps[0].Kind != sim.KindTruncation || ps[0].Ops[1] != rv {
+	if ps := e.Problems(); len(ps) != 1 || ps[0].Kind != verdict.Truncation || ps[0].Ops[1] != rv {
 		t.Fatalf("%+v", ps)
 	}
 	e.Release(rv)

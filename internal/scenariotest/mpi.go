@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,11 +28,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
-	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 // Trace statuses of a recording, as strings.
@@ -39,23 +38,6 @@ const (
 	StatusComplete = string(trace.StatusComplete)
 	StatusHung     = string(trace.StatusHung)
 	StatusCrashed  = string(trace.StatusCrashed)
-)
-
-// Finding kinds, as reports name them.
-const (
-	KindDeadlock         = replay.KindDeadlock
-	KindHang             = replay.KindHang
-	KindUnmatchedSend    = replay.KindUnmatchedSend
-	KindTruncation       = replay.KindTruncation
-	KindTypeMismatch     = replay.KindTypeMismatch
-	KindCountMismatch    = replay.KindCountMismatch
-	KindCorruptedData    = replay.KindCorruptedData
-	KindInFlightMutation = replay.KindInFlightMutation
-	KindMissingWait      = replay.KindMissingWait
-	KindReadyWithoutRecv = replay.KindReadyWithoutRecv
-	KindMessageRace      = replay.KindMessageRace
-	KindUnsafeBuffering  = replay.KindUnsafeBuffering
-	KindInvalidCall      = string(sim.KindInvalid)
 )
 
 // What a program does under plain mpirun, without p2ptrace (MPIScenario.Plain).
@@ -108,7 +90,7 @@ type MPIScenario struct {
 // sites fall on (two ranks blocked on the same line give one marker).
 type MPIVerdict struct {
 	Status  string
-	Kind    string
+	Kind    verdict.Kind
 	Ranks   []int
 	Markers []string
 	// Under (Check only): the replay of check's battery that first shows the
@@ -131,7 +113,7 @@ func (s MPIScenario) Clean() bool { return len(s.Check) == 0 }
 // replayed sender, which depend on who won the race when recorded: the
 // receiver must be equal and the senders the same set.
 func (v MPIVerdict) MatchRanks(got []int) bool {
-	if v.Kind != KindMessageRace {
+	if v.Kind != verdict.MessageRace {
 		return slices.Equal(got, v.Ranks)
 	}
 	if len(got) != len(v.Ranks) || len(got) == 0 || got[0] != v.Ranks[0] {
@@ -140,11 +122,11 @@ func (v MPIVerdict) MatchRanks(got []int) bool {
 	return slices.Equal(slices.Sorted(slices.Values(got[1:])), slices.Sorted(slices.Values(v.Ranks[1:])))
 }
 
-func rec(status, kind string, ranks []int, markers ...string) MPIVerdict {
+func rec(status string, kind verdict.Kind, ranks []int, markers ...string) MPIVerdict {
 	return MPIVerdict{Status: status, Kind: kind, Ranks: ranks, Markers: markers}
 }
 
-func find(under, kind string, ranks []int, markers ...string) MPIVerdict {
+func find(under string, kind verdict.Kind, ranks []int, markers ...string) MPIVerdict {
 	return MPIVerdict{Kind: kind, Ranks: ranks, Markers: markers, Under: under}
 }
 
@@ -161,17 +143,17 @@ var MPIScenarios = []MPIScenario{
 	// unsafe buffering.
 	{Name: "headtohead-small", Ranks: 2, Record: complete, Plain: PlainOK,
 		Check: []MPIVerdict{
-			find("sync", KindDeadlock, []int{0, 1}, "send-a", "send-b"),
-			find("sync", KindUnsafeBuffering, []int{0, 1}, "send-a"),
-			find("sync", KindUnsafeBuffering, []int{1, 0}, "send-b"),
+			find("sync", verdict.Deadlock, []int{0, 1}, "send-a", "send-b"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "send-a"),
+			find("sync", verdict.UnsafeBuffering, []int{1, 0}, "send-b"),
 		}},
 	// headtohead-large: rendezvous, the deadlock is real and found at once.
 	{Name: "headtohead-large", Ranks: 2, Plain: PlainHang,
-		Record: rec(StatusHung, KindDeadlock, []int{0, 1}, "send-a", "send-b"),
+		Record: rec(StatusHung, verdict.Deadlock, []int{0, 1}, "send-a", "send-b"),
 		Check: []MPIVerdict{
-			find("", KindDeadlock, []int{0, 1}, "send-a", "send-b"),
-			find("sync", KindUnsafeBuffering, []int{0, 1}, "send-a"),
-			find("sync", KindUnsafeBuffering, []int{1, 0}, "send-b"),
+			find("", verdict.Deadlock, []int{0, 1}, "send-a", "send-b"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "send-a"),
+			find("sync", verdict.UnsafeBuffering, []int{1, 0}, "send-b"),
 		}},
 	{Name: "headtohead-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "headtohead-large"},
 	{Name: "headtohead-fixed", Ranks: 2, Args: []string{"small"}, Record: complete, Plain: PlainOK, FixOf: "headtohead-small"},
@@ -181,19 +163,19 @@ var MPIScenarios = []MPIScenario{
 	// recv-recv: both ranks block in MPI_Recv: a deadlock at any size, the
 	// same under sync (no send is blocked, so no unsafe buffering).
 	{Name: "recv-recv", Ranks: 2, Plain: PlainHang,
-		Record: rec(StatusHung, KindDeadlock, []int{0, 1}, "recv-a", "recv-b"),
+		Record: rec(StatusHung, verdict.Deadlock, []int{0, 1}, "recv-a", "recv-b"),
 		Check: []MPIVerdict{
-			find("", KindDeadlock, []int{0, 1}, "recv-a", "recv-b"),
+			find("", verdict.Deadlock, []int{0, 1}, "recv-a", "recv-b"),
 		}},
 	{Name: "recv-recv-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "recv-recv"},
 
 	// wrong-rank: rank 1 waits for a message rank 0 sent to rank 2. Under
 	// sync rank 0's Send to rank 2 blocks too (rank 2 never receives).
 	{Name: "wrong-rank", Ranks: 3, Plain: PlainHang,
-		Record: rec(StatusHung, KindHang, []int{1}, "recv"),
+		Record: rec(StatusHung, verdict.Hang, []int{1}, "recv"),
 		Check: []MPIVerdict{
-			find("", KindHang, []int{1}, "recv"),
-			find("sync", KindHang, []int{0, 1}, "send", "recv"),
+			find("", verdict.Hang, []int{1}, "recv"),
+			find("sync", verdict.Hang, []int{0, 1}, "send", "recv"),
 		}},
 	{Name: "wrong-rank-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "wrong-rank"},
 
@@ -201,26 +183,26 @@ var MPIScenarios = []MPIScenario{
 	// candidate). Under sync rank 0's Send waits on rank 1 and rank 1 on
 	// rank 0: a deadlock, and the Send is unsafe buffering.
 	{Name: "wrong-tag", Ranks: 2, Plain: PlainHang,
-		Record: rec(StatusHung, KindHang, []int{1}, "recv"),
+		Record: rec(StatusHung, verdict.Hang, []int{1}, "recv"),
 		Check: []MPIVerdict{
-			find("", KindHang, []int{1}, "recv"),
-			find("sync", KindDeadlock, []int{0, 1}, "send", "recv"),
-			find("sync", KindUnsafeBuffering, []int{0, 1}, "send"),
+			find("", verdict.Hang, []int{1}, "recv"),
+			find("sync", verdict.Deadlock, []int{0, 1}, "send", "recv"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "send"),
 		}},
 	{Name: "wrong-tag-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "wrong-tag"},
 
 	// send-no-recv: large: the rendezvous Send hangs; small: the eager Send
 	// completes and is unmatched at MPI_Finalize (under sync it hangs).
 	{Name: "send-no-recv", Ranks: 2, Plain: PlainHang,
-		Record: rec(StatusHung, KindHang, []int{0}, "send"),
+		Record: rec(StatusHung, verdict.Hang, []int{0}, "send"),
 		Check: []MPIVerdict{
-			find("", KindHang, []int{0}, "send"),
+			find("", verdict.Hang, []int{0}, "send"),
 		}},
 	{Name: "send-no-recv", Ranks: 2, Args: []string{"small"}, Plain: PlainOK,
-		Record: rec(StatusComplete, KindUnmatchedSend, []int{0, 1}, "send"),
+		Record: rec(StatusComplete, verdict.UnmatchedSend, []int{0, 1}, "send"),
 		Check: []MPIVerdict{
-			find("", KindUnmatchedSend, []int{0, 1}, "send"),
-			find("sync", KindHang, []int{0}, "send"),
+			find("", verdict.UnmatchedSend, []int{0, 1}, "send"),
+			find("sync", verdict.Hang, []int{0}, "send"),
 		}},
 	{Name: "send-no-recv-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "send-no-recv"},
 	{Name: "send-no-recv-fixed", Ranks: 2, Args: []string{"small"}, Record: complete, Plain: PlainOK, FixOf: "send-no-recv"},
@@ -234,24 +216,24 @@ var MPIScenarios = []MPIScenario{
 	// btl_vader_single_copy_mechanism=none the first fragment (which holds
 	// element 0) is copied during MPI_Isend and the program passes.
 	{Name: "isend-mutate", Ranks: 2, Plain: PlainOKOrFail, PlainExit: 1,
-		Record: rec(StatusComplete, KindInFlightMutation, []int{0}, "isend"),
+		Record: rec(StatusComplete, verdict.InFlightMutation, []int{0}, "isend"),
 		Check: []MPIVerdict{
-			find("mutate", KindCorruptedData, []int{1, 0}, "recv", "isend", "wait"),
+			find("mutate", verdict.CorruptedData, []int{1, 0}, "recv", "isend", "wait"),
 		}},
 	{Name: "isend-mutate-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "isend-mutate"},
 
 	// isend-nowait: leak: rank 0's Isend and rank 1's Irecv never waited;
 	// free: rank 0 frees its active Isend's request.
 	{Name: "isend-nowait", Ranks: 2, Args: []string{"leak"}, Plain: PlainOK,
-		Record: rec(StatusComplete, KindMissingWait, []int{0, 1}, "leak-isend", "leak-irecv"),
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0, 1}, "leak-isend", "leak-irecv"),
 		Check: []MPIVerdict{
-			find("", KindMissingWait, []int{0}, "leak-isend"),
-			find("", KindMissingWait, []int{1}, "leak-irecv"),
+			find("", verdict.MissingWait, []int{0}, "leak-isend"),
+			find("", verdict.MissingWait, []int{1}, "leak-irecv"),
 		}},
 	{Name: "isend-nowait", Ranks: 2, Args: []string{"free"}, Plain: PlainOK,
-		Record: rec(StatusComplete, KindMissingWait, []int{0}, "free-isend", "free"),
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "free-isend", "free"),
 		Check: []MPIVerdict{
-			find("", KindMissingWait, []int{0}, "free-isend", "free"),
+			find("", verdict.MissingWait, []int{0}, "free-isend", "free"),
 		}},
 	{Name: "isend-nowait-fixed", Ranks: 2, Args: []string{"leak"}, Record: complete, Plain: PlainOK, FixOf: "isend-nowait"},
 	{Name: "isend-nowait-fixed", Ranks: 2, Args: []string{"free"}, Record: complete, Plain: PlainOK, FixOf: "isend-nowait"},
@@ -273,9 +255,9 @@ var MPIScenarios = []MPIScenario{
 	// waited (two missing-wait findings when recorded, one after check's
 	// deduplication: same rank, same line); 8 chunks: clean.
 	{Name: "pipeline-chunks", Ranks: 2, Plain: PlainOK,
-		Record: rec(StatusComplete, KindMissingWait, []int{0}, "isend"),
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "isend"),
 		Check: []MPIVerdict{
-			find("", KindMissingWait, []int{0}, "isend"),
+			find("", verdict.MissingWait, []int{0}, "isend"),
 		}},
 	{Name: "pipeline-chunks", Ranks: 2, Args: []string{"8"}, Record: complete, Plain: PlainOK},
 	{Name: "pipeline-chunks-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "pipeline-chunks"},
@@ -286,7 +268,7 @@ var MPIScenarios = []MPIScenario{
 	// the receive and both candidate sends (one line in the senders' code).
 	{Name: "anysource-race", Ranks: 3, Record: complete, Plain: PlainOK,
 		Check: []MPIVerdict{
-			find("delay", KindMessageRace, []int{0, 1, 2}, "recv-any", "send"),
+			find("delay", verdict.MessageRace, []int{0, 1, 2}, "recv-any", "send"),
 		}},
 	{Name: "anysource-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "anysource-race"},
 
@@ -305,20 +287,20 @@ var MPIScenarios = []MPIScenario{
 	// one deadlock of all four ranks, and both Sends are unsafe buffering.
 	// Ranks are world ranks.
 	{Name: "comm-split-wrong-tag", Ranks: 4, Plain: PlainHang,
-		Record: rec(StatusHung, KindHang, []int{2, 3}, "recv"),
+		Record: rec(StatusHung, verdict.Hang, []int{2, 3}, "recv"),
 		Check: []MPIVerdict{
-			find("", KindHang, []int{2, 3}, "recv"),
-			find("sync", KindDeadlock, []int{0, 1, 2, 3}, "send", "recv"),
-			find("sync", KindUnsafeBuffering, []int{0, 2}, "send"),
-			find("sync", KindUnsafeBuffering, []int{1, 3}, "send"),
+			find("", verdict.Hang, []int{2, 3}, "recv"),
+			find("sync", verdict.Deadlock, []int{0, 1, 2, 3}, "send", "recv"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 2}, "send"),
+			find("sync", verdict.UnsafeBuffering, []int{1, 3}, "send"),
 		}},
 
 	// invalid-rank: MPI_Send to rank size: MPI_ERR_RANK under
 	// MPI_ERRORS_ARE_FATAL; mpirun exits 6 (the error class).
 	{Name: "invalid-rank", Ranks: 2, Plain: PlainFail, PlainExit: 6,
-		Record: rec(StatusCrashed, KindInvalidCall, []int{0}, "send"),
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send"),
 		Check: []MPIVerdict{
-			find("", KindInvalidCall, []int{0}, "send"),
+			find("", verdict.InvalidCall, []int{0}, "send"),
 		}},
 	{Name: "invalid-rank-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "invalid-rank"},
 

@@ -1,6 +1,7 @@
 package scenariotest
 
 import (
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,10 +14,10 @@ import (
 	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 )
 
-var knownKinds = []string{
-	KindDeadlock, KindHang, KindUnmatchedSend, KindTruncation, KindTypeMismatch, KindCountMismatch,
-	KindCorruptedData, KindInFlightMutation, KindMissingWait, KindReadyWithoutRecv, KindMessageRace,
-	KindUnsafeBuffering, KindInvalidCall,
+var knownKinds = []verdict.Kind{
+	verdict.Deadlock, verdict.Hang, verdict.UnmatchedSend, verdict.Truncation, verdict.TypeMismatch, verdict.CountMismatch,
+	verdict.CorruptedData, verdict.InFlightMutation, verdict.MissingWait, verdict.ReadyWithoutRecv, verdict.MessageRace,
+	verdict.UnsafeBuffering, verdict.InvalidCall,
 }
 
 // TestMPIScenarioTable checks the table against itself and the sources, and
@@ -87,7 +88,7 @@ func TestMPIScenarioTable(t *testing.T) {
 					t.Errorf("record complete but plain mpirun hangs")
 				}
 			case StatusHung:
-				if s.Plain != PlainHang || (r.Kind != KindDeadlock && r.Kind != KindHang) {
+				if s.Plain != PlainHang || (r.Kind != verdict.Deadlock && r.Kind != verdict.Hang) {
 					t.Errorf("record hung: plain %s, kind %q", s.Plain, r.Kind)
 				}
 			case StatusCrashed:
@@ -115,7 +116,7 @@ func TestMPIScenarioTable(t *testing.T) {
 					if !slices.Contains([]string{"", "sync", "mutate", "delay"}, v.Under) {
 						t.Errorf("check verdict %+v: Under %q", v, v.Under)
 					}
-					if v.Kind == KindInFlightMutation {
+					if v.Kind == verdict.InFlightMutation {
 						t.Errorf("check verdict %+v: in-flight mutations are found by recording, not by check", v)
 					}
 				}
@@ -133,7 +134,7 @@ func TestMPIScenarioTable(t *testing.T) {
 }
 
 func TestMPIVerdictMatchRanks(t *testing.T) {
-	race := MPIVerdict{Kind: KindMessageRace, Ranks: []int{0, 1, 2}}
+	race := MPIVerdict{Kind: verdict.MessageRace, Ranks: []int{0, 1, 2}}
 	for _, c := range []struct {
 		v    MPIVerdict
 		got  []int
@@ -143,8 +144,8 @@ func TestMPIVerdictMatchRanks(t *testing.T) {
 		{race, []int{0, 2, 1}, true},
 		{race, []int{1, 0, 2}, false},
 		{race, []int{0, 1}, false},
-		{MPIVerdict{Kind: KindUnsafeBuffering, Ranks: []int{1, 0}}, []int{1, 0}, true},
-		{MPIVerdict{Kind: KindUnsafeBuffering, Ranks: []int{1, 0}}, []int{0, 1}, false},
+		{MPIVerdict{Kind: verdict.UnsafeBuffering, Ranks: []int{1, 0}}, []int{1, 0}, true},
+		{MPIVerdict{Kind: verdict.UnsafeBuffering, Ranks: []int{1, 0}}, []int{0, 1}, false},
 	} {
 		if got := c.v.MatchRanks(c.got); got != c.want {
 			t.Errorf("%s %v.MatchRanks(%v) = %v", c.v.Kind, c.v.Ranks, c.got, got)

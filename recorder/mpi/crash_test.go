@@ -3,7 +3,9 @@ package mpi
 import (
 	"bytes"
 	"context"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,8 +73,8 @@ func TestKilledRankKeepsRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Header.Status != trace.StatusCrashed || !strings.Contains(res.Header.Message, "without MPI_Finalize") {
-		t.Errorf("status %q message %q", res.Header.Status, res.Header.Message)
+	if fs := res.Header.Findings; res.Header.Status != trace.StatusCrashed || len(fs) != 1 || fs[0].Kind != verdict.Crash || !strings.Contains(fs[0].Message, "without MPI_Finalize") {
+		t.Errorf("status %q findings %+v", res.Header.Status, res.Header.Findings)
 	}
 	r1 := res.Ranks[1]
 	if r1.State != StateBlocked || r1.Blocked != "MPI_Recv" || !strings.HasSuffix(r1.Site, "killed.c:"+itoa(siteLine(t, killedC, "SITE:hang"))) {
@@ -129,8 +131,9 @@ func TestMPIErrorRecorded(t *testing.T) {
 	if r1.State != StateErrored || !strings.Contains(r1.Error, "invalid rank") || !strings.HasSuffix(r1.Site, "mpierr.c:"+line) {
 		t.Errorf("rank 1 end %+v", r1)
 	}
-	if res.Header.Status != trace.StatusCrashed || !strings.Contains(res.Header.Message, "rank 1: MPI error in MPI_Send at ") ||
-		!strings.Contains(res.Header.Message, "mpierr.c:"+line+": MPI_ERR_RANK: invalid rank") {
-		t.Errorf("status %q message %q", res.Header.Status, res.Header.Message)
+	fs := res.Header.Findings
+	if res.Header.Status != trace.StatusCrashed || len(fs) != 1 || fs[0].Kind != verdict.InvalidCall || !slices.Equal(fs[0].Ranks, []int{1}) ||
+		!strings.HasPrefix(fs[0].Message, "rank 1: MPI error in MPI_Send: MPI_ERR_RANK: invalid rank") || len(fs[0].Ops) != 1 || !strings.HasSuffix(fs[0].Ops[0].Site, "mpierr.c:"+line) {
+		t.Errorf("status %q findings %+v", res.Header.Status, fs)
 	}
 }

@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -244,7 +245,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 
 	res := &MergeResult{Ranks: make([]RankEnd, size), Events: events}
 	status := trace.StatusComplete
-	var lines []string
+	var fs []verdict.Finding
 	for r, rd := range ranks {
 		h := rd.seg.hdr
 		re := RankEnd{Rank: r, State: h.State}
@@ -265,24 +266,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		case StateAborted, StateErrored:
 			re.Site = siteText(rd, h.ErrModule, h.ErrPC)
 			re.Error = h.Error
-			var line string
-			if h.State == StateAborted {
-				line = fmt.Sprintf("rank %d: %s", r, re.Error) // "MPI_Abort called with error code N"
-			} else {
-				// The finding's kind, as replay names the same errors.
-				kind := "invalid-call"
-				if strings.HasPrefix(re.Error, "MPI_ERR_TRUNCATE") {
-					kind = "truncation"
-				}
-				line = fmt.Sprintf("%s: rank %d: MPI error in %s", kind, r, callName(h.ErrCall))
-			}
-			if re.Site != "" {
-				line += " at " + re.Site
-			}
-			if h.State == StateErrored && re.Error != "" {
-				line += ": " + re.Error
-			}
-			lines = append(lines, line)
+			fs = append(fs, errorFinding(re, callName(h.ErrCall)))
 		}
 		if re.State != StateFinalized {
 			status = trace.StatusCrashed
@@ -293,21 +277,27 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		status = o.Status
 	}
 	msg := o.Message
-	if len(lines) > 0 {
-		if msg != "" && !strings.HasSuffix(msg, "\n") {
-			msg += "\n"
-		}
-		msg += strings.Join(lines, "\n")
-	}
-	if status == trace.StatusCrashed && msg == "" {
-		var ended []string
+	if status == trace.StatusCrashed && len(fs) == 0 {
+		// No rank said why: the ranks that did not finish were killed.
+		f := verdict.New(verdict.Crash, nil, "")
 		for r := range ranks {
-			if s := res.Ranks[r].State; s == StateRunning || s == StateBlocked {
-				ended = append(ended, strconv.Itoa(r))
+			re := res.Ranks[r]
+			if re.State != StateRunning && re.State != StateBlocked {
+				continue
+			}
+			f.Ranks = append(f.Ranks, r)
+			if re.Blocked != "" {
+				f.Ops = append(f.Ops, verdict.OpRef{Rank: r, Op: re.Blocked, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: re.Blocked})
 			}
 		}
-		msg = "rank " + strings.Join(ended, ", ") + " ended without MPI_Finalize (killed?)"
+		var names []string
+		for _, r := range f.Ranks {
+			names = append(names, strconv.Itoa(r))
+		}
+		f.Message = "rank " + strings.Join(names, ", ") + " ended without MPI_Finalize (killed?)"
+		fs = append(fs, f)
 	}
+	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
@@ -315,8 +305,29 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	res.Header.FormatVersion = trace.FormatVersion
 	res.Header.Status = status
 	res.Header.Message = msg
+	res.Header.Findings = fs
+	res.Header.FindingsVersion = verdict.Version
 	res.Header.Events = events
 	return res, nil
+}
+
+// errorFinding is the finding of a rank that called MPI_Abort (a crash) or
+// hit an MPI error (named by kind as the replay names the same errors), at
+// the call that did it.
+func errorFinding(re RankEnd, call string) verdict.Finding {
+	op := verdict.OpRef{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: call}
+	if re.State == StateAborted {
+		return verdict.New(verdict.Crash, []int{re.Rank}, fmt.Sprintf("rank %d: %s", re.Rank, re.Error), op) // "MPI_Abort called with error code N"
+	}
+	kind := verdict.InvalidCall
+	if strings.HasPrefix(re.Error, "MPI_ERR_TRUNCATE") {
+		kind = verdict.Truncation
+	}
+	msg := fmt.Sprintf("rank %d: MPI error in %s", re.Rank, call)
+	if re.Error != "" {
+		msg += ": " + re.Error
+	}
+	return verdict.New(kind, []int{re.Rank}, msg, op)
 }
 
 // backendName is the MPI library's name and version: the first line of

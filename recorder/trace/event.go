@@ -1,6 +1,10 @@
 package trace
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
 
 // Op is the kind of runtime call an event records.
 type Op uint8
@@ -233,9 +237,15 @@ type Header struct {
 	StartUnixNano int64    `json:"start_unix_ns"`
 	EndUnixNano   int64    `json:"end_unix_ns"`
 	Status        Status   `json:"status"`
-	// Message is the run's error text when it did not complete (the stuck
-	// report of a hung run, the panic of a crashed one).
+	// Message is a note on how the recording ended, in words ("interrupted
+	// by terminated"). Traces written before structured findings (no
+	// FindingsVersion) hold the run's findings here as prose.
 	Message string `json:"message,omitempty"`
+	// Findings are what the recording itself found (a live run's verdict,
+	// or a merged job's), as structured records of version FindingsVersion
+	// (verdict.Version; 0: none stored, an older trace).
+	Findings        []verdict.Finding `json:"findings,omitempty"`
+	FindingsVersion int               `json:"findings_version,omitempty"`
 	// Events and RankEvents count the events written, set when the recording ends.
 	Events     int64   `json:"events"`
 	RankEvents []int64 `json:"rank_events,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"hash/crc32"
 	"io"
 	"math"
@@ -251,6 +252,10 @@ func (r *Reader) load() error {
 	}
 	if r.hdr.FormatVersion < 1 {
 		return damaged(path, "bad format version %d in the header", r.hdr.FormatVersion)
+	}
+	if r.hdr.FindingsVersion > verdict.Version {
+		return fmt.Errorf("%s: %w: its recorded findings are of version %d, newer than this p2ptrace supports (%d); upgrade p2ptrace",
+			path, ErrNewerVersion, r.hdr.FindingsVersion, verdict.Version)
 	}
 	if r.hdr.WorldSize < 0 || r.hdr.WorldSize > maxRank {
 		return damaged(path, "bad world size %d in the header", r.hdr.WorldSize)

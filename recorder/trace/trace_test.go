@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"hash/crc32"
 	"os"
 	"os/exec"
@@ -161,6 +162,7 @@ func TestRoundTripEveryField(t *testing.T) {
 	want.HashMode = "sample"
 	want.Status = trace.StatusHung
 	want.Message = "rank 1 stuck"
+	want.FindingsVersion = verdict.Version
 	want.Events = int64(len(evs))
 	want.RankEvents = []int64{5, 2}
 	if got.EndUnixNano == 0 {

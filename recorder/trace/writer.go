@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"hash/crc32"
 	"io/fs"
 	"math"
@@ -570,6 +571,9 @@ func (w *Writer) close(status Status, message string) error {
 	w.hdr.Status = status
 	w.hdr.Message = message
 	w.hdr.FormatVersion = FormatVersion
+	// Findings, if any, were set with SetHeader; either way they are
+	// structured records now (an older trace has no version).
+	w.hdr.FindingsVersion = verdict.Version
 	if w.hdr.EndUnixNano == 0 {
 		w.hdr.EndUnixNano = time.Now().UnixNano()
 	}

@@ -1,0 +1,116 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Causes of a finding.
+const (
+	CauseProgram = "program" // a latent bug of the program
+	CauseFault   = "fault"   // explained by an injected fault
+)
+
+// Version is the version of the structured findings a trace header stores
+// (trace.Header.FindingsVersion). Readers refuse a newer one.
+const Version = 1
+
+// OpRef names one op of a finding.
+type OpRef struct {
+	Rank int    `json:"rank"`
+	Seq  uint64 `json:"seq"`
+	Op   string `json:"op"`
+	Peer int    `json:"peer"`
+	Tag  int    `json:"tag"`
+	Site string `json:"site"` // relative file:line
+	// Call describes the call, e.g. "Send to rank 1 tag 0 (4194304 bytes)".
+	Call string `json:"call,omitempty"`
+}
+
+// Blocked is one rank of a stuck run: the call it is in, and the message
+// ops that call waits for (when they are not the call itself).
+type Blocked struct {
+	Rank    int     `json:"rank"`
+	Call    OpRef   `json:"call"`
+	Waiting []OpRef `json:"waiting,omitempty"`
+	// Polls says the rank is not blocked but polls (Test, Iprobe) without
+	// success: a livelock.
+	Polls bool `json:"polls,omitempty"`
+}
+
+// Finding is one thing a run got wrong.
+type Finding struct {
+	Kind  Kind    `json:"kind"`
+	Ranks []int   `json:"ranks"`
+	Ops   []OpRef `json:"ops"`
+	Cause string  `json:"cause"`
+	Fault string  `json:"fault,omitempty"` // the injection that explains it (cause fault)
+	// RevealedBy is the fault plan of the run that showed the finding ("" = as recorded).
+	RevealedBy string `json:"revealed_by,omitempty"`
+	Message    string `json:"message"`
+	Hint       string `json:"hint"`
+	// Stuck runs: the wait-for cycle (ranks in order, the first repeated at
+	// the end), each blocked rank, and the nearest unmatched candidates.
+	Cycle      []int     `json:"cycle,omitempty"`
+	Blocked    []Blocked `json:"blocked,omitempty"`
+	Candidates []string  `json:"candidates,omitempty"`
+	// Values of corrupted data (when the trace holds payloads): the index of
+	// the first differing element, of type Dtype, and a window of elements
+	// from WindowStart: what the receiver got and what was sent.
+	FirstDiff   *int64   `json:"first_diff,omitempty"`
+	Dtype       string   `json:"dtype,omitempty"`
+	WindowStart *int64   `json:"window_start,omitempty"`
+	Got         []string `json:"got,omitempty"`
+	Want        []string `json:"want,omitempty"`
+	// Seed is the replay seed that showed the finding (with --explore, the first).
+	Seed *uint64 `json:"seed,omitempty"`
+}
+
+// New returns a finding of kind with its hint, caused by the program.
+func New(kind Kind, ranks []int, message string, ops ...OpRef) Finding {
+	return Finding{Kind: kind, Ranks: ranks, Ops: ops, Cause: CauseProgram, Message: message, Hint: kind.Hint()}
+}
+
+// Signature identifies a finding across runs and doors: its kind and the
+// ranks, calls and sites of its ops.
+func (f *Finding) Signature() string {
+	var b strings.Builder
+	b.WriteString(string(f.Kind))
+	for _, o := range f.Ops {
+		fmt.Fprintf(&b, "|%d:%s:%s", o.Rank, o.Op, o.Site)
+	}
+	return b.String()
+}
+
+// Set accumulates findings, keeping the first of each signature in the
+// order added. Its zero value is empty and ready to use.
+type Set struct {
+	seen map[string]bool
+	list []Finding
+}
+
+// Add adds the findings whose signature is new and reports how many were.
+func (s *Set) Add(fs ...Finding) int {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	n := 0
+	for _, f := range fs {
+		if sig := f.Signature(); !s.seen[sig] {
+			s.seen[sig] = true
+			s.list = append(s.list, f)
+			n++
+		}
+	}
+	return n
+}
+
+// Findings returns the findings kept, in the order added.
+func (s *Set) Findings() []Finding { return s.list }
+
+// Dedup keeps the first finding of each signature, in order.
+func Dedup(fs []Finding) []Finding {
+	var s Set
+	s.Add(fs...)
+	return s.list
+}
