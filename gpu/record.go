@@ -3,8 +3,6 @@ package gpu
 import (
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -20,14 +18,12 @@ const (
 	EnvForce    = "P2PTRACE_FORCE"    // "1": overwrite an existing trace file
 )
 
-// Hash modes of a recording.
+// Hash modes of a recording (trace.PayloadHash).
 const (
-	HashFull   = "full"   // every byte of every payload
-	HashSample = "sample" // at most sampleBytes spread over the payload
-	HashOff    = "off"
+	HashFull   = trace.HashFull   // every byte of every payload
+	HashSample = trace.HashSample // at most trace.HashSampleBytes spread over the payload
+	HashOff    = trace.HashOff
 )
-
-const sampleBytes = 4096
 
 // EventSink receives the events of a recorded run: a trace file's writer
 // (*trace.Writer), or anything that keeps them in memory.
@@ -96,27 +92,7 @@ func (rec *recorder) addPayload(hash uint64, data []byte) {
 	}
 }
 
-func (rec *recorder) hashOf(b []byte) uint64 {
-	switch rec.hash {
-	case HashOff:
-		return 0
-	case HashSample:
-		if len(b) > sampleBytes {
-			d := xxhash.New()
-			step := len(b) / (sampleBytes / 64)
-			for i := 0; i+64 <= len(b); i += step {
-				d.Write(b[i : i+64])
-			}
-			var n [8]byte
-			for i := range n {
-				n[i] = byte(len(b) >> (8 * i))
-			}
-			d.Write(n[:])
-			return d.Sum64() | 1
-		}
-	}
-	return xxhash.Sum64(b) | 1 // never 0, which means "not hashed"
-}
+func (rec *recorder) hashOf(b []byte) uint64 { return trace.PayloadHash(rec.hash, b) }
 
 func (rec *recorder) site(pc uintptr) uint32 {
 	if pc == 0 {
@@ -174,7 +150,7 @@ func (rec *recorder) Completed(op *sim.Op) {
 			ev.HashDone = op.HashPost // the sender waited in the call: unchanged, no second pass
 		case !op.Eager() && op.HashPost != 0:
 			ev.HashDone = rec.hashOf(op.Data)
-			if ev.HashDone != op.HashPost {
+			if trace.Mutated(op.HashPost, ev.HashDone) {
 				rec.mutations = append(rec.mutations, op)
 				// What a receiver reading the buffer at the latest legal moment
 				// gets: with the payload at post, a report can show values.

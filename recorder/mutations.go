@@ -38,7 +38,7 @@ func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
 				continue
 			}
 			delete(pending, ev.Seq)
-			if ev.HashDone != 0 && ev.HashDone != p.hash {
+			if trace.Mutated(p.hash, ev.HashDone) {
 				out = append(out, sim.InFlightMutation(&p.op))
 			}
 		}

@@ -379,7 +379,7 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 			en.Receives++
 			last := int32(-1)
 			for _, k := range byDst[int32(r)] {
-				if k.src == last || k.src == ev.MatchRank || k.comm != p.comm || p.tag != trace.AnyTag && k.tag != p.tag {
+				if k.src == last || k.src == ev.MatchRank || !sim.Accepts(trace.AnySource, int(p.tag), int(p.comm), int(k.src), int(k.tag), int(k.comm)) {
 					continue
 				}
 				last = k.src

@@ -245,7 +245,7 @@ func (d *driver) step(r int) error {
 
 func (d *driver) recordedDone(r int, ev *trace.Event) {
 	c := &d.ranks[r]
-	if ev.Op.IsSend() && ev.HashPost != 0 && ev.HashDone != 0 && ev.HashDone != ev.HashPost {
+	if ev.Op.IsSend() && trace.Mutated(ev.HashPost, ev.HashDone) {
 		d.mutated[opKey{r, ev.Seq}] = true
 	}
 	if op, ok := c.anySource[ev.Seq]; ok {

@@ -64,7 +64,7 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		if sync && !dropped && p.Kind == verdict.Deadlock {
 			for _, bl := range p.Blocked {
 				for _, op := range append([]*sim.Op{bl.Call}, bl.Pending...) {
-					if op.Kind.IsSend() && op.Mode == sim.Standard {
+					if op.Kind.IsSend() && op.Kind != trace.OpStreamSend && op.Mode == sim.Standard { // a stream send is never buffered
 						fs = append(fs, verdict.New(verdict.UnsafeBuffering, []int{op.Rank, op.Peer},
 							fmt.Sprintf("rank %d: %s completes only if the runtime buffers it", op.Rank, sim.Describe(op)), sim.Ref(op, site)))
 						break

@@ -116,19 +116,19 @@ func (op *Op) Waited() bool { return op.waited }
 // Matched returns the peer op this op matched, or nil.
 func (op *Op) Matched() *Op { return op.match }
 
-// Envelope matching: one rule for live runs and replays.
+// Envelope matching: one rule for live runs, replays and check's
+// enumeration of alternatives.
 func envelopeMatches(send, recv *Op) bool {
-	if recv.Comm != send.Comm {
-		return false
-	}
-	if recv.Peer != trace.AnySource && recv.Peer != send.Rank {
-		return false
-	}
 	if recv.Forced && int(recv.ForcedSrc) != send.Rank {
 		return false
 	}
-	if recv.Tag != trace.AnyTag && recv.Tag != send.Tag {
-		return false
-	}
-	return true
+	return Accepts(recv.Peer, recv.Tag, recv.Comm, send.Rank, send.Tag, send.Comm)
+}
+
+// Accepts is the envelope rule: a receive posted for (peer, tag, comm)
+// accepts a message sent by rank src with sendTag on sendComm when the
+// communicators are the same and the source and tag match, AnySource and
+// AnyTag matching any.
+func Accepts(peer, tag, comm, src, sendTag, sendComm int) bool {
+	return comm == sendComm && (peer == trace.AnySource || peer == src) && (tag == trace.AnyTag || tag == sendTag)
 }

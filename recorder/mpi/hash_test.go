@@ -10,33 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/p2ptrace/p2ptrace/internal/mpitest"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
-// goHash is gpu's recorder.hashOf, which the shim must reproduce.
-func goHash(mode string, b []byte) uint64 {
-	switch mode {
-	case "off":
-		return 0
-	case "sample":
-		if len(b) > 4096 {
-			d := xxhash.New()
-			step := len(b) / (4096 / 64)
-			for i := 0; i+64 <= len(b); i += step {
-				d.Write(b[i : i+64])
-			}
-			var n [8]byte
-			for i := range n {
-				n[i] = byte(len(b) >> (8 * i))
-			}
-			d.Write(n[:])
-			return d.Sum64() | 1
-		}
-	}
-	return xxhash.Sum64(b) | 1
-}
+// goHash is the Go recorders' hash (trace.PayloadHash), which the shim must reproduce.
+func goHash(mode string, b []byte) uint64 { return trace.PayloadHash(mode, b) }
 
 var hashLens = []int{0, 1, 3, 4, 7, 8, 15, 16, 31, 32, 33, 63, 64, 100, 4096, 4097, 5000, 65536, 1<<20 + 13}
 

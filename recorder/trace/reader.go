@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
 	"hash/crc32"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -62,9 +63,9 @@ const (
 )
 
 type boltMeta struct {
-	ok             bool
-	pageSize       uint32
-	freelist, pgid uint64
+	ok                   bool
+	pageSize             uint32
+	freelist, pgid, txid uint64
 }
 
 // readMeta parses the meta page at off of the file.
@@ -78,11 +79,18 @@ func readMeta(f *os.File, off int64) (boltMeta, bool) {
 	if flags&boltMetaFlag == 0 || binary.LittleEndian.Uint32(m) != boltMagic {
 		return boltMeta{}, false
 	}
+	// bbolt's own check: FNV-64a of the meta's fields before the checksum.
+	h := fnv.New64a()
+	h.Write(m[:56])
+	if h.Sum64() != binary.LittleEndian.Uint64(m[56:]) {
+		return boltMeta{}, false
+	}
 	return boltMeta{
 		ok:       true,
 		pageSize: binary.LittleEndian.Uint32(m[8:]),
 		freelist: binary.LittleEndian.Uint64(m[32:]),
 		pgid:     binary.LittleEndian.Uint64(m[40:]),
+		txid:     binary.LittleEndian.Uint64(m[48:]),
 	}, true
 }
 
@@ -122,6 +130,16 @@ func precheck(path string) error {
 			return damaged(path, "truncated to %d bytes", size)
 		}
 		return notTrace(path, "not a bbolt database")
+	}
+	// bbolt uses the valid meta of the later transaction; the other one
+	// describes an older state whose freed pages may since hold other data
+	// (a writer killed between commits leaves exactly that).
+	if ok0 && ok1 {
+		if m0.txid >= m1.txid {
+			m1.ok = false
+		} else {
+			m0.ok = false
+		}
 	}
 	for _, m := range []boltMeta{m0, m1} {
 		if !m.ok || m.pageSize < 512 || m.pageSize > 1<<20 {

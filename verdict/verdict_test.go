@@ -1,0 +1,189 @@
+package verdict_test
+
+import (
+	"encoding/json"
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// kindConstants lists the Kind constants declared in kind.go, read from the
+// source so that a kind added there without documentation fails the test.
+func kindConstants(t *testing.T) []verdict.Kind {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "kind.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []verdict.Kind
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Kind" {
+				continue
+			}
+			for _, v := range vs.Values {
+				lit := v.(*ast.BasicLit)
+				kinds = append(kinds, verdict.Kind(lit.Value[1:len(lit.Value)-1]))
+			}
+		}
+	}
+	return kinds
+}
+
+func TestEveryKindIsDocumented(t *testing.T) {
+	consts := kindConstants(t)
+	if len(consts) < 16 {
+		t.Fatalf("found %d kind constants in kind.go: the parser missed them", len(consts))
+	}
+	doors := []string{verdict.DoorLive, verdict.DoorMerge, verdict.DoorReplay, verdict.DoorHarness}
+	seen := map[verdict.Kind]bool{}
+	for _, info := range verdict.Kinds() {
+		if seen[info.Kind] {
+			t.Errorf("%s is listed twice", info.Kind)
+		}
+		seen[info.Kind] = true
+		if info.Meaning == "" || info.Hint == "" || len(info.Doors) == 0 {
+			t.Errorf("%s: meaning %q, hint %q, doors %v: each must be set", info.Kind, info.Meaning, info.Hint, info.Doors)
+		}
+		for _, d := range info.Doors {
+			if !slices.Contains(doors, d) {
+				t.Errorf("%s: unknown door %q", info.Kind, d)
+			}
+		}
+		if !slices.Contains(consts, info.Kind) {
+			t.Errorf("%s is documented but not a constant of kind.go", info.Kind)
+		}
+	}
+	for _, k := range consts {
+		if !seen[k] || !k.Known() || k.Hint() == "" {
+			t.Errorf("kind %s has no documentation in Kinds()", k)
+		}
+	}
+	if verdict.Kind("no-such-kind").Known() {
+		t.Error("an unknown kind is known")
+	}
+}
+
+func TestStuckKinds(t *testing.T) {
+	for _, info := range verdict.Kinds() {
+		want := info.Kind == verdict.Deadlock || info.Kind == verdict.Hang
+		if info.Kind.Stuck() != want {
+			t.Errorf("%s.Stuck() = %v", info.Kind, !want)
+		}
+	}
+}
+
+// sample is one report with every shape of finding the renderers know.
+func sample() verdict.Report {
+	seed := uint64(3)
+	first, start := int64(2), int64(0)
+	deadlock := verdict.New(verdict.Deadlock, []int{0, 1}, "no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0",
+		verdict.OpRef{Rank: 0, Seq: 1, Op: "Send", Peer: 1, Site: "a.go:10", Call: "Send to rank 1 tag 0 (64 bytes)"},
+		verdict.OpRef{Rank: 1, Seq: 1, Op: "Stream.Synchronize", Peer: -1, Site: "a.go:20", Call: "Stream.Synchronize"})
+	deadlock.Cycle = []int{0, 1, 0}
+	deadlock.Blocked = []verdict.Blocked{
+		{Rank: 0, Call: deadlock.Ops[0]},
+		{Rank: 1, Call: deadlock.Ops[1], Waiting: []verdict.OpRef{{Rank: 1, Seq: 0, Op: "Stream.Send", Site: "a.go:19", Call: "Stream.Send to rank 0 (64 bytes)"}}},
+	}
+	deadlock.RevealedBy, deadlock.Seed = "sync", &seed
+	hang := verdict.New(verdict.Hang, []int{2}, "no rank can progress; rank 2 polls without success", verdict.OpRef{Rank: 2, Seq: 7, Op: "Test", Site: "b.go:3", Call: "Test"})
+	hang.Blocked = []verdict.Blocked{{Rank: 2, Call: hang.Ops[0], Polls: true}}
+	hang.Candidates = []string{"rank 0 sent tag 4 to rank 2; rank 2 waits for Irecv from rank 0 tag 3 (8 bytes)"}
+	hang.Cause, hang.Fault = verdict.CauseFault, "drop of rank 0's Send to rank 2"
+	corrupt := verdict.New(verdict.CorruptedData, []int{1, 0}, "rank 1 received data that rank 0 rewrote\nfirst differing element: [2]",
+		verdict.OpRef{Rank: 1, Seq: 3, Op: "Recv", Peer: 0, Tag: 5, Site: "c.go:1"}, verdict.OpRef{Rank: 0, Seq: 4, Op: "Isend", Peer: 1, Tag: 5})
+	corrupt.FirstDiff, corrupt.WindowStart, corrupt.Dtype, corrupt.Got, corrupt.Want = &first, &start, "int32", []string{"1", "2", "9"}, []string{"1", "2", "3"}
+	crash := verdict.New(verdict.Crash, []int{1}, "rank 1 crashed: panic: boom (at d.go:9)", verdict.OpRef{Rank: 1, Seq: 8, Op: "Barrier", Peer: -1, Site: "d.go:8", Call: "Barrier"})
+	return verdict.Report{
+		Findings:  []verdict.Finding{deadlock, hang, corrupt, crash},
+		Ends:      []verdict.RankEnd{{Rank: 0, Last: &deadlock.Ops[0], Why: "the run crashed or was stopped"}, {Rank: 3, Why: "the recording was cut short"}},
+		AnySource: &verdict.Enumeration{Receives: 4, Alternatives: 9, Replayed: 2, Cap: 2, CutShort: true},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n%s", path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+func TestReportTextGolden(t *testing.T) {
+	rep := sample()
+	golden(t, "report.golden", []byte(rep.Text()))
+}
+
+func TestReportJSONGoldenAndRoundTrip(t *testing.T) {
+	rep := sample()
+	js, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.golden.json", append(js, '\n'))
+	var back verdict.Report
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(rep, back); d != "" {
+		t.Errorf("JSON round trip (-want +got):\n%s", d)
+	}
+}
+
+func TestEmptyReport(t *testing.T) {
+	var rep verdict.Report
+	if rep.Text() != "no findings\n" {
+		t.Errorf("text %q", rep.Text())
+	}
+	js, err := rep.JSON()
+	if err != nil || string(js) != "{\n  \"findings\": []\n}" {
+		t.Errorf("JSON %s, %v: want an empty findings array", js, err)
+	}
+}
+
+func TestSetKeepsFirstOfEachSignature(t *testing.T) {
+	op := verdict.OpRef{Rank: 0, Op: "Send", Site: "a.go:1"}
+	a := verdict.New(verdict.Deadlock, []int{0}, "first", op)
+	b := verdict.New(verdict.Deadlock, []int{0}, "same ops, other words", op)
+	c := verdict.New(verdict.Hang, []int{0}, "other kind", op)
+	var s verdict.Set
+	if n := s.Add(a, b); n != 1 {
+		t.Fatalf("added %d of two findings with one signature", n)
+	}
+	if n := s.Add(c, a); n != 1 {
+		t.Fatalf("added %d, want only the new kind", n)
+	}
+	got := s.Findings()
+	if len(got) != 2 || got[0].Message != "first" || got[1].Kind != verdict.Hang {
+		t.Fatalf("%+v", got)
+	}
+	if d := verdict.Dedup([]verdict.Finding{a, b, c}); len(d) != 2 || d[0].Message != "first" {
+		t.Fatalf("Dedup %+v", d)
+	}
+}
