@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -185,5 +186,19 @@ func TestSetKeepsFirstOfEachSignature(t *testing.T) {
 	}
 	if d := verdict.Dedup([]verdict.Finding{a, b, c}); len(d) != 2 || d[0].Message != "first" {
 		t.Fatalf("Dedup %+v", d)
+	}
+}
+
+// TestREADMEListsEveryKind: the README's table of kinds is Kinds(), row for row.
+func TestREADMEListsEveryKind(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range verdict.Kinds() {
+		row := "| `" + string(k.Kind) + "` | " + k.Meaning + " | "
+		if !strings.Contains(string(b), row) {
+			t.Errorf("README lacks the row of %s (or it differs from verdict.Kinds):\n%s", k.Kind, row)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/p2ptrace/p2ptrace/verdict"
 	"io"
 	"sort"
 	"strconv"
@@ -77,25 +78,29 @@ type jsonOp struct {
 }
 
 type showJSON struct {
-	Path          string        `json:"path"`
-	FormatVersion int           `json:"format_version"`
-	Status        trace.Status  `json:"status"`
-	Incomplete    bool          `json:"incomplete"`
-	Message       string        `json:"message,omitempty"`
-	Command       []string      `json:"command"`
-	ToolVersion   string        `json:"tool_version"`
-	Backend       string        `json:"backend"`
-	EagerLimit    int64         `json:"eager_limit"`
-	LatencyNS     int64         `json:"latency_ns"`
-	BandwidthBps  float64       `json:"bandwidth_bytes_per_s"`
-	Seed          uint64        `json:"seed"`
-	HashMode      string        `json:"hash"`
-	StartUnixNano int64         `json:"start_unix_ns"`
-	EndUnixNano   int64         `json:"end_unix_ns"`
-	Ranks         int           `json:"ranks"`
-	Events        int64         `json:"events"`
-	PerRank       []rankSummary `json:"per_rank"`
-	Ops           []jsonOp      `json:"ops,omitempty"`
+	Path          string       `json:"path"`
+	FormatVersion int          `json:"format_version"`
+	Status        trace.Status `json:"status"`
+	Incomplete    bool         `json:"incomplete"`
+	Message       string       `json:"message,omitempty"`
+	// Findings are those the recording made, structured (FindingsVersion
+	// 0: an older trace, whose findings are prose in Message).
+	Findings        []verdict.Finding `json:"findings,omitempty"`
+	FindingsVersion int               `json:"findings_version,omitempty"`
+	Command         []string          `json:"command"`
+	ToolVersion     string            `json:"tool_version"`
+	Backend         string            `json:"backend"`
+	EagerLimit      int64             `json:"eager_limit"`
+	LatencyNS       int64             `json:"latency_ns"`
+	BandwidthBps    float64           `json:"bandwidth_bytes_per_s"`
+	Seed            uint64            `json:"seed"`
+	HashMode        string            `json:"hash"`
+	StartUnixNano   int64             `json:"start_unix_ns"`
+	EndUnixNano     int64             `json:"end_unix_ns"`
+	Ranks           int               `json:"ranks"`
+	Events          int64             `json:"events"`
+	PerRank         []rankSummary     `json:"per_rank"`
+	Ops             []jsonOp          `json:"ops,omitempty"`
 }
 
 func runShow(f *factory, opts *showOptions) error {
@@ -110,7 +115,7 @@ func runShow(f *factory, opts *showOptions) error {
 	h := r.Header()
 	doc := showJSON{
 		Path: opts.Path, FormatVersion: h.FormatVersion, Status: h.Status, Incomplete: r.Incomplete(),
-		Message: h.Message, Command: h.Command, ToolVersion: h.ToolVersion, Backend: h.Backend,
+		Message: h.Message, Findings: h.Findings, FindingsVersion: h.FindingsVersion, Command: h.Command, ToolVersion: h.ToolVersion, Backend: h.Backend,
 		EagerLimit: h.EagerLimit, LatencyNS: h.LatencyNS, BandwidthBps: h.BandwidthBps, Seed: h.Seed,
 		HashMode: h.HashMode, StartUnixNano: h.StartUnixNano, EndUnixNano: h.EndUnixNano, Ranks: r.Ranks(),
 	}
@@ -229,6 +234,10 @@ func printSummary(w io.Writer, d *showJSON) {
 	fmt.Fprintf(tw, "ranks:\t%d\n", d.Ranks)
 	fmt.Fprintf(tw, "events:\t%d\n", d.Events)
 	tw.Flush()
+	if len(d.Findings) > 0 {
+		rep := verdict.Report{Findings: d.Findings}
+		fmt.Fprintf(w, "\nfindings while recording: %s", rep.Text())
+	}
 
 	// Op counts: a column per op that occurs, in op order.
 	seen := map[string]trace.Op{}
