@@ -194,7 +194,9 @@ const (
 	ErrInvalid               // invalid argument (rank, tag, count...)
 )
 
-var errNames = [...]string{ErrNone: "", ErrTruncate: "truncation", ErrTypeMismatch: "type-mismatch", ErrCountMismatch: "count-mismatch", ErrReadyNoRecv: "ready-without-recv", ErrStuck: "stuck", ErrFreedActive: "freed-while-active", ErrInvalid: "invalid"}
+// The names of op errors that are kinds of finding are those kinds (package verdict).
+var errNames = [...]string{ErrNone: "", ErrTruncate: string(verdict.Truncation), ErrTypeMismatch: string(verdict.TypeMismatch), ErrCountMismatch: string(verdict.CountMismatch),
+	ErrReadyNoRecv: string(verdict.ReadyWithoutRecv), ErrStuck: "stuck", ErrFreedActive: "freed-while-active", ErrInvalid: "invalid"}
 
 func (c ErrCode) String() string {
 	if int(c) < len(errNames) {
