@@ -67,6 +67,7 @@ type world struct {
 	stuck    bool
 	results  []error
 	rec      *recorder
+	force    *forcedMatch
 }
 
 // Launch runs fn once per rank on the simulated backend and returns when every
@@ -116,6 +117,7 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		finished: make(chan struct{}),
 		results:  make([]error, ranks),
 		rec:      rec,
+		force:    cfg.force,
 	}
 	w.current.Store(-1)
 	for i := range ranks {

@@ -20,6 +20,14 @@ type config struct {
 	observer    sim.Observer
 	sink        EventSink
 	payloads    bool // RecordPayloads
+	force       *forcedMatch
+}
+
+// forcedMatch restricts one AnySource receive to one sender (ForceMatch).
+type forcedMatch struct {
+	rank int
+	seq  uint64
+	src  int
 }
 
 func defaultConfig() config {
@@ -50,3 +58,12 @@ func WallTimeout(d time.Duration) Option { return func(c *config) { c.wallTimeou
 
 // WithObserver lets a recorder see every op the engine processes.
 func WithObserver(o sim.Observer) Option { return func(c *config) { c.observer = o } }
+
+// ForceMatch restricts rank's AnySource receive number seq (its op sequence
+// number, as a trace and check name it) to messages from rank src: the
+// program runs as it would if src's message had come first. check re-runs a
+// program this way to judge a message race (p2ptrace record --force-match,
+// and harness.Run's check battery).
+func ForceMatch(rank int, seq uint64, src int) Option {
+	return func(c *config) { c.force = &forcedMatch{rank, seq, src} }
+}

@@ -87,6 +87,9 @@ func (r *Rank) newOp(kind trace.Op) *sim.Op {
 func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim.Op {
 	op := r.newOp(kind)
 	op.Peer, op.Tag, op.Site = peer, tag, pc
+	if f := r.w.force; f != nil && peer == AnySource && f.rank == r.id && f.seq == op.Seq && kind.IsRecv() {
+		op.Forced, op.ForcedSrc = true, int32(f.src)
+	}
 	if buf != nil {
 		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
 	}

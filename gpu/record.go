@@ -16,6 +16,9 @@ const (
 	EnvSeed     = "P2PTRACE_SEED"     // scheduler seed, overriding the program's
 	EnvPayloads = "P2PTRACE_PAYLOADS" // "1": store payloads (size-capped)
 	EnvForce    = "P2PTRACE_FORCE"    // "1": overwrite an existing trace file
+	// EnvForceMatch, "RANK:SEQ=SRC": restrict one AnySource receive to one
+	// sender (ForceMatch), for check's re-runs of a recorded program.
+	EnvForceMatch = "P2PTRACE_FORCE_MATCH"
 )
 
 // Hash modes of a recording (trace.PayloadHash).

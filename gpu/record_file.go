@@ -35,6 +35,13 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 		}
 		cfg.seed = n
 	}
+	if v := os.Getenv(EnvForceMatch); v != "" {
+		var f forcedMatch
+		if _, err := fmt.Sscanf(v, "%d:%d=%d", &f.rank, &f.seq, &f.src); err != nil || f.rank < 0 || f.src < 0 {
+			return nil, fmt.Errorf("gpu: %s=%q: want RANK:SEQ=SRC", EnvForceMatch, v)
+		}
+		cfg.force = &f
+	}
 	hdr := trace.Header{
 		Command: os.Args, WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,
 		LatencyNS: int64(cfg.latency), BandwidthBps: cfg.bandwidth, Seed: cfg.seed, HashMode: hash,

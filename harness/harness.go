@@ -142,7 +142,11 @@ func Run(t testing.TB, ranks int, fn func(r *gpu.Rank) error, opts ...Option) []
 			}
 			if sig := col.Signature(); !seen[sig] {
 				seen[sig] = true
-				runs = append(runs, checked{seed, col})
+				var live []verdict.Finding
+				if f != nil {
+					live = f.Findings
+				}
+				runs = append(runs, checked{seed, col, live})
 			}
 		}
 	}
@@ -160,7 +164,7 @@ func Run(t testing.TB, ranks int, fn func(r *gpu.Rank) error, opts ...Option) []
 			t.Logf("harness: %d distinct fault-free runs, %d checked (harness.MaxChecks)", len(runs), limit)
 			break
 		}
-		fs, err := battery(ranks, run, &known)
+		fs, err := battery(ranks, fn, &c, run, &known)
 		if err != nil {
 			t.Fatalf("harness: checking seed %d: %v", run.seed, err)
 			return nil
@@ -221,8 +225,9 @@ func runOnce(ranks int, fn func(*gpu.Rank) error, c *config, specs []faults.Spec
 	return f
 }
 
-func launch(ranks int, fn func(*gpu.Rank) error, c *config, inj faults.Injector, seed uint64, sink gpu.EventSink) error {
+func launch(ranks int, fn func(*gpu.Rank) error, c *config, inj faults.Injector, seed uint64, sink gpu.EventSink, extra ...gpu.Option) error {
 	opts := append(slices.Clone(c.launch), gpu.Seed(seed), gpu.Faults(inj), gpu.WallTimeout(c.timeout))
+	opts = append(opts, extra...)
 	if sink != nil {
 		opts = append(opts, gpu.RecordTo(sink))
 	}
@@ -232,6 +237,9 @@ func launch(ranks int, fn func(*gpu.Rank) error, c *config, inj faults.Injector,
 // findingsOf is a live run's findings: the RunError's, or no-progress for
 // a rank that stopped calling the runtime.
 func findingsOf(err error) []verdict.Finding {
+	if err == nil {
+		return nil
+	}
 	var re *gpu.RunError
 	if errors.As(err, &re) {
 		return re.Findings
@@ -255,16 +263,18 @@ func kindsOf(err error) []string {
 type checked struct {
 	seed uint64
 	col  *replay.Collector
+	live []verdict.Finding // the run's own findings
 }
 
 // battery runs check's battery (as recorded, sync, mutate, delay seeds,
 // every AnySource alternative: replay.Check) on a fault-free run's events
 // and returns a Failure for each finding not yet known (live runs' and
 // earlier batteries'), adding it to known.
-func battery(ranks int, run checked, known *verdict.Set) ([]Failure, error) {
+func battery(ranks int, fn func(*gpu.Rank) error, c *config, run checked, known *verdict.Set) ([]Failure, error) {
 	events := run.col.Events(ranks)
 	open := func() (replay.Source, error) { return events.Source(), nil }
-	res, err := replay.Check(open, run.col.Config(), run.col.Site, replay.CheckOptions{})
+	rerun := func(m replay.ForcedMatch) (replay.RerunOutcome, error) { return rerunForced(ranks, fn, c, run, m), nil }
+	res, err := replay.Check(open, run.col.Config(), run.col.Site, replay.CheckOptions{Rerun: rerun})
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +292,44 @@ func battery(ranks int, run checked, known *verdict.Set) ([]Failure, error) {
 		out = append(out, fl)
 	}
 	return out, nil
+}
+
+// rerunForced re-runs fn as the checked run ran, with one AnySource
+// receive forced to the alternative sender: a race is a bug when the
+// program fails that way (its own error, a crash, a hang, any finding the
+// checked run did not have).
+func rerunForced(ranks int, fn func(*gpu.Rank) error, c *config, run checked, m replay.ForcedMatch) replay.RerunOutcome {
+	col := replay.NewCollector()
+	err := launch(ranks, fn, c, nil, run.seed, col, gpu.ForceMatch(m.Rank, m.Seq, m.Src))
+	if errors.Is(err, gpu.ErrWatchdog) {
+		return replay.RerunOutcome{Failed: true, Evidence: err.Error()}
+	}
+	if src, _, ok := col.Matched(m.Rank, m.Seq); !ok || src != m.Src {
+		if err == nil {
+			return replay.RerunOutcome{Illegal: true}
+		}
+	}
+	var old verdict.Set
+	old.Add(run.live...)
+	var out replay.RerunOutcome
+	for _, f := range findingsOf(err) {
+		if old.Add(f) > 0 {
+			out.Findings = append(out.Findings, f)
+		}
+	}
+	if len(out.Findings) > 0 {
+		out.Failed = true
+		var parts []string
+		for _, f := range out.Findings {
+			p := string(f.Kind) + ": " + strings.SplitN(f.Message, "\n", 2)[0]
+			if len(f.Ops) > 0 && f.Ops[0].Site != "" {
+				p += " at " + f.Ops[0].Site
+			}
+			parts = append(parts, p)
+		}
+		out.Evidence = strings.Join(parts, "; ")
+	}
+	return out
 }
 
 // shrink reduces the concrete injections of a failing run to a minimal set

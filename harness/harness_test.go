@@ -452,3 +452,74 @@ func TestAnySourceOrderAssumedIsMessageRace(t *testing.T) {
 	}
 	t.Fatalf("no message-race in %+v", fs)
 }
+
+// anySourceAssumesData: rank 0 receives twice from any rank and assumes the
+// first message is rank 1's. The calls are the same in either order (the
+// model replay of the other order is clean); only the data differs.
+func anySourceAssumesData(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Int32, 1)
+	if r.ID() == 0 {
+		var got []int32
+		for range 2 {
+			if _, err := r.Recv(b, gpu.AnySource, 0); err != nil { // culprit: recv-data
+				return err
+			}
+			got = append(got, b.Int32s()[0])
+		}
+		if got[0] != 1 {
+			return fmt.Errorf("rank 0: first message %d, want rank 1's", got[0])
+		}
+		return nil
+	}
+	b.Int32s()[0] = int32(r.ID())
+	return r.Send(b, 0, 0)
+}
+
+// anySourceEitherOrder: the same exchange, correct whatever the order.
+func anySourceEitherOrder(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Int32, 1)
+	if r.ID() == 0 {
+		for range 2 {
+			st, err := r.Recv(b, gpu.AnySource, 0)
+			if err != nil {
+				return err
+			}
+			if int(b.Int32s()[0]) != st.Source {
+				return fmt.Errorf("rank 0: rank %d's message says %d", st.Source, b.Int32s()[0])
+			}
+		}
+		return nil
+	}
+	b.Int32s()[0] = int32(r.ID())
+	return r.Send(b, 0, 0)
+}
+
+// TestRaceJudgedByRerunningTheProgram: a race whose other order replays
+// cleanly in the model is judged by re-running the function with that match
+// forced: the program's own check fails, so it is a message-race with the
+// evidence; the correct version is no finding at all.
+func TestRaceJudgedByRerunningTheProgram(t *testing.T) {
+	tb := &captureTB{TB: t}
+	fs := harness.Run(tb, 3, anySourceAssumesData, harness.Seeds(1))
+	line := fmt.Sprintf("harness_test.go:%d", scenariotest.MarkerLine(t, "harness_test.go", "recv-data"))
+	var race *verdict.Finding
+	for _, f := range fs {
+		for i := range f.Findings {
+			if f.Findings[i].Kind == verdict.MessageRace {
+				race = &f.Findings[i]
+			}
+		}
+	}
+	if race == nil || race.Ops[0].Site != line || race.Ranks[0] != 0 ||
+		!strings.Contains(race.Message, "re-run with this match forced, the program failed: rank-error: rank 0 returned an error: rank 0: first message 2, want rank 1's") {
+		t.Fatalf("want a message-race at %s with the re-run's evidence; got %+v\n%v", line, fs, tb.errs)
+	}
+	if len(tb.errs) != 1 || !strings.Contains(tb.errs[0], "message-race") {
+		t.Fatalf("the test must fail with the race: %v", tb.errs)
+	}
+
+	clean := &captureTB{TB: t}
+	if fs := harness.Run(clean, 3, anySourceEitherOrder, harness.Seeds(4)); len(fs) != 0 || len(clean.errs) != 0 {
+		t.Fatalf("a correct AnySource exchange has failures: %+v %v", fs, clean.errs)
+	}
+}

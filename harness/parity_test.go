@@ -26,7 +26,7 @@ var parityCases = [][]string{
 	{"wrong-rank"}, {"wrong-tag"}, {"send-no-recv"}, {"send-no-recv", "-bytes", "4096"},
 	{"isend-mutate"}, {"isend-nowait"}, {"isend-nowait", "-mode", "leak"}, {"isend-nowait", "-mode", "free"},
 	{"irecv-read-early"}, {"matrix-scatter"}, {"pipeline-chunks"}, {"pipeline-chunks", "-chunks", "8"},
-	{"anysource-race"}, {"nccl-headtohead"}, {"nccl-headtohead", "-n", "1048576"}, {"nccl-group"},
+	{"anysource-race"}, {"anysource-assume"}, {"nccl-headtohead"}, {"nccl-headtohead", "-n", "1048576"}, {"nccl-group"},
 	{"nccl-count-mismatch"}, {"ring", "-ranks", "3", "-iters", "4", "-bytes", "1048576"},
 }
 
@@ -59,7 +59,9 @@ func TestDoorsGiveOneVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := replay.CheckTrace(tr, replay.CheckOptions{})
+		var opts replay.CheckOptions
+		opts.Rerun, opts.NoRerun = recorder.Rerunner(context.Background(), tr)
+		rep, err := replay.CheckTrace(tr, opts)
 		tr.Close()
 		if err != nil {
 			t.Fatalf("check %s: %v", id, err)

@@ -38,8 +38,13 @@ type Options struct {
 	Hash     string // full, sample, off ("" = full)
 	Eager    int64  // eager limit override; 0 = the program's
 	Seed     *uint64
-	Stdout   io.Writer // the program's output
-	Stderr   io.Writer
+	// ForceMatch, "RANK:SEQ=SRC", restricts one AnySource receive to one
+	// sender (check's re-runs of a recorded program).
+	ForceMatch string
+	// Dir is the working directory of the program ("" = p2ptrace's).
+	Dir    string
+	Stdout io.Writer // the program's output
+	Stderr io.Writer
 }
 
 // Record builds (if needed) and runs the program with recording switched on,
@@ -85,6 +90,14 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	if o.Seed != nil {
 		cmd.Env = append(cmd.Env, gpu.EnvSeed+"="+strconv.FormatUint(*o.Seed, 10))
 	}
+	if o.ForceMatch != "" {
+		cmd.Env = append(cmd.Env, gpu.EnvForceMatch+"="+o.ForceMatch)
+	}
+	cmd.Dir = o.Dir
+	binary, err := fileHash(exe)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, o.Program, err)
 	}
@@ -120,6 +133,9 @@ wait:
 			return nil, fmt.Errorf("%w: %s: %v, and it wrote no trace (did it call gpu.Launch?)", ErrProgramFailed, o.Program, runErr)
 		}
 		return nil, fmt.Errorf("%w: %s ran, but wrote no trace: it must call gpu.Launch", ErrNoCalls, o.Program)
+	}
+	if err := setRerun(out, o, binary); err != nil {
+		return nil, err
 	}
 	sum, err := Summarize(out)
 	if err != nil {

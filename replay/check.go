@@ -168,12 +168,50 @@ type CheckOptions struct {
 	// Progress, if set, is called after each replay with the replays done
 	// and the total.
 	Progress func(done, total int)
+	// Rerun, if set, re-executes the real program with one AnySource match
+	// forced (see Rerunner): a race whose model replay is clean is judged by
+	// it. Without it such a race is unconfirmed (NoRerun says why).
+	Rerun Rerunner
+	// NoRerun says why races cannot be re-run when Rerun is nil ("" : the
+	// trace has no way to re-run its program).
+	NoRerun string
+	// MaxReruns caps the re-runs (0 means MaxReruns).
+	MaxReruns int
+	// Strict makes an unconfirmed race a finding.
+	Strict bool
+}
+
+// MaxReruns is how many re-executions of the real program one check runs at
+// most: one per distinct (receive call site, alternative sender's call
+// site) whose model replay was clean.
+const MaxReruns = 16
+
+// Rerunner re-executes the recorded program with the receive m names
+// forced to match m.Src, and says how that run ended.
+type Rerunner func(m ForcedMatch) (RerunOutcome, error)
+
+// RerunOutcome is how a re-execution with a forced match ended.
+type RerunOutcome struct {
+	// Illegal: the forced receive never matched the forced sender in the
+	// real run: no evidence either way.
+	Illegal bool
+	// Failed: the program failed: a non-zero exit, an abort or MPI error,
+	// a hang, or findings the recorded run did not have.
+	Failed bool
+	// Evidence says how it failed: the exit status, the first error line,
+	// the new findings' kinds and lines.
+	Evidence string
+	// Findings are those of the re-run the recording did not have.
+	Findings []Finding
 }
 
 // CheckResult is what Check found.
 type CheckResult struct {
 	Findings  []Finding
 	AnySource Enumeration
+	// Notes are what check found and is no finding: nondeterministic
+	// receives whose alternatives all ran clean, races left unconfirmed.
+	Notes []string
 }
 
 // Check runs the standard battery: as recorded, sync, mutate, delay over
@@ -230,12 +268,21 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			}
 			specs = []faults.Spec{s}
 		}
-		fs, err := Explore(open, base, site, specs, 0, st.seeds, func(int) { tick() })
-		if err != nil {
-			return nil, err
+		for seed := range st.seeds {
+			fs, err := Run(open, base, site, specs, uint64(seed))
+			if err != nil {
+				return nil, err
+			}
+			tick()
+			// A race is a bug when the other order fails: in a run where
+			// nothing else went wrong it is judged by the forced matches.
+			if !slices.ContainsFunc(fs, notRace) {
+				fs = nil
+			}
+			all.Add(fs...)
 		}
-		all.Add(fs...)
 	}
+	var clean []cleanRace // forced matches whose model replay is clean
 	for _, a := range alts {
 		cfg := base
 		cfg.Force = &a
@@ -252,9 +299,113 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			en.Illegal++
 			continue
 		}
-		all.Add(fs...)
+		if slices.ContainsFunc(fs, notRace) {
+			all.Add(fs...) // the other order hangs or errs in the model
+			continue
+		}
+		for _, f := range fs {
+			clean = append(clean, cleanRace{a, f})
+		}
 	}
-	return &CheckResult{Findings: all.Findings(), AnySource: en}, nil
+	notes, err := judgeRaces(clean, opts, &all)
+	if err != nil {
+		return nil, err
+	}
+	return &CheckResult{Findings: all.Findings(), AnySource: en, Notes: notes}, nil
+}
+
+func notRace(f Finding) bool { return f.Kind != verdict.MessageRace }
+
+// cleanRace is a forced match whose model replay showed the race alone.
+type cleanRace struct {
+	match ForcedMatch
+	race  Finding
+}
+
+// judgeRaces settles the races whose model replay was clean by re-running
+// the program (opts.Rerun), deduplicated by (receive site, alternative
+// sender's site) and capped at opts.MaxReruns: a failed re-run is a
+// message-race finding with its evidence, added to all; receives whose
+// re-runs were all clean, and races left unjudged, are notes.
+func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]string, error) {
+	limit := opts.MaxReruns
+	if limit <= 0 {
+		limit = MaxReruns
+	}
+	type key struct{ recv, alt string }
+	seen := map[key]bool{}
+	type perRecv struct {
+		at          string
+		clean, left int
+	}
+	var order []string
+	recvs := map[string]*perRecv{}
+	reruns := 0
+	for _, c := range races {
+		recvSite, altSite := c.race.Ops[0].Site, ""
+		if n := len(c.race.Ops); n > 1 {
+			altSite = c.race.Ops[n-1].Site
+		}
+		k := key{recvSite, altSite}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		recv := fmt.Sprintf("rank %d's %s%s", c.race.Ops[0].Rank, c.race.Ops[0].Op, atSite(recvSite))
+		pr := recvs[recv]
+		if pr == nil {
+			pr = &perRecv{at: recv}
+			recvs[recv] = pr
+			order = append(order, recv)
+		}
+		if opts.Rerun == nil || reruns >= limit {
+			pr.left++
+			if opts.Strict {
+				f := c.race
+				f.Message += "\nunconfirmed: the model replay of this order is clean, and the program could not be re-run to judge it"
+				all.Add(f)
+			}
+			continue
+		}
+		reruns++
+		o, err := opts.Rerun(c.match)
+		if err != nil {
+			return nil, fmt.Errorf("re-running the program with --force-match %s: %w", c.match, err)
+		}
+		switch {
+		case o.Illegal:
+			pr.left++
+		case o.Failed:
+			f := c.race
+			f.RevealedBy = "--force-match " + c.match.String() + " (re-run)"
+			f.Message += "\nre-run with this match forced, the program failed: " + o.Evidence
+			all.Add(f)
+			for _, g := range o.Findings { // what the program did in that order
+				g.RevealedBy, g.Seed = f.RevealedBy, nil
+				all.Add(g)
+			}
+		default:
+			pr.clean++
+		}
+	}
+	var notes []string
+	for _, recv := range order {
+		pr := recvs[recv]
+		switch {
+		case pr.clean > 0 && pr.left == 0:
+			notes = append(notes, fmt.Sprintf("%s is nondeterministic: %d alternative(s) re-run, all clean", pr.at, pr.clean))
+		case pr.left > 0:
+			why := opts.NoRerun
+			if opts.Rerun != nil {
+				why = fmt.Sprintf("past the cap of %d re-runs (--max-reruns), or the forced match did not happen in the real run", limit)
+			}
+			if why == "" {
+				why = "the trace does not say how to re-run its program"
+			}
+			notes = append(notes, fmt.Sprintf("unconfirmed race: %s can match %d other sender(s) and the model replays those orders cleanly; only a re-run of the program can judge what it does with the data, and none ran (%s)", pr.at, pr.left, why))
+		}
+	}
+	return notes, nil
 }
 
 // CheckTrace is check's whole verdict on a trace file: the findings the
@@ -273,7 +424,7 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Findings: set.Findings(), Ends: ends, AnySource: &res.AnySource}, nil
+	return &Report{Findings: set.Findings(), Ends: ends, AnySource: &res.AnySource, Notes: res.Notes}, nil
 }
 
 // ForcedMatch names an AnySource receive, by (Rank, Seq), and the sender

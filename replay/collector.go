@@ -95,3 +95,17 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// Matched returns the rank and seq of the send that rank r's op seq
+// matched, from its Done event (ok false if it never completed).
+func (c *Collector) Matched(r int, seq uint64) (rank int, sendSeq uint64, ok bool) {
+	if r < 0 || r >= len(c.ev) {
+		return 0, 0, false
+	}
+	for i := range c.ev[r] {
+		if e := &c.ev[r][i]; e.Kind == trace.KindDone && e.Seq == seq {
+			return int(e.MatchRank), e.MatchSeq, e.MatchRank >= 0
+		}
+	}
+	return 0, 0, false
+}

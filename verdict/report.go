@@ -47,6 +47,9 @@ type Report struct {
 	// AnySource is how check enumerated the alternative matches of
 	// AnySource receives (nil for a replay).
 	AnySource *Enumeration `json:"anysource,omitempty"`
+	// Notes are what is worth knowing and no finding (a nondeterministic
+	// receive whose alternatives all ran clean, a race left unconfirmed).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Text renders the report for people: a count line, then each finding.
@@ -72,6 +75,9 @@ func (r *Report) Text() string {
 			}
 			fmt.Fprintf(&b, ": %s\n", e.Why)
 		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\nnote: %s\n", n)
 	}
 	if e := r.AnySource; e != nil && e.CutShort {
 		fmt.Fprintf(&b, "\nnote: the AnySource alternatives were cut short: %d of %d replayed (the cap is %d forced replays)\n", e.Replayed, e.Alternatives, e.Cap)

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/p2ptrace/p2ptrace/recorder"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 type checkOptions struct {
 	json      bool
 	maxForced int
+	maxReruns int
+	noRerun   bool
+	strict    bool
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -27,32 +32,55 @@ is no legal execution is dropped; a finding it shows is revealed by
 forced replays run (--max-forced sets another cap: each replays the whole
 trace, so lower it for a big trace in CI); the report says when the cap cut
 the enumeration short, and then each rank's messages also arrive late in
-turn. Print the findings deduplicated: first those the recording itself made
+turn.
+
+A message race is a finding when the other order hangs or errs in the model
+replay. When the model replays it cleanly, only the program can say what it
+does with the data: check re-runs the recorded program (p2ptrace record notes
+how: program, arguments, directory, and the executable's hash) with that one
+match forced (record --force-match). A failed re-run (non-zero exit, crash,
+hang, or findings the recording did not have) is a message-race finding with
+the evidence; receives whose re-runs were all clean are a note. Re-runs are
+deduplicated by (receive line, other sender's line) and capped at
+--max-reruns (default %d); each costs one run of the program. When the program
+changed or is gone, for MPI traces (not yet supported), or with --no-rerun,
+such a race is reported as unconfirmed (a note; --strict makes it a finding).
+
+Print the findings deduplicated: first those the recording itself made
 (a crash, an in-flight mutation, the hang a live run stopped at), then the
 battery's. For a trace cut short, the report says where each unfinished
 rank's record ends: what was pending there is not a finding.
 
-Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays),
+Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays, replay.MaxReruns),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
   p2ptrace check --json trace.db | jq '.findings[].kind'
-  p2ptrace check --max-forced 16 big.db`,
+  p2ptrace check --max-forced 16 big.db
+  p2ptrace check --no-rerun --strict race.db`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.maxForced < 1 {
 				return usageErrorf("--max-forced %d: want at least 1 forced replay", o.maxForced)
+			}
+			if o.maxReruns < 1 {
+				return usageErrorf("--max-reruns %d: want at least 1 re-run (--no-rerun turns them off)", o.maxReruns)
 			}
 			tr, err := openReplay(f, args[0])
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
+			copts := replay.CheckOptions{MaxForced: o.maxForced, MaxReruns: o.maxReruns, Strict: o.strict, NoRerun: "--no-rerun"}
+			if !o.noRerun {
+				copts.Rerun, copts.NoRerun = recorder.Rerunner(context.Background(), tr)
+			}
 			var bar *progress
-			rep, err := replay.CheckTrace(tr, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
+			copts.Progress = func(done, total int) {
 				if bar == nil {
 					bar = newProgress(f.Err, total, "checking", o.json)
 				}
 				bar.set(done)
-			}})
+			}
+			rep, err := replay.CheckTrace(tr, copts)
 			if bar != nil {
 				bar.finish()
 			}
@@ -64,5 +92,8 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	cmd.Flags().IntVar(&o.maxForced, "max-forced", replay.MaxForcedReplays, "the most forced-match replays to run")
+	cmd.Flags().IntVar(&o.maxReruns, "max-reruns", replay.MaxReruns, "the most re-runs of the program to judge races")
+	cmd.Flags().BoolVar(&o.noRerun, "no-rerun", false, "never re-run the program: races only a re-run could judge are unconfirmed")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "report unconfirmed races as findings")
 	return cmd
 }

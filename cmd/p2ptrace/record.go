@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p2ptrace/p2ptrace/recorder"
+	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 type recordOptions struct {
@@ -19,6 +20,7 @@ type recordOptions struct {
 	hash     string
 	eager    int64
 	seed     uint64
+	match    string // --force-match
 
 	// MPI programs (-n).
 	ranks       int
@@ -72,7 +74,12 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 				}
 			}
 			opts := recorder.Options{Program: args[0], Args: args[1:], Output: o.output, Force: o.force,
-				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, Stdout: f.Out, Stderr: f.Err}
+				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, ForceMatch: o.match, Stdout: f.Out, Stderr: f.Err}
+			if o.match != "" {
+				if _, err := replay.ParseForcedMatch(o.match); err != nil {
+					return usageErrorf("--force-match: %v", err)
+				}
+			}
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &o.seed
 			}
@@ -87,6 +94,7 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	cmd.Flags().StringVar(&o.hash, "hash", "full", "payload hashing: full, sample or off")
 	cmd.Flags().Int64Var(&o.eager, "eager", 0, "eager limit in bytes (0: the program's own)")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "scheduler seed (default: the program's own)")
+	cmd.Flags().StringVar(&o.match, "force-match", "", "restrict one AnySource receive to one sender: RANK:SEQ=SRC (check re-runs programs this way)")
 	cmd.Flags().IntVarP(&o.ranks, "np", "n", 0, "MPI: run PROGRAM as this many ranks under mpirun")
 	cmd.Flags().StringVar(&o.mpirun, "mpirun", "mpirun", "MPI: the launcher (Open MPI's mpirun)")
 	cmd.Flags().StringVar(&o.mpiArgs, "mpi-args", "", "MPI: extra launcher arguments, split like a shell would")

@@ -262,14 +262,11 @@ var MPIScenarios = []MPIScenario{
 	{Name: "pipeline-chunks", Ranks: 2, Args: []string{"8"}, Record: complete, Plain: PlainOK},
 	{Name: "pipeline-chunks-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "pipeline-chunks"},
 
-	// anysource-race: clean as recorded; delaying one sender's messages makes
-	// rank 0's AnySource receive match the other sender: a message race.
-	// Ranks: the receiver 0, then the recorded and the replayed sender; ops:
-	// the receive and both candidate sends (one line in the senders' code).
-	{Name: "anysource-race", Ranks: 3, Record: complete, Plain: PlainOK,
-		Check: []MPIVerdict{
-			find("delay", verdict.MessageRace, []int{0, 1, 2}, "recv-any", "send"),
-		}},
+	// anysource-race: rank 0's AnySource receive can match either sender,
+	// and the program is correct whatever the order: the model replays the
+	// other order cleanly, so only a re-run could judge it (not supported
+	// for MPI yet): an unconfirmed race, a note, no finding.
+	{Name: "anysource-race", Ranks: 3, Record: complete, Plain: PlainOK},
 	{Name: "anysource-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "anysource-race"},
 
 	// What real codes do, correct.

@@ -213,6 +213,14 @@ type Site struct {
 	Line     int
 }
 
+// Rerun is what a re-run of a recorded program needs.
+type Rerun struct {
+	Program string   `json:"program"` // the program as given: a Go main package directory or an executable, absolute
+	Args    []string `json:"args"`
+	Dir     string   `json:"dir"`    // the working directory it ran in
+	Binary  string   `json:"binary"` // SHA-256 of the executable that ran (hex): a changed program is not re-run
+}
+
 // Status of a whole recording, kept in the header.
 type Status string
 
@@ -248,6 +256,10 @@ type Header struct {
 	// (verdict.Version; 0: none stored, an older trace).
 	Findings        []verdict.Finding `json:"findings,omitempty"`
 	FindingsVersion int               `json:"findings_version,omitempty"`
+	// Rerun says how to run the recorded program again: check re-runs it
+	// with one AnySource match forced to judge a message race. Set by
+	// p2ptrace record; nil when the trace does not know.
+	Rerun *Rerun `json:"rerun,omitempty"`
 	// Events and RankEvents count the events written, set when the recording ends.
 	Events     int64   `json:"events"`
 	RankEvents []int64 `json:"rank_events,omitempty"`

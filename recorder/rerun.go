@@ -1,0 +1,164 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// fileHash is the SHA-256 of a file, in hex.
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// setRerun stores in the trace's header what a re-run of the program needs.
+func setRerun(path string, o Options, binary string) error {
+	prog, err := filepath.Abs(o.Program)
+	if err != nil {
+		return err
+	}
+	dir := o.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		return err
+	}
+	status := r.Header().Status
+	r.Close()
+	if status == trace.StatusRunning {
+		return nil // cut short: leave the file as the program left it
+	}
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		h.Rerun = &trace.Rerun{Program: prog, Args: o.Args, Dir: dir, Binary: binary}
+	})
+}
+
+// Rerunner returns what check needs to judge a race by re-running the
+// program of a trace recorded by Record: it runs the program again (built
+// again if it was a directory) with the trace's seed, eager limit and hash
+// mode and one match forced. It returns nil and the reason when the trace
+// cannot be re-run: not recorded by Record, an MPI job (not supported yet),
+// or a program that changed or is gone since.
+func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
+	h := tr.Header()
+	info := h.Rerun
+	switch {
+	case h.Backend != "sim":
+		return nil, "re-running MPI programs with a forced match is not supported yet"
+	case info == nil:
+		return nil, "the trace does not say how to re-run its program (record it with p2ptrace record)"
+	}
+	exe, cleanup, err := program(ctx, info.Program, io.Discard)
+	if err != nil {
+		return nil, fmt.Sprintf("the program %s cannot be run any more: %v", info.Program, err)
+	}
+	binary, err := fileHash(exe)
+	cleanup()
+	if err != nil || binary != info.Binary {
+		return nil, fmt.Sprintf("the program %s changed since it was recorded", info.Program)
+	}
+	recorded := tr.Recorded()
+	return func(m replay.ForcedMatch) (replay.RerunOutcome, error) {
+		return rerun(ctx, h, recorded, m)
+	}, ""
+}
+
+// rerun records the program once more with m forced and compares.
+func rerun(ctx context.Context, h trace.Header, recorded []verdict.Finding, m replay.ForcedMatch) (replay.RerunOutcome, error) {
+	dir, err := os.MkdirTemp("", "p2ptrace-rerun-")
+	if err != nil {
+		return replay.RerunOutcome{}, err
+	}
+	defer os.RemoveAll(dir)
+	info := h.Rerun
+	var stderr bytes.Buffer
+	seed := h.Seed
+	eager := h.EagerLimit
+	if eager == 0 {
+		eager = -1 // recorded with no eager sends
+	}
+	out := filepath.Join(dir, "rerun.db")
+	sum, err := Record(ctx, Options{Program: info.Program, Args: info.Args, Dir: info.Dir, Output: out, Hash: h.HashMode,
+		Eager: eager, Seed: &seed, ForceMatch: m.String(), Stdout: io.Discard, Stderr: &stderr})
+	if sum == nil {
+		return replay.RerunOutcome{}, err
+	}
+	tr, err := replay.OpenTrace(out)
+	if err != nil {
+		return replay.RerunOutcome{}, err
+	}
+	defer tr.Close()
+	if !forcedMatched(tr, m) && sum.ProgramError == "" && len(sum.Header.Findings) == 0 {
+		return replay.RerunOutcome{Illegal: true}, nil
+	}
+	var old verdict.Set
+	old.Add(recorded...)
+	var o replay.RerunOutcome
+	var parts []string
+	if sum.ProgramError != "" {
+		parts = append(parts, sum.ProgramError)
+		if line := firstLine(stderr.String()); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	for _, f := range sum.Header.Findings {
+		if old.Add(f) == 0 {
+			continue
+		}
+		o.Findings = append(o.Findings, f)
+		p := string(f.Kind) + ": " + firstLine(f.Message)
+		if len(f.Ops) > 0 && f.Ops[0].Site != "" {
+			p += " at " + f.Ops[0].Site
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) > 0 {
+		o.Failed, o.Evidence = true, strings.Join(parts, "; ")
+	}
+	return o, nil
+}
+
+// forcedMatched reports whether the re-run's forced receive matched the
+// forced sender.
+func forcedMatched(tr *replay.Trace, m replay.ForcedMatch) bool {
+	r := tr.Reader()
+	if m.Rank >= r.Ranks() {
+		return false
+	}
+	c := r.Rank(m.Rank)
+	var ev trace.Event
+	for c.Next(&ev) {
+		if ev.Kind == trace.KindDone && ev.Seq == m.Seq {
+			return int(ev.MatchRank) == m.Src
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
