@@ -100,7 +100,7 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		bar  string
 	}{
 		{"replay", []string{"replay", "--fault", "delay", "--explore", "40", path}, "replaying"},
-		{"check", []string{"check", path}, "checking"},
+		{"check", []string{"check", "--strict", path}, "checking"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
