@@ -149,6 +149,9 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		if cerr := rec.file.Close(status, msg); cerr != nil {
 			return errors.Join(err, fmt.Errorf("gpu: writing the trace: %w", cerr))
 		}
+		if rec.reported {
+			err = reportedError(err)
+		}
 	}
 	return err
 }
@@ -276,20 +279,29 @@ func (w *world) result() error {
 		}
 	}
 	for i, err := range w.results {
-		if err == nil || errors.Is(err, ErrStuck) {
-			continue
-		}
-		if errors.Is(err, ErrPanic) {
-			sentinels = appendOnce(sentinels, ErrPanic)
-			lines = append(lines, err.Error())
-		} else {
-			lines = append(lines, fmt.Sprintf("rank %d: %v", i, err))
+		if line, ok := rankErrorLine(i, err); ok {
+			if errors.Is(err, ErrPanic) {
+				sentinels = appendOnce(sentinels, ErrPanic)
+			}
+			lines = append(lines, line)
 		}
 	}
 	if len(lines) == 0 {
 		return nil
 	}
 	return &RunError{Problems: problems, RankErrors: w.results, text: strings.Join(lines, "\n"), sentinels: sentinels}
+}
+
+// rankErrorLine is the line of a rank's own error or panic in a RunError
+// (false: none, or only stuck).
+func rankErrorLine(rank int, err error) (string, bool) {
+	switch {
+	case err == nil || errors.Is(err, ErrStuck):
+		return "", false
+	case errors.Is(err, ErrPanic):
+		return err.Error(), true
+	}
+	return fmt.Sprintf("rank %d: %v", rank, err), true
 }
 
 func appendOnce(errs []error, err error) []error {

@@ -18,6 +18,12 @@ const (
 	EnvSeed     = "P2PTRACE_SEED"     // scheduler seed, overriding the program's
 	EnvPayloads = "P2PTRACE_PAYLOADS" // "1": store payloads (size-capped)
 	EnvForce    = "P2PTRACE_FORCE"    // "1": overwrite an existing trace file
+	// EnvReported "1": p2ptrace record prints the findings itself, so a
+	// Launch error names them in one line instead of repeating the report.
+	EnvReported = "P2PTRACE_REPORTED"
+	// EnvCommand is the command line as the user gave it (a JSON array of
+	// strings), recorded instead of os.Args (a temporary build path).
+	EnvCommand = "P2PTRACE_COMMAND"
 )
 
 // Hash modes of a recording.
@@ -69,6 +75,7 @@ type recorder struct {
 	mutations []*sim.Op
 	wallNow   int64 // wall ns since start, refreshed every wallEvery events
 	wallN     int
+	reported  bool // EnvReported: the recorder prints the findings
 }
 
 // wallEvery is how many events share one reading of the wall clock: reading

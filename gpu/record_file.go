@@ -1,8 +1,14 @@
 package gpu
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -35,8 +41,14 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 		}
 		cfg.seed = n
 	}
+	command := os.Args
+	if v := os.Getenv(EnvCommand); v != "" {
+		if err := json.Unmarshal([]byte(v), &command); err != nil {
+			return nil, fmt.Errorf("gpu: %s=%q: want a JSON array of strings", EnvCommand, v)
+		}
+	}
 	hdr := trace.Header{
-		Command: os.Args, WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,
+		Command: command, ToolVersion: toolVersion(), WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,
 		LatencyNS: int64(cfg.latency), BandwidthBps: cfg.bandwidth, Seed: cfg.seed, HashMode: hash,
 	}
 	w, err := trace.Create(path, hdr, trace.WriterOptions{Force: os.Getenv(EnvForce) == "1"})
@@ -45,5 +57,75 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 	}
 	rec := newRecorder(w, hash, os.Getenv(EnvPayloads) == "1", sites)
 	rec.file = w
+	rec.reported = os.Getenv(EnvReported) == "1"
 	return rec, nil
+}
+
+// reportedError is the error of a run whose findings p2ptrace record prints
+// (they are in the trace): their kinds in one line, then the ranks' own
+// errors, so the program's copy of the report is not a second one.
+func reportedError(err error) error {
+	var re *RunError
+	if !errors.As(err, &re) || len(re.Problems) == 0 {
+		return err
+	}
+	var kinds []string
+	seen := map[sim.Kind]bool{}
+	for _, p := range re.Problems {
+		if !seen[p.Kind] {
+			seen[p.Kind] = true
+			kinds = append(kinds, string(p.Kind))
+		}
+	}
+	lines := []string{fmt.Sprintf("%d finding(s) recorded (%s): p2ptrace record prints the report", len(re.Problems), strings.Join(kinds, ", "))}
+	for i, e := range re.RankErrors {
+		if line, ok := rankErrorLine(i, e); ok {
+			lines = append(lines, line)
+		}
+	}
+	short := *re
+	short.text = strings.Join(lines, "\n")
+	return &short
+}
+
+// modulePath is the module of package gpu, whose version a trace records.
+const modulePath = "github.com/p2ptrace/p2ptrace"
+
+// toolVersion is the version of p2ptrace built into the program, from its
+// build info: the module version, or for a build inside the module
+// ("(devel)") the VCS revision when the build stamped one.
+func toolVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if bi.Main.Path == modulePath {
+		v := bi.Main.Version
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" {
+			v += " " + rev[:min(len(rev), 12)]
+			if modified == "true" {
+				v += "+dirty"
+			}
+		}
+		return modulePath + " " + v
+	}
+	for _, d := range bi.Deps {
+		if d.Path != modulePath {
+			continue
+		}
+		if d.Replace != nil {
+			return modulePath + " " + d.Version + " => " + d.Replace.Path + " " + d.Replace.Version
+		}
+		return modulePath + " " + d.Version
+	}
+	return ""
 }
