@@ -3,6 +3,7 @@ package harness_test
 import (
 	"flag"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -178,10 +179,16 @@ func TestReproCommandsReproduce(t *testing.T) {
 		t.Fatalf("want one report of the sync failures, got %d reports, %d failures", len(tb.errs), len(fs))
 	}
 	msg := tb.errs[0]
-	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(1 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
+	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(1 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' github.com/p2ptrace/p2ptrace/harness -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("report lacks %q:\n%s", want, msg)
 		}
+	}
+	// The go test line names the package, so it runs from the module root too.
+	list := exec.Command("go", "list", "github.com/p2ptrace/p2ptrace/harness")
+	list.Dir = ".."
+	if out, err := list.CombinedOutput(); err != nil {
+		t.Fatalf("the package of the go test line, from the module root: %v\n%s", err, out)
 	}
 	// The go test line: rerun that seed through the flags.
 	m := seedRe.FindStringSubmatch(msg)
