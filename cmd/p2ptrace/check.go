@@ -2,21 +2,24 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/p2ptrace/p2ptrace/internal/bugview"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 type checkOptions struct {
 	json      bool
 	maxForced int
+	html      string
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
 	o := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check [--json] [--max-forced N] TRACE",
+		Use:   "check [--json] [--max-forced N] [--html FILE] TRACE",
 		Short: "Run the standard battery of replays on a trace: what a user runs in CI",
 		Long: fmt.Sprintf(`Replay TRACE as recorded, under sync (zero buffering), under mutate
 (in-flight send buffers read at the latest legal moment), under delay over %d
@@ -27,12 +30,14 @@ is no legal execution is dropped; a finding it shows is revealed by
 forced replays run (--max-forced sets another cap: each replays the whole
 trace, so lower it for a big trace in CI); the report says when the cap cut
 the enumeration short, and then each rank's messages also arrive late in
-turn. Print the findings deduplicated.
+turn. Print the findings deduplicated. With --html FILE, also write them as
+the page of 'p2ptrace export --format html' (replacing FILE).
 
 Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
   p2ptrace check --json trace.db | jq '.findings[].kind'
-  p2ptrace check --max-forced 16 big.db`,
+  p2ptrace check --max-forced 16 big.db
+  p2ptrace check --html report.html trace.db`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.maxForced < 1 {
@@ -56,10 +61,20 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			if err != nil {
 				return inputError(fmt.Errorf("checking %s: %w", args[0], err))
 			}
+			if o.html != "" {
+				m, err := buildPicture(tr, args[0], res.Findings, "p2ptrace check")
+				if err != nil {
+					return err
+				}
+				if err := writeOutput(f, o.html, func(w io.Writer) error { return bugview.WriteHTML(w, m) }); err != nil {
+					return err
+				}
+			}
 			return printReportOf(f.Out, replay.Report{Findings: res.Findings, AnySource: &res.AnySource}, o.json)
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&o.html, "html", "", "also write the findings as a self-contained HTML page to this file")
 	cmd.Flags().IntVar(&o.maxForced, "max-forced", replay.MaxForcedReplays, "the most forced-match replays to run")
 	return cmd
 }
