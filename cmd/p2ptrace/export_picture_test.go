@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/internal/browsertest"
 	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
@@ -167,4 +168,41 @@ func TestExportDOT(t *testing.T) {
 	if !strings.Contains(string(svg), "<svg") || !strings.Contains(string(svg), "blocked in Send to rank 1 tag 0") {
 		t.Fatalf("dot -Tsvg:\n%s", svg)
 	}
+}
+
+// TestExportHTMLAtScale (on demand: P2PTRACE_SCALE=1): 1,024 ranks and
+// over a million events. The page draws 1,024 lanes as densities, shows
+// single ops once zoomed in (a window in the address), and has no script
+// errors. It logs the page size and the times.
+func TestExportHTMLAtScale(t *testing.T) {
+	if os.Getenv("P2PTRACE_SCALE") == "" {
+		t.Skip("on demand: P2PTRACE_SCALE=1 (records 1,024 ranks, about a minute)")
+	}
+	browser := browsertest.RequireChromium(t)
+	start := time.Now()
+	code, out, stderr, db := recordTrain(t, "ring", "-ranks", "1024", "-iters", "170", "-bytes", "64")
+	if code != exitOK {
+		t.Fatalf("record: exit %d\n%s\n%s", code, out, stderr)
+	}
+	recorded := time.Since(start)
+	page := filepath.Join(t.TempDir(), "big.html")
+	start = time.Now()
+	if code, _, stderr := runCmd(t, "export", "--format", "html", "-o", page, db); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	exported := time.Since(start)
+	fi, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := viewPage(t, browser, page)
+	if v.lanes != 1024 || !strings.Contains(v.dom, `data-mode="density"`) {
+		t.Errorf("whole run: %d lanes, want 1024 drawn as densities", v.lanes)
+	}
+	ms := regexp.MustCompile(`data-render-ms="(\d+)"`).FindStringSubmatch(v.dom)
+	zoomed := viewPage(t, browser, page+"#window=100000-100300")
+	if !strings.Contains(zoomed.dom, `data-mode="ops"`) || !strings.Contains(zoomed.dom, `class="op send"`) {
+		t.Errorf("zoomed to 300 ns: no single ops drawn")
+	}
+	t.Logf("1024 ranks: record %v, export %v, page %.1f MB, page ready after %s ms", recorded.Round(time.Millisecond), exported.Round(time.Millisecond), float64(fi.Size())/1e6, ms[1])
 }

@@ -11,7 +11,7 @@ import (
 
 // MaxDrawnOps is the most ops the page draws one by one; with more in the
 // visible window it draws each rank's density instead.
-const MaxDrawnOps = 4000
+const MaxDrawnOps = 20000
 
 //go:embed page.html
 var pageText string
