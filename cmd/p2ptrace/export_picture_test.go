@@ -91,6 +91,11 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	if !slices.Equal(cycle, []string{"0", "1"}) || !strings.Contains(v.text, "blocked in Send to rank 1 tag 0") {
 		t.Errorf("deadlock: wait-for graph cycle nodes %v", cycle)
 	}
+	// Hovering an op shows its envelope, bytes and site.
+	tip := "rank 0 op 0: Send to rank 1 tag 0\nbytes 4194304\nposted 0 ns, done never completed\nsite " + scenariotest.Culprit(t, root, "headtohead-large", "send-a")
+	if !strings.Contains(v.dom, `class="fop" data-r="0" data-i="0" data-tip="`+tip+`"`) {
+		t.Errorf("the hover text of rank 0's Send is not %q", tip)
+	}
 	if png := os.Getenv("P2PTRACE_SCREENSHOT"); png != "" {
 		browsertest.Screenshot(t, browser, page, png, 1280, 720)
 	}
