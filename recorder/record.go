@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/build"
+	gobuild "go/build"
 	"io"
 	"os"
 	"os/exec"
@@ -174,7 +174,7 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 		abs, err := filepath.Abs(prog)
 		return abs, nop, err
 	}
-	if pkg, err := build.ImportDir(prog, 0); err == nil && pkg.Name != "main" {
+	if pkg, err := gobuild.ImportDir(prog, 0); err == nil && pkg.Name != "main" {
 		return "", nop, fmt.Errorf("%w: %s is package %s, not a program: give the directory of a main package (func main calling gpu.Launch) or an executable", ErrUsage, prog, pkg.Name)
 	}
 	tmp, err := os.MkdirTemp("", "p2ptrace-build-")
@@ -186,10 +186,10 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	var buildErr strings.Builder
 	// Built in its own directory, so that its own module (go.mod above it)
 	// is the one used, wherever p2ptrace runs.
-	gobuild := exec.CommandContext(ctx, "go", "build", "-o", exe, ".")
-	gobuild.Dir = prog
-	gobuild.Stderr = &buildErr
-	if err := gobuild.Run(); err != nil {
+	build := exec.CommandContext(ctx, "go", "build", "-o", exe, ".")
+	build.Dir = prog
+	build.Stderr = &buildErr
+	if err := build.Run(); err != nil {
 		cleanup()
 		reason := strings.TrimSpace(buildErr.String())
 		if strings.Contains(reason, "go.mod file not found") {
