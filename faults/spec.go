@@ -421,7 +421,13 @@ func fmtDur(d time.Duration) string { return strings.Replace(d.String(), "µs", 
 // String returns the canonical form of s: lower-case kind, keys in the order
 // rank, src, dst, tag, op, nth, p, d|min,max, scribble, and keys whose value
 // is the default omitted. Parse(s.String()) == s for every parsed Spec.
-func (s Spec) String() string {
+func (s Spec) String() string { return s.format(false) }
+
+// Full is String with a drop's nth always written: its default, 1, drops
+// only the first matching message, which a bare "drop" does not say.
+func (s Spec) Full() string { return s.format(true) }
+
+func (s Spec) format(full bool) string {
 	var b strings.Builder
 	b.WriteString(string(s.Kind))
 	sep := ":"
@@ -444,7 +450,7 @@ func (s Spec) String() string {
 		add("op", s.Op)
 	}
 	if s.Kind == Delay || s.Kind == Drop {
-		if s.Nth != defaultNth(s.Kind) {
+		if s.Nth != defaultNth(s.Kind) || full && s.Kind == Drop {
 			if s.Nth == 0 {
 				add("nth", "all")
 			} else {
@@ -474,15 +480,15 @@ func (s Spec) String() string {
 	return b.String()
 }
 
-// Describe returns the canonical specs joined by ", " for reports, or "none"
-// when there are none.
+// Describe returns the specs in their Full form joined by ", " for reports,
+// or "none" when there are none.
 func Describe(specs []Spec) string {
 	if len(specs) == 0 {
 		return "none"
 	}
 	parts := make([]string, len(specs))
 	for i, s := range specs {
-		parts[i] = s.String()
+		parts[i] = s.Full()
 	}
 	return strings.Join(parts, ", ")
 }

@@ -172,6 +172,10 @@ func TestParseAll(t *testing.T) {
 	if got := strings.Join(Args(specs), " "); got != "--fault delay:p=0.3 --fault sync" {
 		t.Errorf("Args = %q", got)
 	}
+	// A finding under "drop:nth=1" is not labelled "under drop" (every message?).
+	if got := Describe(mustParse(t, "drop:nth=1", "drop:tag=3")); got != "drop:nth=1, drop:tag=3,nth=1" {
+		t.Errorf("Describe(drop:nth=1, drop:tag=3) = %q", got)
+	}
 	if got := Describe(nil); got != "none" {
 		t.Errorf("Describe(nil) = %q", got)
 	}

@@ -149,6 +149,9 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		if cerr := rec.file.Close(status, ""); cerr != nil {
 			return errors.Join(err, fmt.Errorf("gpu: writing the trace: %w", cerr))
 		}
+		if rec.reported {
+			err = reportedError(err)
+		}
 	}
 	return err
 }

@@ -19,6 +19,13 @@ const (
 	// EnvForceMatch, "RANK:SEQ=SRC": restrict one AnySource receive to one
 	// sender (ForceMatch), for check's re-runs of a recorded program.
 	EnvForceMatch = "P2PTRACE_FORCE_MATCH"
+
+	// EnvReported "1": p2ptrace record prints the findings itself, so a
+	// Launch error names them in one line instead of repeating the report.
+	EnvReported = "P2PTRACE_REPORTED"
+	// EnvCommand is the command line as the user gave it (a JSON array of
+	// strings), recorded instead of os.Args (a temporary build path).
+	EnvCommand = "P2PTRACE_COMMAND"
 )
 
 // Hash modes of a recording (trace.PayloadHash).
@@ -69,6 +76,7 @@ type recorder struct {
 	mutations []*sim.Op
 	wallNow   int64 // wall ns since start, refreshed every wallEvery events
 	wallN     int
+	reported  bool // EnvReported: the recorder prints the findings
 }
 
 // wallEvery is how many events share one reading of the wall clock: reading

@@ -1,8 +1,13 @@
 package gpu
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -42,8 +47,14 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 		}
 		cfg.force = &f
 	}
+	command := os.Args
+	if v := os.Getenv(EnvCommand); v != "" {
+		if err := json.Unmarshal([]byte(v), &command); err != nil {
+			return nil, fmt.Errorf("gpu: %s=%q: want a JSON array of strings", EnvCommand, v)
+		}
+	}
 	hdr := trace.Header{
-		Command: os.Args, WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,
+		Command: command, ToolVersion: toolVersion(), WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,
 		LatencyNS: int64(cfg.latency), BandwidthBps: cfg.bandwidth, Seed: cfg.seed, HashMode: hash,
 	}
 	w, err := trace.Create(path, hdr, trace.WriterOptions{Force: os.Getenv(EnvForce) == "1"})
@@ -52,5 +63,68 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 	}
 	rec := newRecorder(w, hash, os.Getenv(EnvPayloads) == "1", sites)
 	rec.file = w
+	rec.reported = os.Getenv(EnvReported) == "1"
 	return rec, nil
+}
+
+// reportedError is the error of a run whose findings p2ptrace record prints
+// (they are in the trace, the ranks' own errors and crashes too): their
+// count and kinds in one line, so the program's copy of the report is not a
+// second one.
+func reportedError(err error) error {
+	var re *RunError
+	if !errors.As(err, &re) || len(re.Findings) == 0 {
+		return err
+	}
+	var kinds []string
+	for _, f := range re.Findings {
+		if !slices.Contains(kinds, string(f.Kind)) {
+			kinds = append(kinds, string(f.Kind))
+		}
+	}
+	short := *re
+	short.text = fmt.Sprintf("%d finding(s) recorded (%s): p2ptrace record prints the report", len(re.Findings), strings.Join(kinds, ", "))
+	return &short
+}
+
+// modulePath is the module of package gpu, whose version a trace records.
+const modulePath = "github.com/p2ptrace/p2ptrace"
+
+// toolVersion is the version of p2ptrace built into the program, from its
+// build info: the module version, or for a build inside the module
+// ("(devel)") the VCS revision when the build stamped one.
+func toolVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if bi.Main.Path == modulePath {
+		v := bi.Main.Version
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" {
+			v += " " + rev[:min(len(rev), 12)]
+			if modified == "true" {
+				v += "+dirty"
+			}
+		}
+		return modulePath + " " + v
+	}
+	for _, d := range bi.Deps {
+		if d.Path != modulePath {
+			continue
+		}
+		if d.Replace != nil {
+			return modulePath + " " + d.Version + " => " + d.Replace.Path + " " + d.Replace.Version
+		}
+		return modulePath + " " + d.Version
+	}
+	return ""
 }

@@ -18,7 +18,7 @@
 //	    rank 0 blocked in Send to rank 1 tag 0 (64 bytes) at halo_test.go:31
 //	    rank 1 blocked in Send to rank 0 tag 0 (64 bytes) at halo_test.go:31
 //	reproduce:
-//	  go test -run '^TestHaloExchange$' -p2ptrace.seed=0 -p2ptrace.fault='sync'
+//	  go test -run '^TestHaloExchange$' example.com/solver/halo -p2ptrace.seed=0 -p2ptrace.fault='sync'
 //	  p2ptrace replay --fault 'sync' --seed 0 /tmp/p2ptrace-harness/TestHaloExchange-seed0.db
 //
 // Tests of known-bad patterns use Expect: the test passes only if those

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -414,7 +415,7 @@ func report(t testing.TB, failures []Failure, ranks int, fn func(*gpu.Rank) erro
 	if len(top) > 1 {
 		run += "/^" + regexp.QuoteMeta(top[1]) + "$"
 	}
-	fmt.Fprintf(&b, "reproduce:\n  go test -run '%s' -p2ptrace.seed=%d", run, f.Seed)
+	fmt.Fprintf(&b, "reproduce:\n  go test -run '%s'%s -p2ptrace.seed=%d", run, testPackage(), f.Seed)
 	if len(f.Plan) > 0 {
 		fmt.Fprintf(&b, " -p2ptrace.fault='%s'", strings.Join(f.Plan, ";"))
 	}
@@ -444,4 +445,15 @@ func saveTrace(t testing.TB, f *Failure, ranks int, fn func(*gpu.Rank) error, c 
 	// The trace is recorded without faults, as `p2ptrace record` would: the
 	// replay line injects them.
 	return path, writeTrace(path, ranks, fn, c, f.Seed)
+}
+
+// testPackage is " " and the import path of the package under test (its
+// test binary is PATH.test), so the go test line runs from anywhere in the
+// module; "" when the binary has no build info.
+func testPackage() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || !strings.HasSuffix(bi.Path, ".test") {
+		return ""
+	}
+	return " " + strings.TrimSuffix(bi.Path, ".test")
 }

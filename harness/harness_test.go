@@ -3,7 +3,7 @@ package harness_test
 import (
 	"flag"
 	"fmt"
-	"github.com/p2ptrace/p2ptrace/verdict"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +18,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/harness"
 	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
 	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -192,10 +193,16 @@ func TestReproCommandsReproduce(t *testing.T) {
 		t.Fatalf("want one report of the sync failures, got %d reports, live %v, checked %v", len(tb.errs), live, checked)
 	}
 	msg := tb.errs[0]
-	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(3 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
+	for _, want := range []string{"p2ptrace: seed 0 under sync failed (deadlock)", "wait-for cycle: rank 0 -> rank 1 -> rank 0", "harness_test.go:", "(3 other failing run(s))", "go test -run '^TestReproCommandsReproduce$' github.com/p2ptrace/p2ptrace/harness -p2ptrace.seed=0 -p2ptrace.fault='sync'"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("report lacks %q:\n%s", want, msg)
 		}
+	}
+	// The go test line names the package, so it runs from the module root too.
+	list := exec.Command("go", "list", "github.com/p2ptrace/p2ptrace/harness")
+	list.Dir = ".."
+	if out, err := list.CombinedOutput(); err != nil {
+		t.Fatalf("the package of the go test line, from the module root: %v\n%s", err, out)
 	}
 	// The go test line: rerun that seed through the flags.
 	m := seedRe.FindStringSubmatch(msg)

@@ -2,8 +2,10 @@ package recorder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	gobuild "go/build"
 	"io"
 	"os"
 	"os/exec"
@@ -77,7 +79,11 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	}
 	cmd := exec.Command(exe, o.Args...)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
-	cmd.Env = append(os.Environ(), gpu.EnvTrace+"="+out)
+	command, err := json.Marshal(append([]string{o.Program}, o.Args...))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(os.Environ(), gpu.EnvTrace+"="+out, gpu.EnvReported+"=1", gpu.EnvCommand+"="+string(command))
 	if o.Hash != "" {
 		cmd.Env = append(cmd.Env, gpu.EnvHash+"="+o.Hash)
 	}
@@ -143,11 +149,27 @@ wait:
 	}
 	sum.Path = o.Output
 	sum.Interrupted = interrupted
+	if runErr != nil && explainedByFindings(runErr, sum) {
+		// The program exited non-zero because of the findings it recorded:
+		// the summary reports them, once.
+		runErr = nil
+	}
 	if runErr != nil {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
 	}
 	return sum, nil
+}
+
+// explainedByFindings reports whether the program's failure is its own
+// report of the findings in its trace: it exited (not killed) non-zero after
+// recording findings.
+func explainedByFindings(runErr error, sum *Summary) bool {
+	var ee *exec.ExitError
+	if !errors.As(runErr, &ee) || ee.ExitCode() <= 0 {
+		return false
+	}
+	return sum.Header.Message != "" || sum.Header.Status != trace.StatusComplete
 }
 
 // program returns an executable for prog: prog itself, or a binary built
@@ -168,6 +190,9 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 		abs, err := filepath.Abs(prog)
 		return abs, nop, err
 	}
+	if pkg, err := gobuild.ImportDir(prog, 0); err == nil && pkg.Name != "main" {
+		return "", nop, fmt.Errorf("%w: %s is package %s, not a program: give the directory of a main package (func main calling gpu.Launch) or an executable", ErrUsage, prog, pkg.Name)
+	}
 	tmp, err := os.MkdirTemp("", "p2ptrace-build-")
 	if err != nil {
 		return "", nop, err
@@ -182,7 +207,11 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	build.Stderr = &buildErr
 	if err := build.Run(); err != nil {
 		cleanup()
-		return "", nop, fmt.Errorf("%w: building %s: %v\n%s", ErrUsage, prog, err, strings.TrimSpace(buildErr.String()))
+		reason := strings.TrimSpace(buildErr.String())
+		if strings.Contains(reason, "go.mod file not found") {
+			return "", nop, fmt.Errorf("%w: %s is not inside a Go module (no go.mod in it or a parent directory): run 'go mod init' there and 'go get github.com/p2ptrace/p2ptrace', or give an executable", ErrUsage, prog)
+		}
+		return "", nop, fmt.Errorf("%w: go build in %s failed (%v):\n%s", ErrUsage, prog, err, reason)
 	}
 	return exe, cleanup, nil
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/p2ptrace/p2ptrace/recorder"
+
+	"github.com/p2ptrace/p2ptrace/internal/bugview"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
@@ -16,12 +19,14 @@ type checkOptions struct {
 	maxReruns int
 	noRerun   bool
 	strict    bool
+
+	html      string
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
 	o := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check [--json] [--max-forced N] TRACE",
+		Use:   "check [--json] [--max-forced N] [--max-reruns N] [--no-rerun] [--strict] [--html FILE] TRACE",
 		Short: "Run the standard battery of replays on a trace: what a user runs in CI",
 		Long: fmt.Sprintf(`Replay TRACE as recorded, under sync (zero buffering), under mutate
 (in-flight send buffers read at the latest legal moment), under delay over %d
@@ -49,13 +54,16 @@ such a race is reported as unconfirmed (a note; --strict makes it a finding).
 Print the findings deduplicated: first those the recording itself made
 (a crash, an in-flight mutation, the hang a live run stopped at), then the
 battery's. For a trace cut short, the report says where each unfinished
-rank's record ends: what was pending there is not a finding.
+rank's record ends: what was pending there is not a finding. With --html
+FILE, also write them as the page of 'p2ptrace export --format html'
+(replacing FILE).
 
 Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays, replay.MaxReruns),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
   p2ptrace check --json trace.db | jq '.findings[].kind'
   p2ptrace check --max-forced 16 big.db
-  p2ptrace check --no-rerun --strict race.db`,
+  p2ptrace check --no-rerun --strict race.db
+  p2ptrace check --html report.html trace.db`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.maxForced < 1 {
@@ -87,10 +95,20 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			if err != nil {
 				return inputError(fmt.Errorf("checking %s: %w", args[0], err))
 			}
+			if o.html != "" {
+				m, err := buildPicture(tr, args[0], rep.Findings, "p2ptrace check")
+				if err != nil {
+					return err
+				}
+				if err := writeOutput(f, o.html, func(w io.Writer) error { return bugview.WriteHTML(w, m) }); err != nil {
+					return err
+				}
+			}
 			return printReportOf(f.Out, *rep, o.json)
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&o.html, "html", "", "also write the findings as a self-contained HTML page to this file")
 	cmd.Flags().IntVar(&o.maxForced, "max-forced", replay.MaxForcedReplays, "the most forced-match replays to run")
 	cmd.Flags().IntVar(&o.maxReruns, "max-reruns", replay.MaxReruns, "the most re-runs of the program to judge races")
 	cmd.Flags().BoolVar(&o.noRerun, "no-rerun", false, "never re-run the program: races only a re-run could judge are unconfirmed")

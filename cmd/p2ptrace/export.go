@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,20 +23,37 @@ type exportOptions struct {
 	Path   string
 }
 
-var exportFormats = []string{"chrome"}
+var exportFormats = []string{"chrome", "html", "dot"}
 
 func newExportCmd(f *factory) *cobra.Command {
 	opts := &exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export --format chrome [-o out.json] <trace>",
-		Short: "Convert a trace for a timeline viewer",
-		Long: `Export writes a trace in another format. The chrome format is the Chrome
-trace-event JSON that Perfetto (ui.perfetto.dev) and chrome://tracing load:
-each rank is a thread, each op a slice from its post to its completion in
-virtual time (microseconds), and each message a flow arrow from the send to
-the receive it matched.`,
+		Use:   "export --format chrome|html|dot [-o FILE] <trace>",
+		Short: "Convert a trace for a timeline viewer, a web page or Graphviz",
+		Long: `Export writes a trace in another format.
+
+chrome: the Chrome trace-event JSON that Perfetto (ui.perfetto.dev) and
+chrome://tracing load: each rank is a thread, each op a slice from its post
+to its completion in virtual time (microseconds), and each message a flow
+arrow from the send to the receive it matched.
+
+html: one self-contained page (no network needed): a timeline per rank of
+the ops in virtual time, the findings of the trace replayed as recorded
+(select one to highlight its ranks and ops), the wait-for graph of a
+deadlock or hang with the blocked calls' file:line, and an op's envelope,
+bytes and site on hover. Big traces are drawn as per-rank densities until
+zoomed in (mouse wheel, drag, or a finding). For the findings under faults,
+use 'p2ptrace check --html'.
+
+dot: the wait-for graph of each deadlock or hang (replayed as recorded) for
+Graphviz: blocked calls with file:line, the cycle in red, the nearest
+unmatched candidates as notes. Render it with 'dot -Tsvg'.
+
+Exit status: 0 written (whatever the findings), 2 usage or input error.`,
 		Example: `  p2ptrace export --format chrome -o run.json run.p2ptrace
-  p2ptrace export --format chrome run.p2ptrace > run.json`,
+  p2ptrace export --format chrome run.p2ptrace > run.json
+  p2ptrace export --format html -o report.html run.p2ptrace
+  p2ptrace export --format dot run.p2ptrace | dot -Tsvg > waitfor.svg`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
@@ -49,15 +67,14 @@ the receive it matched.`,
 }
 
 func runExport(f *factory, opts *exportOptions) error {
-	if opts.Format != "chrome" {
+	if !slices.Contains(exportFormats, opts.Format) {
 		return usageErrorf("invalid --format %q: valid formats are %s", opts.Format, strings.Join(exportFormats, ", "))
 	}
-	if opts.Output != "" && !opts.Force {
-		if _, err := os.Stat(opts.Output); err == nil {
-			return inputError(fmt.Errorf("%s exists (use --force to replace it)", opts.Output))
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return inputError(err)
-		}
+	if err := checkOutput(opts.Output, opts.Force); err != nil {
+		return err
+	}
+	if opts.Format != "chrome" {
+		return exportPicture(f, opts)
 	}
 	r, err := openTrace(opts.Path)
 	if err != nil {
@@ -70,14 +87,32 @@ func runExport(f *factory, opts *exportOptions) error {
 			return err
 		}
 	}
-	if opts.Output == "" {
-		return writeChrome(f.Out, r, ops)
+	return writeOutput(f, opts.Output, func(w io.Writer) error { return writeChrome(w, r, ops) })
+}
+
+// checkOutput refuses to replace an existing output file without force.
+func checkOutput(path string, force bool) error {
+	if path == "" || force {
+		return nil
 	}
-	out, err := os.Create(opts.Output)
+	if _, err := os.Stat(path); err == nil {
+		return inputError(fmt.Errorf("%s exists (use --force to replace it)", path))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return inputError(err)
+	}
+	return nil
+}
+
+// writeOutput runs write on the file at path, or on standard output for "".
+func writeOutput(f *factory, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(f.Out)
+	}
+	out, err := os.Create(path)
 	if err != nil {
 		return inputError(err)
 	}
-	if err := writeChrome(out, r, ops); err != nil {
+	if err := write(out); err != nil {
 		out.Close()
 		return err
 	}

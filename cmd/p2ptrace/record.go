@@ -34,7 +34,7 @@ type recordOptions struct {
 func newRecordCmd(f *factory) *cobra.Command {
 	o := &recordOptions{}
 	cmd := &cobra.Command{
-		Use:   "record [flags] [--] PROGRAM [ARGS...]",
+		Use:   "record [flags] PROGRAM [--] [ARGS...]",
 		Short: "Run a program and record every call and transfer into a trace",
 		Long: `Run PROGRAM with recording switched on, and print a summary of the trace.
 
@@ -52,6 +52,10 @@ the trace is marked hung, with the wait-for cycle or the rank waited on.
 When running as root, Open MPI's consent variables are set; with more ranks
 than cores and no placement in --mpi-args, --oversubscribe is added.
 
+Flags after PROGRAM are its own. A -- right after PROGRAM ends p2ptrace's
+arguments and is not passed on (give -- twice to pass one); every other
+argument reaches PROGRAM as given.
+
 Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`,
 		Example: `  p2ptrace record ./testdata/train/pingpong
   p2ptrace record -o ring.db --hash sample ./testdata/train/ring -- -ranks 16 -iters 1000
@@ -65,6 +69,7 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = programArgs(args)
 			if cmd.Flags().Changed("np") {
 				return o.runMPI(cmd, f, args)
 			}
@@ -123,6 +128,16 @@ func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) er
 		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
 	})
 	return recordResult(f, sum, err)
+}
+
+// programArgs drops the -- that separates PROGRAM from its arguments, so
+// "record PROG -- -ranks 16" gives PROG "-ranks 16" (Go's flag package stops
+// at a --, and would silently ignore the rest).
+func programArgs(args []string) []string {
+	if len(args) > 1 && args[1] == "--" {
+		return append(args[:1:1], args[2:]...)
+	}
+	return args
 }
 
 // recordResult prints the summary and maps the outcome to an exit status.

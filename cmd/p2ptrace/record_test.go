@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,5 +80,87 @@ func TestRecordMPIThenCheck(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "deadlock (cause: program) under sync") || !strings.Contains(stdout, "unsafe-buffering") {
 		t.Errorf("check:\n%s", stdout)
+	}
+}
+
+// recordTrain records testdata/train/NAME from the module root, as a user
+// there types it, and returns the exit status, output and trace path.
+func recordTrain(t *testing.T, name string, args ...string) (int, string, string, string) {
+	t.Helper()
+	t.Chdir(scenariotest.ModuleRoot(t))
+	db := filepath.Join(t.TempDir(), name+".db")
+	code, stdout, stderr := runCmd(t, append([]string{"record", "-o", db, "./testdata/train/" + name}, args...)...)
+	return code, stdout, stderr, db
+}
+
+// TestRecordReportsFindingsOnce: a deadlock while recording is reported
+// once, on stdout, with exit 1; the program's own copy of the report on
+// stderr is one line, and its exit status 1 (caused by the deadlock) is no
+// second "the program failed" error.
+func TestRecordReportsFindingsOnce(t *testing.T) {
+	code, stdout, stderr, _ := recordTrain(t, "headtohead-large")
+	if code != exitFindings {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	blocked := "rank 0 blocked in Send to rank 1 tag 0 (4194304 bytes) at " + scenariotest.Culprit(t, ".", "headtohead-large", "send-a")
+	if !strings.Contains(stdout, blocked) {
+		t.Errorf("stdout does not report %q:\n%s", blocked, stdout)
+	}
+	if n := strings.Count(stdout+stderr, "blocked in Send"); n != 2 {
+		t.Errorf("the two blocked sends are named %d times in all, want once each\nstdout:\n%s\nstderr:\n%s", n, stdout, stderr)
+	}
+	if strings.Contains(stderr, "the program failed") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "1 finding(s) recorded (deadlock): p2ptrace record prints the report") {
+		t.Errorf("stderr has not the program's one line:\n%s", stderr)
+	}
+}
+
+// TestRecordDashDashAfterProgram: the --help example form "PROGRAM --
+// ARGS" gives PROGRAM its arguments without the -- (Go's flag package stops
+// at a -- and would ignore -ranks), and the form without -- works the same.
+// The trace names the program as the user typed it, and the tool version.
+func TestRecordDashDashAfterProgram(t *testing.T) {
+	_, help, _ := runCmd(t, "record", "--help")
+	if !strings.Contains(help, "./testdata/train/ring -- -ranks 16") || !strings.Contains(help, "A -- right after PROGRAM") {
+		t.Fatalf("help:\n%s", help)
+	}
+	for _, args := range [][]string{{"--", "-ranks", "4", "-iters", "2"}, {"-ranks", "4", "-iters", "2"}} {
+		code, stdout, stderr, db := recordTrain(t, "ring", args...)
+		if code != exitOK || !strings.Contains(stdout, "4 ranks") {
+			t.Fatalf("record ring %v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		code, out, _ := runCmd(t, "show", "--json", db)
+		var doc showJSON
+		if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil {
+			t.Fatalf("show: exit %d, %v\n%s", code, err, out)
+		}
+		want := []string{"./testdata/train/ring", "-ranks", "4", "-iters", "2"}
+		if !reflect.DeepEqual(doc.Command, want) {
+			t.Errorf("command %q, want %q (what the user typed)", doc.Command, want)
+		}
+		if !strings.HasPrefix(doc.ToolVersion, "github.com/p2ptrace/p2ptrace ") {
+			t.Errorf("tool_version %q", doc.ToolVersion)
+		}
+	}
+}
+
+// TestRecordNotAProgram: a directory that is no main package, or outside any
+// Go module, is a usage error that says what is wrong and what to do.
+func TestRecordNotAProgram(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(scenariotest.ModuleRoot(t))
+	for _, tc := range []struct{ prog, want string }{
+		{"./gpu", "./gpu is package gpu, not a program: give the directory of a main package"},
+		{outside, outside + " is not inside a Go module (no go.mod in it or a parent directory): run 'go mod init' there"},
+	} {
+		code, _, stderr := runCmd(t, "record", "-o", filepath.Join(t.TempDir(), "x.db"), tc.prog)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "exit status") || strings.Contains(stderr, "permission denied") {
+			t.Errorf("record %s: exit %d, stderr %q; want exit 2 and %q", tc.prog, code, stderr, tc.want)
+		}
 	}
 }
