@@ -20,7 +20,7 @@ type checkOptions struct {
 	noRerun   bool
 	strict    bool
 
-	html      string
+	html string
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
