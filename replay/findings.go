@@ -24,6 +24,8 @@ const (
 	KindReadyWithoutRecv = "ready-without-recv"
 	KindMessageRace      = "message-race"
 	KindUnsafeBuffering  = "unsafe-buffering"
+
+	KindBufferOverlap, KindRequestLeak = "buffer-overlap", "request-leak" // from the MPI merge (recorder/mpi/rules.go)
 )
 
 // Causes of a finding.

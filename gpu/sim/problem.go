@@ -23,6 +23,8 @@ const (
 	KindInvalid          Kind = "invalid-call"
 	// KindInFlightMutation is found by a recording (it hashes payloads), not by the engine.
 	KindInFlightMutation Kind = "in-flight-mutation"
+	// KindBufferOverlap and KindRequestLeak are found by the MPI merge (recorder/mpi/rules.go): buffers of pending ops sharing bytes, one written; a persistent request never freed.
+	KindBufferOverlap, KindRequestLeak Kind = "buffer-overlap", "request-leak"
 )
 
 // Problem is something a run did wrong, found by the engine itself.

@@ -72,8 +72,10 @@ type rankData struct {
 }
 
 // Merge reads the segments of every rank in dir and writes them as one trace
-// out. All ranks 0..size-1 must have a segment; a damaged or foreign one is
-// an error naming the file.
+// out. A rank 0..size-1 without a segment ended before it created one (the
+// job was taken down by another rank's MPI error, abort or kill while it was
+// in MPI_Init): it merges as a rank without calls and the trace is crashed.
+// A damaged or foreign segment is an error naming the file.
 func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -125,14 +127,11 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			s.hdr.Size = int32(size)
 		}
 	}
-	var missing []string
 	for r := range size {
 		if segs[r] == nil {
-			missing = append(missing, strconv.Itoa(r))
+			segs[r] = &segment{path: SegmentPath(dir, r), hdr: segHeader{Rank: int32(r), Size: int32(size), State: StateRunning},
+				uninit: true, missing: true}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: %s: world size %d but no segment for rank %s", dir, size, strings.Join(missing, ", "))
 	}
 	for r := range segs {
 		if r >= size {
@@ -250,7 +249,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		re := RankEnd{Rank: r, State: h.State}
 		switch h.State {
 		case StateRunning:
-			if rd.seg.uninit {
+			switch {
+			case rd.seg.missing:
+				re.Error = "ended before it created its segment (inside MPI_Init)"
+			case rd.seg.uninit:
 				re.Error = "ended inside MPI_Init (its segment header was never written)"
 			}
 		case StateBlocked:
@@ -288,6 +290,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			status = trace.StatusCrashed
 		}
 		res.Ranks[r] = re
+		lines = append(lines, overlapLines(r, rd, siteText)...)
+		if re.State == StateFinalized {
+			lines = append(lines, leakLines(r, rd, siteText)...)
+		}
 	}
 	if o.Status != "" {
 		status = o.Status
@@ -379,7 +385,12 @@ func prepare(s *segment) (*rankData, error) {
 		op := trace.Op(p.Op)
 		reqs := dropNull(p.Reqs, nullReq)
 		switch {
-		case (op.IsSend() || op.IsRecv()) && p.Peer == -2:
+		case isInit(p.Call) || p.Call == callRequestFree && op == 0:
+			// A persistent request's init or free: no trace op (its Starts
+			// and the Free of an active one are).
+			rd.skip[i] = true
+			continue
+		case (op.IsSend() || op.IsRecv() || op == trace.OpProbe || op == trace.OpIprobe) && p.Peer == -2:
 			// MPI_PROC_NULL: completes at once, matches nothing.
 			rd.skip[i] = true
 			if p.Req != 0 {
@@ -521,7 +532,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			case trace.OpBarrier:
 				ev.Peer, ev.Tag = 0, 0
 			case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
-				ev.Peer, ev.Tag, ev.Comm = 0, 0, 0
+				ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
 			}
 			if !rd.op[i].IsSend() {
 				ev.HashPost = 0

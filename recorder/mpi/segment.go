@@ -57,7 +57,7 @@ type LiveState struct {
 // Segment layout constants (see FORMAT in doc.go); they match p2ptrace_shim.c.
 const (
 	segMagic   = "P2PTSEG1"
-	segVersion = 2
+	segVersion = 3
 	segHdrSize = 4096
 )
 
@@ -284,14 +284,17 @@ type record struct {
 	SCount  int64
 	Reqs    []uint64 // post/done: request ids; comm: world ranks
 	Path    string   // module
+	Addr    uint64   // post: first byte of its buffer when dense (0: none or not dense)
+	Span    int64    // post: the buffer's length in bytes
 }
 
 // segment is a whole decoded segment.
 type segment struct {
-	path   string
-	hdr    segHeader
-	recs   []record
-	uninit bool // created, but the rank ended before writing the header
+	path    string
+	hdr     segHeader
+	recs    []record
+	uninit  bool // created, but the rank ended before writing the header
+	missing bool // not even created: the rank ended before (uninit too)
 }
 
 // maxSegment bounds the record area the decoder accepts.
@@ -321,6 +324,8 @@ const (
 	fSCount
 	fReqs
 	fPath
+	fAddr // with fSpan: the buffer's range
+	fSpan
 	fAll = 1<<iota - 1
 )
 
@@ -515,6 +520,12 @@ func decodeSegment(b []byte) (*segment, error) {
 		}
 		if mask&fPath != 0 {
 			r.Path = string(d.bytes(d.uvarint()))
+		}
+		if mask&fAddr != 0 {
+			r.Addr = d.uvarint()
+		}
+		if mask&fSpan != 0 {
+			r.Span = int64(d.uvarint() & (1<<62 - 1))
 		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)

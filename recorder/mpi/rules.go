@@ -1,0 +1,122 @@
+package mpi
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// Finding kinds the merge reports itself (sim.KindBufferOverlap,
+// sim.KindRequestLeak): rules that need what only the shim saw (buffer
+// addresses, persistent requests' lifetimes), which a trace does not hold.
+// They read like replay's findings: "KIND: rank N: ...".
+//
+// buffer-overlap: two pending operations of one rank whose buffers share
+// bytes, one of them a receive (it writes them), or an MPI_Sendrecv whose
+// send and receive buffers overlap. The MPI standard forbids both (a pending
+// receive's buffer belongs to the library; the outcome is undefined). Named
+// for what is wrong, the buffers, not for an effect that may not show.
+// request-leak: a persistent request never freed before MPI_Finalize.
+const (
+	KindBufferOverlap = string(sim.KindBufferOverlap)
+	KindRequestLeak   = string(sim.KindRequestLeak)
+)
+
+// siteTextFunc renders the call site of a record as file:line.
+type siteTextFunc func(rd *rankData, module uint32, pc uint64) string
+
+func isInit(call uint8) bool { return call >= callSendInit && call <= callRecvInit }
+
+// overlapLines finds, in rank r's records, message ops whose dense buffers
+// overlap a buffer of an op of the same rank still pending (posted, not yet
+// completed), one of them a receive: one line per pair of sites.
+func overlapLines(r int, rd *rankData, siteText siteTextFunc) []string {
+	type pend struct {
+		i      int // post index
+		req    uint64
+		addr   uint64
+		n      int64
+		writes bool
+	}
+	var pending []pend
+	var lines []string
+	seen := map[[2]int]bool{}
+	recs := rd.seg.recs
+	for _, rec := range recs {
+		switch rec.Type {
+		case recDone:
+			i := int(rec.Seq)
+			pending = slices.DeleteFunc(pending, func(p pend) bool { return p.i == i })
+		case recPost:
+			i := int(rec.Seq)
+			if rd.skip[i] {
+				continue
+			}
+			op := rd.op[i]
+			if op == trace.OpFree {
+				// The op goes on, unseen: whatever it still does to its
+				// buffer, the program cannot know when; not an overlap rule.
+				pending = slices.DeleteFunc(pending, func(p pend) bool { return slices.Contains(rec.Reqs, p.req) })
+				continue
+			}
+			if rec.Span <= 0 || !(op.IsSend() || op.IsRecv()) {
+				continue
+			}
+			cur := pend{i: i, req: rec.Req, addr: rec.Addr, n: rec.Span, writes: op.IsRecv()}
+			for _, p := range pending {
+				lo, hi := max(p.addr, cur.addr), min(p.addr+uint64(p.n), cur.addr+uint64(cur.n))
+				if lo >= hi || !(p.writes || cur.writes) {
+					continue
+				}
+				a, b := &recs[rd.posts[p.i]], &rec
+				key := [2]int{int(a.PC), int(b.PC)}
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				lines = append(lines, fmt.Sprintf("%s: rank %d: %s at %s (%s, pending) and %s at %s (%s) use overlapping buffers (%d bytes in common)",
+					KindBufferOverlap, r, callName(uint32(a.Call)), siteOr(siteText(rd, a.Module, a.PC)), access(p.writes),
+					callName(uint32(b.Call)), siteOr(siteText(rd, b.Module, b.PC)), access(cur.writes), hi-lo))
+			}
+			pending = append(pending, cur)
+		}
+	}
+	return lines
+}
+
+func access(writes bool) string {
+	if writes {
+		return "receives into it"
+	}
+	return "sends from it"
+}
+
+func siteOr(s string) string {
+	if s == "" {
+		return "an unknown site"
+	}
+	return s
+}
+
+// leakLines names rank r's persistent requests that were never freed (the
+// rank reached MPI_Finalize): one line per request.
+func leakLines(r int, rd *rankData, siteText siteTextFunc) []string {
+	freed := map[uint64]bool{}
+	for _, rec := range rd.seg.recs {
+		if rec.Type == recPost && rec.Call == callRequestFree && rec.Req != 0 {
+			freed[rec.Req] = true
+		}
+	}
+	var lines []string
+	for _, rec := range rd.seg.recs {
+		if rec.Type != recPost || !isInit(rec.Call) || rec.Req == 0 || freed[rec.Req] {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s: rank %d: persistent request of %s at %s (peer %d, tag %d) never freed before MPI_Finalize",
+			KindRequestLeak, r, callName(uint32(rec.Call)), siteOr(siteText(rd, rec.Module, rec.PC)), rec.Peer, rec.Tag))
+	}
+	return lines
+}
