@@ -16,7 +16,7 @@ import (
 var knownKinds = []string{
 	KindDeadlock, KindHang, KindUnmatchedSend, KindTruncation, KindTypeMismatch, KindCountMismatch,
 	KindCorruptedData, KindInFlightMutation, KindMissingWait, KindReadyWithoutRecv, KindMessageRace,
-	KindUnsafeBuffering, KindInvalidCall,
+	KindUnsafeBuffering, KindInvalidCall, KindBufferOverlap, KindRequestLeak,
 }
 
 // TestMPIScenarioTable checks the table against itself and the sources, and
