@@ -38,6 +38,9 @@ type MergeResult struct {
 	Events int64
 }
 
+// hashModes names the shim's hash modes by value (HASH_* in p2ptrace_shim.c).
+var hashModes = [...]string{"full", "sample", "off"}
+
 // computeGap is the smallest gap between two calls of a rank that becomes an
 // OpCompute event (ns).
 const computeGap = 1000
@@ -191,7 +194,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		hdr.EagerLimit = max(hdr.EagerLimit-openMPIEagerHeader, 0)
 	}
 	if hdr.HashMode == "" {
-		hdr.HashMode = [...]string{"full", "sample", "off"}[min(h0.HashMode, 2)]
+		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
 	end := start
 	for r, rd := range ranks {

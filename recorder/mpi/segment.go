@@ -54,7 +54,8 @@ type LiveState struct {
 	Blocked         string // the MPI call, e.g. "MPI_Recv", when State is StateBlocked
 }
 
-// Segment layout constants (see FORMAT in doc.go); they match p2ptrace_shim.c.
+// Segment layout constants (see FORMAT in doc.go); TestShimConstants checks
+// them, and every other constant the shim shares with Go, against p2ptrace_shim.c.
 const (
 	segMagic   = "P2PTSEG1"
 	segVersion = 3

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- format constants: keep in sync with segment.go ---- */
+/* ---- format constants: TestShimConstants (recorder/mpi) fails when they differ from the Go side ---- */
 #define SEG_MAGIC "P2PTSEG1"
 #define SEG_VERSION 3
 #define SEG_HDR 4096
@@ -51,7 +51,7 @@ enum {
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
 
-/* call codes: keep in sync with callNames in segment.go */
+/* call codes: callNames in segment.go (checked by TestShimConstants) */
 enum {
     C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
     C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
