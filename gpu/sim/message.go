@@ -46,6 +46,10 @@ func (e *Engine) transferTime(bytes int64) int64 {
 }
 
 func (e *Engine) postSend(op *Op, t int64) {
+	if op.Peer == trace.ProcNull {
+		e.complete(op, t)
+		return
+	}
 	if op.Peer < 0 || op.Peer >= len(e.ranks) {
 		op.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: KindInvalid, Ranks: []int{op.Rank}, Ops: []*Op{op},
@@ -186,6 +190,11 @@ func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 }
 
 func (e *Engine) postRecv(op *Op, t int64) {
+	if op.Peer == trace.ProcNull {
+		op.Source = trace.ProcNull
+		e.complete(op, t)
+		return
+	}
 	if op.Peer != trace.AnySource && (op.Peer < 0 || op.Peer >= len(e.ranks)) {
 		op.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: KindInvalid, Ranks: []int{op.Rank}, Ops: []*Op{op},

@@ -393,7 +393,7 @@ func prepare(s *segment) (*rankData, error) {
 			// and the Free of an active one are).
 			rd.skip[i] = true
 			continue
-		case (op.IsSend() || op.IsRecv() || op == trace.OpProbe || op == trace.OpIprobe) && p.Peer == -2:
+		case (op.IsSend() || op.IsRecv() || op == trace.OpProbe || op == trace.OpIprobe) && p.Peer == trace.ProcNull:
 			// MPI_PROC_NULL: completes at once, matches nothing.
 			rd.skip[i] = true
 			if p.Req != 0 {
