@@ -280,6 +280,18 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 					kind = "truncation"
 				}
 				line = fmt.Sprintf("%s: rank %d: MPI error in %s", kind, r, callName(h.ErrCall))
+				if h.ErrCall == callNone {
+					// Raised outside the calls the shim records: say which
+					// recorded call came last.
+					line = fmt.Sprintf("%s: rank %d: MPI error in an MPI call p2ptrace does not record", kind, r)
+					if h.CurCall != callNone {
+						line += " (after " + callName(h.CurCall)
+						if s := siteText(rd, h.CurModule, h.CurPC); s != "" {
+							line += " at " + s
+						}
+						line += ")"
+					}
+				}
 			}
 			if re.Site != "" {
 				line += " at " + re.Site

@@ -101,3 +101,27 @@ func TestMergeRules(t *testing.T) {
 		t.Errorf("status %s", res.Header.Status)
 	}
 }
+
+// TestMergeErrorOutsideRecordedCalls: an MPI error raised by a call the
+// shim does not record (MPI_Bcast...) is not pinned on the last recorded
+// call: the finding says so, and names that call as "after".
+func TestMergeErrorOutsideRecordedCalls(t *testing.T) {
+	dir := t.TempDir()
+	b := encodeSegment(0, 1, StateErrored, sampleRecs(0)[:2])
+	le := binary.LittleEndian
+	le.PutUint32(b[84:], callIsend)
+	le.PutUint64(b[88:], 0x1234)
+	le.PutUint32(b[96:], 1)
+	copy(b[384:], "MPI_ERR_ROOT: invalid root")
+	if err := os.WriteFile(SegmentPath(dir, 0), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "invalid-call: rank 0: MPI error in an MPI call p2ptrace does not record (after MPI_Isend at a.out+0x234): MPI_ERR_ROOT: invalid root"
+	if res.Header.Message != want {
+		t.Errorf("message %q\nwant    %q", res.Header.Message, want)
+	}
+}

@@ -818,9 +818,12 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
     lock();
     if (hdr) {
         hdr->err_class = cls;
-        hdr->err_call = hdr->cur_call;
-        hdr->err_pc = hdr->cur_pc;
-        hdr->err_module = hdr->cur_module;
+        /* Outside a recorded call's PMPI call (depth 0) the error is a call
+         * the shim does not record: no call, no site; cur_call still names
+         * the last recorded one (the merge says "after"). */
+        hdr->err_call = depth ? hdr->cur_call : C_NONE;
+        hdr->err_pc = depth ? hdr->cur_pc : 0;
+        hdr->err_module = depth ? hdr->cur_module : 0;
         snprintf(hdr->error, sizeof hdr->error, "%s", text);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -829,7 +832,7 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
         uint32_t c = hdr->err_call;
         fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
-                c < sizeof call_names / sizeof call_names[0] ? call_names[c] : "an MPI call", text);
+                c != C_NONE && c < sizeof call_names / sizeof call_names[0] ? call_names[c] : "an MPI call p2ptrace does not record", text);
     }
     unlock();
     PMPI_Abort(comm ? *comm : MPI_COMM_WORLD, *code ? *code : 1);
