@@ -322,16 +322,19 @@ static void drop_type(MPI_Datatype *dt, uint8_t *owned) {
 
 /* dense_span sets the address and length of the bytes count elements of dt
  * at buf cover, when they are one range without holes; 0 otherwise. */
-static void dense_span(const void *buf, int count, MPI_Datatype dt, uint64_t *addr, int64_t *span) {
+static void dense_span(const void *buf, int count, MPI_Datatype dt, int size, uint64_t *addr, int64_t *span) {
     MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
-    int size = 0;
     *addr = 0; *span = 0;
-    if (!buf || buf == MPI_BOTTOM || buf == MPI_IN_PLACE || count <= 0 || dt == MPI_DATATYPE_NULL) return;
+    if (!buf || buf == MPI_BOTTOM || buf == MPI_IN_PLACE || count <= 0 || size <= 0 || dt == MPI_DATATYPE_NULL) return;
+    if (dtype_known(dtype_code(dt))) { /* a basic type: no holes, no lower bound */
+        *addr = (uint64_t)(uintptr_t)buf;
+        *span = (int64_t)count * size;
+        return;
+    }
     quiet++;
-    int ok = PMPI_Type_size(dt, &size) == MPI_SUCCESS && PMPI_Type_get_extent(dt, &lb, &ext) == MPI_SUCCESS &&
-             PMPI_Type_get_true_extent(dt, &tlb, &text) == MPI_SUCCESS;
+    int ok = PMPI_Type_get_extent(dt, &lb, &ext) == MPI_SUCCESS && PMPI_Type_get_true_extent(dt, &tlb, &text) == MPI_SUCCESS;
     quiet--;
-    if (!ok || size <= 0 || ext != size || text != size) return;
+    if (!ok || ext != size || text != size) return;
     *addr = (uint64_t)(uintptr_t)buf + (uint64_t)tlb;
     *span = (int64_t)count * size;
 }
@@ -779,7 +782,7 @@ static int64_t set_envelope(struct rec *r, struct comm *c, const void *buf, int 
         quiet--;
     }
     r->bytes = (int64_t)count * ts;
-    dense_span(buf, count, dt, &r->addr, &r->span);
+    dense_span(buf, count, dt, ts, &r->addr, &r->span);
     return n;
 }
 
