@@ -254,7 +254,9 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		case StateRunning:
 			switch {
 			case rd.seg.missing:
-				re.Error = "ended before it created its segment (inside MPI_Init)"
+				re.Error = "no segment: it ended before creating one (taken down inside MPI_Init), or its " +
+					filepath.Base(rd.seg.path) + " was not gathered"
+				lines = append(lines, fmt.Sprintf("rank %d has %s", r, re.Error))
 			case rd.seg.uninit:
 				re.Error = "ended inside MPI_Init (its segment header was never written)"
 			}
