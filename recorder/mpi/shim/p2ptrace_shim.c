@@ -608,8 +608,11 @@ static struct comm *comm_get(MPI_Comm h) {
     if (ncomms > 0 && comms[0]->h == h) return comms[0];
     for (int i = ncomms - 1; i > 0; i--)
         if (comms[i]->h == h) return comms[i];
-    int sz = 0;
-    if (PMPI_Comm_size(h, &sz) != MPI_SUCCESS) return NULL;
+    int sz = 0, rc;
+    quiet++; /* an invalid handle: the program's own call reports it */
+    rc = PMPI_Comm_size(h, &sz);
+    quiet--;
+    if (rc != MPI_SUCCESS) return NULL;
     return comm_add(h, -1, -1);
 }
 
