@@ -128,6 +128,10 @@
 //	112 u64 its pc              120 u32 its module id
 //	128 [256]byte MPI library version, first line, NUL terminated
 //	384 [512]byte error text (MPI_Error_string, or the MPI_Abort code), NUL terminated
+//	896 [64]byte the MPI function that failed when it is not a call the shim
+//	        records (error call 0; found by unwinding the stack to the
+//	        outermost MPI library frame), NUL terminated; its pc (into the
+//	        program) at 112
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:

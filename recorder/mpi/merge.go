@@ -282,11 +282,15 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 					kind = "truncation"
 				}
 				line = fmt.Sprintf("%s: rank %d: MPI error in %s", kind, r, callName(h.ErrCall))
-				if h.ErrCall == callNone {
-					// Raised outside the calls the shim records: say which
-					// recorded call came last.
+				switch {
+				case h.ErrCall == callNone && h.ErrName != "":
+					// A call the shim does not record, named from the stack.
+					line = fmt.Sprintf("%s: rank %d: MPI error in %s", kind, r, h.ErrName)
+				case h.ErrCall == callNone:
+					// Raised outside the calls the shim records: its line
+					// when the stack showed it, else the last recorded call.
 					line = fmt.Sprintf("%s: rank %d: MPI error in an MPI call p2ptrace does not record", kind, r)
-					if h.CurCall != callNone {
+					if re.Site == "" && h.CurCall != callNone {
 						line += " (after " + callName(h.CurCall)
 						if s := siteText(rd, h.CurModule, h.CurPC); s != "" {
 							line += " at " + s

@@ -126,3 +126,27 @@ func TestMergeErrorOutsideRecordedCalls(t *testing.T) {
 		t.Errorf("message %q\nwant    %q", res.Header.Message, want)
 	}
 }
+
+// TestMergeErrorNamedFromStack: the shim found the failed call's return
+// address (and name) on the stack: the finding names both.
+func TestMergeErrorNamedFromStack(t *testing.T) {
+	dir := t.TempDir()
+	b := encodeSegment(0, 1, StateErrored, sampleRecs(0)[:2])
+	le := binary.LittleEndian
+	le.PutUint32(b[84:], callIsend)
+	le.PutUint64(b[112:], 0x1300)
+	le.PutUint32(b[120:], 1)
+	copy(b[384:], "MPI_ERR_ROOT: invalid root")
+	copy(b[896:], "MPI_Bcast")
+	if err := os.WriteFile(SegmentPath(dir, 0), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "invalid-call: rank 0: MPI error in MPI_Bcast at a.out+0x300: MPI_ERR_ROOT: invalid root"
+	if res.Header.Message != want {
+		t.Errorf("message %q\nwant    %q", res.Header.Message, want)
+	}
+}

@@ -171,6 +171,7 @@ type segHeader struct {
 	ErrModule  uint32
 	Library    string
 	Error      string
+	ErrName    string // the failed MPI function when the shim does not record it (ErrCall 0)
 }
 
 func cstring(b []byte) string {
@@ -221,6 +222,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrModule = le.Uint32(b[120:])
 	h.Library = cstring(b[128:384])
 	h.Error = cstring(b[384:896])
+	h.ErrName = cstring(b[896:960])
 	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}

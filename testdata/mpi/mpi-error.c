@@ -1,4 +1,4 @@
-/* mpi-error (2 ranks): MPI errors in calls other than Send to a bad rank, each the first p2p call of its rank, with the other rank still starting up (so the job can end before it created its segment): send-init-tag: rank 0's MPI_Send_init with tag -5 (MPI_ERR_TAG); recv-init-tag: rank 1's MPI_Recv_init with tag -5; send-null-type: rank 0's MPI_Send with MPI_DATATYPE_NULL (MPI_ERR_TYPE); recv-null-type: rank 1's MPI_Recv with MPI_DATATYPE_NULL. Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits with the error class (4 MPI_ERR_TAG, 3 MPI_ERR_TYPE). Fix: mpi-error-fixed. */
+/* mpi-error (2 ranks): MPI errors in calls other than Send to a bad rank, each the first p2p call of its rank, with the other rank still starting up (so the job can end before it created its segment): send-init-tag: rank 0's MPI_Send_init with tag -5 (MPI_ERR_TAG); recv-init-tag: rank 1's MPI_Recv_init with tag -5; send-null-type: rank 0's MPI_Send with MPI_DATATYPE_NULL (MPI_ERR_TYPE); recv-null-type: rank 1's MPI_Recv with MPI_DATATYPE_NULL; bcast-root: rank 0's MPI_Bcast with root 7, a call p2ptrace does not record (rank 1's, root 0, waits). Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits with the error class (4 MPI_ERR_TAG, 3 MPI_ERR_TYPE, 8 MPI_ERR_ROOT). Fix: mpi-error-fixed. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +46,11 @@ int main(int argc, char **argv)
 			MPI_Recv(buf, 4, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv
 		else
 			MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+	} else if (strcmp(mode, "bcast-root") == 0) {
+		if (rank == 0)
+			MPI_Bcast(buf, 4, MPI_INT, 7, MPI_COMM_WORLD); // culprit: bcast
+		else
+			MPI_Bcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "mpi-error: unknown mode %s\n", mode);

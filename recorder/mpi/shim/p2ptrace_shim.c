@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -87,6 +88,7 @@ struct seg_hdr {
     uint32_t err_module, pad;
     char library[256];
     char error[512];
+    char err_name[64]; /* the MPI function that failed, when not a recorded call (err_call 0) */
 };
 
 /* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
@@ -815,6 +817,39 @@ static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const
 #define PASS (!active || depth)
 
 /* ---- init / finalize / errors ---- */
+/* mpi_library says whether a loaded object is part of the MPI library. */
+static int mpi_library(const char *path) {
+    return path && (strstr(path, "libmpi") || strstr(path, "libopen-") || strstr(path, "/openmpi/") ||
+                    strstr(path, "mca_") || strstr(path, "libpmpi"));
+}
+
+/* failed_call finds, for an error raised outside the recorded calls, the
+ * return address into the program of the MPI call that failed (the first
+ * frame past the MPI library's) and, when its frame is on the stack (not
+ * left by a tail call), the MPI function's name (PMPI_ prefix dropped).
+ * Lock held. */
+static void failed_call(void) {
+    void *bt[48];
+    Dl_info self, di;
+    int n = backtrace(bt, 48), in_mpi = 0;
+    const char *name = NULL;
+    if (!dladdr((void *)failed_call, &self)) return;
+    for (int i = 1; i < n; i++) {
+        if (!dladdr(bt[i], &di)) continue;
+        if (di.dli_fbase == self.dli_fbase) continue; /* the shim */
+        if (mpi_library(di.dli_fname)) {
+            in_mpi = 1;
+            if (di.dli_sname && (strncmp(di.dli_sname, "MPI_", 4) == 0 || strncmp(di.dli_sname, "PMPI_", 5) == 0)) name = di.dli_sname;
+            continue;
+        }
+        if (!in_mpi) return;
+        hdr->err_pc = (uint64_t)(uintptr_t)bt[i];
+        hdr->err_module = module_of((uintptr_t)bt[i]);
+        if (name) snprintf(hdr->err_name, sizeof hdr->err_name, "%s", name[0] == 'P' ? name + 1 : name);
+        return;
+    }
+}
+
 static void errhandler(MPI_Comm *comm, int *code, ...) {
     if (quiet) return; /* the shim's own look-up: its caller copes, the program's call reports it */
     char text[MPI_MAX_ERROR_STRING];
@@ -830,6 +865,7 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         hdr->err_call = depth ? hdr->cur_call : C_NONE;
         hdr->err_pc = depth ? hdr->cur_pc : 0;
         hdr->err_module = depth ? hdr->cur_module : 0;
+        if (!depth) failed_call();
         snprintf(hdr->error, sizeof hdr->error, "%s", text);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -838,7 +874,9 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
         uint32_t c = hdr->err_call;
         fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
-                c != C_NONE && c < sizeof call_names / sizeof call_names[0] ? call_names[c] : "an MPI call p2ptrace does not record", text);
+                c != C_NONE && c < sizeof call_names / sizeof call_names[0] ? call_names[c]
+                : hdr->err_name[0]                                          ? hdr->err_name
+                                                                            : "an MPI call p2ptrace does not record", text);
     }
     unlock();
     PMPI_Abort(comm ? *comm : MPI_COMM_WORLD, *code ? *code : 1);
