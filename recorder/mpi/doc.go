@@ -55,7 +55,12 @@
 // At Init the shim installs an error handler on MPI_COMM_WORLD (inherited by
 // derived communicators) that records the MPI error text and the call it
 // happened in, marks the rank errored and aborts the job, as
-// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way.
+// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way. The shim's
+// own look-ups (type sizes, counts, envelopes) run "quiet": an error they
+// raise is ignored, so that the program's call reports it under its own
+// name; an error outside the recorded calls is placed by unwinding the
+// stack past the MPI library. Derived types a request uses are duplicated
+// until it completes (the program may free them meanwhile).
 //
 // Cost: no system call and no allocation on the path of a small call (the
 // clock is the vDSO's; tables grow by doubling; the segment grows in big
@@ -88,6 +93,12 @@
 // communicator; Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
 // Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
 // over 1 us between a rank's calls becomes an OpCompute of that duration.
+//
+// Merge also reports, in the trace's message, rules a trace cannot show
+// (rules.go): buffer-overlap (pending ops of a rank whose dense buffers
+// share bytes, one a receive; a Sendrecv's two buffers), request-leak (a
+// persistent request not freed by MPI_Finalize); and a rank without a
+// segment merges as a rank without calls (the trace is crashed).
 //
 // MatchRank/MatchSeq are filled offline: a receive with actual source s and
 // tag t on communicator c took the earliest not yet taken send of s to this
