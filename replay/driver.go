@@ -403,7 +403,14 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		if err != nil || len(ops) != 1 {
 			return false, fmt.Errorf("%w: rank %d seq %d: Free needs one request", errBadTrace, r, ev.Seq)
 		}
-		e.Free(d.msgOp(r, ev), ops[0])
+		call := d.msgOp(r, ev)
+		// A recorded Free whose done has the flag freed a request the
+		// recorder saw active (an MPI persistent request, started and not
+		// completed): a finding whatever this replay's timing.
+		if done, ok := d.peekDone(r, c, ev.Seq); ok {
+			call.Flag = done.Flag
+		}
+		e.Free(call, ops[0])
 		return true, nil
 	case trace.OpCompute:
 		call := d.msgOp(r, ev)

@@ -23,6 +23,8 @@ const (
 	Crash            Kind = "crash"
 	RankError        Kind = "rank-error"
 	NoProgress       Kind = "no-progress"
+	BufferOverlap    Kind = "buffer-overlap"
+	RequestLeak      Kind = "request-leak"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -77,6 +79,10 @@ func Kinds() []KindInfo {
 			"read the crash message; the line is the rank's last runtime call before it died"},
 		{RankError, "a rank's function returned an error of its own (its check of the data failed, or it passed a call's error on)", []string{DoorLive, DoorHarness},
 			"the program's own check failed: look for a missing Wait, a race or corrupted data that explains the values"},
+		{BufferOverlap, "two pending operations of one rank use buffers that share bytes and one of them writes (a receive), or Sendrecv's send and receive buffers overlap: the MPI standard forbids it", []string{DoorMerge},
+			"give each pending operation its own buffer, or complete one (Wait) before posting the other; Sendrecv_replace exchanges in place"},
+		{RequestLeak, "a persistent request (MPI_Send_init, MPI_Recv_init) was never freed before MPI_Finalize", []string{DoorMerge},
+			"MPI_Request_free every persistent request once it is no longer started"},
 		{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 			"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 	}

@@ -137,10 +137,11 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 }
 
 // Free releases a request. Freeing an active request is a missing Wait: the
-// op still completes, but nothing will ever know when.
+// op still completes, but nothing will ever know when. call.Flag says the
+// recording saw the request active (not completed) when it was freed.
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
-	if !op.done && !op.freed {
+	if (!op.done || call.Flag) && !op.freed {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) freed while still active", op.Rank, op.Kind, op.Peer, op.Tag)})
 	}

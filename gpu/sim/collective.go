@@ -145,8 +145,14 @@ func (e *Engine) Iprobe(call *Op) {
 }
 
 // validSource reports whether a receive-like call names a rank of the world
-// (or AnySource); if not, the call fails as invalid and completes.
+// (or AnySource); if not, the call fails as invalid and completes. A probe
+// of ProcNull answers at once: a message from ProcNull.
 func (e *Engine) validSource(op *Op) bool {
+	if op.Peer == trace.ProcNull {
+		op.Source, op.Flag = trace.ProcNull, true
+		e.complete(op, e.ranks[op.Rank].clock)
+		return false
+	}
 	if op.Peer == trace.AnySource || (op.Peer >= 0 && op.Peer < len(e.ranks)) {
 		return true
 	}

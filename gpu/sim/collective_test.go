@@ -226,3 +226,36 @@ func TestIprobeDoesNotBlock(t *testing.T) {
 		t.Fatalf("stuck %v, iprobe %+v: %+v", e.Stuck(), ip, e.Problems())
 	}
 }
+
+// TestProcNullCompletesAtOnce: MPI_PROC_NULL as the peer of a send, a
+// receive, a probe and an Iprobe (MPI traces) is legal: each completes at
+// once, the receive and probes with source ProcNull, and nothing is found.
+func TestProcNullCompletesAtOnce(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	var p, ip, rv *sim.Op
+	iprobe := func(e *sim.Engine, r int) bool {
+		ip = e.NewOp(r, trace.OpIprobe)
+		ip.Peer = trace.ProcNull
+		e.Iprobe(ip)
+		return true
+	}
+	recvNull := func(e *sim.Engine, r int) bool {
+		rv = e.NewOp(r, trace.OpRecv)
+		rv.Peer, rv.Bytes, rv.Count, rv.Dtype = trace.ProcNull, 8, 8, trace.Uint8
+		e.PostRecv(rv)
+		return e.BlockOn(rv)
+	}
+	script := [][]call{{send(trace.ProcNull, 0), recvNull, probe(trace.ProcNull, 0, 1, &p), iprobe}, {}}
+	runScript(e, script)
+	if e.Stuck() || len(e.Problems()) != 0 {
+		t.Fatalf("stuck %v: %+v", e.Stuck(), e.Problems())
+	}
+	for _, op := range []*sim.Op{rv, p, ip} {
+		if op == nil || !op.Done() || op.Source != trace.ProcNull {
+			t.Errorf("op %+v: want done, source ProcNull", op)
+		}
+	}
+	if !ip.Flag {
+		t.Errorf("Iprobe of ProcNull: flag false")
+	}
+}

@@ -47,6 +47,10 @@ func (e *Engine) transferTime(bytes int64) int64 {
 }
 
 func (e *Engine) postSend(op *Op, t int64) {
+	if op.Peer == trace.ProcNull {
+		e.complete(op, t)
+		return
+	}
 	if op.Peer < 0 || op.Peer >= len(e.ranks) {
 		op.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
@@ -187,6 +191,11 @@ func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 }
 
 func (e *Engine) postRecv(op *Op, t int64) {
+	if op.Peer == trace.ProcNull {
+		op.Source = trace.ProcNull
+		e.complete(op, t)
+		return
+	}
 	if op.Peer != trace.AnySource && (op.Peer < 0 || op.Peer >= len(e.ranks)) {
 		op.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},

@@ -272,7 +272,7 @@ var MPIScenarios = []MPIScenario{
 	// What real codes do, correct.
 	{Name: "ring", Ranks: 4, Record: complete, Plain: PlainOK},
 	{Name: "ring", Ranks: 4, Args: []string{"large"}, Record: complete, Plain: PlainOK},
-	{Name: "persistent", Ranks: 2, Record: complete, Plain: PlainOK},
+	{Name: "persistent", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "persistent-bugs"},
 	{Name: "waitany", Ranks: 4, Record: complete, Plain: PlainOK},
 	{Name: "testall", Ranks: 2, Record: complete, Plain: PlainOK},
 	{Name: "sendrecv-replace", Ranks: 4, Record: complete, Plain: PlainOK},
@@ -307,6 +307,78 @@ var MPIScenarios = []MPIScenario{
 	{Name: "abort", Ranks: 2, Plain: PlainFail, PlainExit: 3,
 		Record: rec(StatusCrashed, "", []int{1}, "abort")},
 	{Name: "abort-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "abort"},
+
+	// mpi-error: MPI errors of other calls than a Send to a bad rank, each
+	// the first p2p call of its rank while the other may still be in
+	// MPI_Init (then it never creates its segment: it merges as a rank
+	// without calls). Each is named with its call and line. Invalid tags:
+	// MPI_ERR_TAG, mpirun exits 4; MPI_DATATYPE_NULL: MPI_ERR_TYPE, exits 3.
+	// A crashed trace: check has nothing to add.
+	{Name: "mpi-error", Ranks: 2, Args: []string{"send-init-tag"}, Plain: PlainFail, PlainExit: 4,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send-init")},
+	{Name: "mpi-error", Ranks: 2, Args: []string{"recv-init-tag"}, Plain: PlainFail, PlainExit: 4,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "recv-init")},
+	{Name: "mpi-error", Ranks: 2, Args: []string{"send-null-type"}, Plain: PlainFail, PlainExit: 3,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send")},
+	{Name: "mpi-error", Ranks: 2, Args: []string{"recv-null-type"}, Plain: PlainFail, PlainExit: 3,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "recv")},
+	// bcast-root: MPI_ERR_ROOT (exit 8) in a call the shim does not record:
+	// its line is found on the stack.
+	{Name: "mpi-error", Ranks: 2, Args: []string{"bcast-root"}, Plain: PlainFail, PlainExit: 8,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "bcast")},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"recv-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"recv-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"bcast-root"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+
+	// The recording never changes what the program does: derived types
+	// freed while their requests are pending (legal) and MPI_PROC_NULL as
+	// the peer of Send, Recv, Probe and Iprobe are clean, and exit 0.
+	{Name: "type-free-pending", Ranks: 2, Record: complete, Plain: PlainOK},
+	{Name: "proc-null", Ranks: 2, Record: complete, Plain: PlainOK},
+
+	// type-signature: derived types compared by type signature: int x 8
+	// sent (contiguous(2, MPI_INT)), double x 4 received (contiguous(2,
+	// MPI_DOUBLE)) is a type mismatch; the fixed version sends a vector and
+	// receives a contiguous type of one signature (int x 8): clean.
+	{Name: "type-signature", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.TypeMismatch, []int{0, 1}, "send", "recv"),
+		Check: []MPIVerdict{
+			find("", verdict.TypeMismatch, []int{0, 1}, "send", "recv"),
+		}},
+	{Name: "type-signature-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "type-signature"},
+
+	// persistent-bugs: free: a persistent request freed while active is a
+	// missing Wait every time, whatever the replay's timing (the eager
+	// send completed long before); leak: never freed before MPI_Finalize, a
+	// request leak (the recording's finding: a trace has no request
+	// lifetimes); nowait: started and never completed, a missing Wait (and
+	// a leak). Fix: persistent.
+	{Name: "persistent-bugs", Ranks: 2, Args: []string{"free"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "free-start", "free"),
+		Check: []MPIVerdict{
+			find("", verdict.MissingWait, []int{0}, "free-start", "free"),
+		}},
+	{Name: "persistent-bugs", Ranks: 2, Args: []string{"leak"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RequestLeak, []int{0}, "leak-init")},
+	{Name: "persistent-bugs", Ranks: 2, Args: []string{"nowait"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "nowait-start"),
+		Check: []MPIVerdict{
+			find("", verdict.MissingWait, []int{0}, "nowait-start"),
+		}},
+
+	// buffer-overlap: overlapping buffers, the recording's finding (from
+	// the buffers' addresses, which a trace does not hold), on both ranks:
+	// sendrecv: the send and receive buffers of one MPI_Sendrecv; pending:
+	// an MPI_Isend from bytes a pending MPI_Irecv writes (its recording
+	// also sees the Isend's buffer change before completion).
+	{Name: "buffer-overlap", Ranks: 2, Args: []string{"sendrecv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverlap, []int{0, 1}, "sendrecv")},
+	{Name: "buffer-overlap", Ranks: 2, Args: []string{"pending"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverlap, []int{0, 1}, "irecv", "isend")},
+	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"sendrecv"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
+	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"pending"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

@@ -126,11 +126,12 @@ func TestMergeCalls(t *testing.T) {
 	if pr := find(1, trace.OpProbe, 13); pr.done.Source != 0 || pr.done.StatusTag != 13 || pr.post.Peer != 0 {
 		t.Errorf("Probe %+v / %+v", pr.post, pr.done)
 	}
-	// Derived datatype: hashed through MPI_Pack (elements 5 and 7).
+	// Derived datatype: hashed through MPI_Pack (elements 5 and 7), recorded
+	// by its signature (int32 x 2).
 	packed := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 5), 7)
 	want := xxhash.Sum64(packed) | 1
 	ds, dr := find(0, trace.OpSend, 14), find(1, trace.OpRecv, 14)
-	if ds.post.Dtype != trace.Opaque || ds.post.Count != 1 || ds.post.Bytes != 8 || ds.post.HashPost != want || dr.done.HashDone != want {
+	if ds.post.Dtype != trace.Int32 || ds.post.Count != 2 || ds.post.Bytes != 8 || ds.post.HashPost != want || dr.done.HashDone != want {
 		t.Errorf("vector send %+v, recv hash %#x, want hash %#x", ds.post, dr.done.HashDone, want)
 	}
 	// Sendrecv_replace.

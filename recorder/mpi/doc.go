@@ -55,7 +55,12 @@
 // At Init the shim installs an error handler on MPI_COMM_WORLD (inherited by
 // derived communicators) that records the MPI error text and the call it
 // happened in, marks the rank errored and aborts the job, as
-// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way.
+// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way. The shim's
+// own look-ups (type sizes, counts, envelopes) run "quiet": an error they
+// raise is ignored, so that the program's call reports it under its own
+// name; an error outside the recorded calls is placed by unwinding the
+// stack past the MPI library. Derived types a request uses are duplicated
+// until it completes (the program may free them meanwhile).
 //
 // Cost: no system call and no allocation on the path of a small call (the
 // clock is the vDSO's; tables grow by doubling; the segment grows in big
@@ -89,6 +94,12 @@
 // Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
 // over 1 us between a rank's calls becomes an OpCompute of that duration.
 //
+// Merge also reports, in the trace's message, rules a trace cannot show
+// (rules.go): buffer-overlap (pending ops of a rank whose dense buffers
+// share bytes, one a receive; a Sendrecv's two buffers), request-leak (a
+// persistent request not freed by MPI_Finalize); and a rank without a
+// segment merges as a rank without calls (the trace is crashed).
+//
 // MatchRank/MatchSeq are filled offline: a receive with actual source s and
 // tag t on communicator c took the earliest not yet taken send of s to this
 // rank on c with tag t, receives taken in post order; the send gets its
@@ -97,7 +108,7 @@
 //
 // # FORMAT
 //
-// Segment format version 2. A segment is one file per world rank, written by
+// Segment format version 3. A segment is one file per world rank, written by
 // that rank only, through a shared mmap of the file (grown with ftruncate,
 // doubling up to 64 MiB at a time, remapped, and prefaulted in bulk with
 // MADV_POPULATE_WRITE): a rank killed with SIGKILL loses nothing it
@@ -109,7 +120,7 @@
 //	  0 [8]byte magic "P2PTSEG1" (written once rank, size, pid and state are:
 //	        zero before; Merge takes such a segment as a rank that ended inside
 //	        MPI_Init, ReadLiveState as one not created yet)
-//	  8 u32 version (2)          12 u32 header size (4096)
+//	  8 u32 version (3)          12 u32 header size (4096)
 //	 16 i32 world rank           20 i32 world size          24 i32 pid
 //	 28 u32 state (RankState: 1 running, 2 blocked, 3 finalized, 4 aborted, 5 errored)
 //	 32 u64 calls intercepted so far
@@ -128,6 +139,10 @@
 //	112 u64 its pc              120 u32 its module id
 //	128 [256]byte MPI library version, first line, NUL terminated
 //	384 [512]byte error text (MPI_Error_string, or the MPI_Abort code), NUL terminated
+//	896 [64]byte the MPI function that failed when it is not a call the shim
+//	        records (error call 0; found by unwinding the stack to the
+//	        outermost MPI library frame), NUL terminated; its pc (into the
+//	        program) at 112
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:
@@ -158,6 +173,9 @@
 //	20 trailer: uvarint n, then n zz deltas (each from the previous value,
 //	   the first from 0): request ids, or the world ranks of a comm record
 //	21 path: uvarint n, then n bytes (module records)
+//	22 buffer address uvarint, 23 its length uvarint: the bytes a message
+//	   op reads or writes, present when they are one range without holes
+//	   (the merge finds overlapping buffers of pending ops with them)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a
@@ -170,6 +188,13 @@
 // that completed. A module record (id, load base, path) comes before the
 // first record that uses its id; a comm record (id, parent id in peer, size
 // in count, world ranks in the trailer) when a communicator is created.
+// A persistent init (Send_init...) writes a post with its op, envelope and
+// its persistent id in req, and no done: no trace op (Start is). A
+// Request_free of a persistent request writes a post with the persistent id
+// in req: op Free with the current request in the trailer if it was active
+// (its done's flag set: freed while active, whatever a replay's timing),
+// else no op. Datatypes: a derived type whose signature is one basic type
+// repeated is recorded as that type, count in basic elements.
 // An Iprobe that found nothing takes about 32 bytes (post and done).
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,

@@ -39,6 +39,9 @@ type MergeResult struct {
 	Events int64
 }
 
+// hashModes names the shim's hash modes by value (HASH_* in p2ptrace_shim.c).
+var hashModes = [...]string{"full", "sample", "off"}
+
 // computeGap is the smallest gap between two calls of a rank that becomes an
 // OpCompute event (ns).
 const computeGap = 1000
@@ -73,8 +76,10 @@ type rankData struct {
 }
 
 // Merge reads the segments of every rank in dir and writes them as one trace
-// out. All ranks 0..size-1 must have a segment; a damaged or foreign one is
-// an error naming the file.
+// out. A rank 0..size-1 without a segment ended before it created one (the
+// job was taken down by another rank's MPI error, abort or kill while it was
+// in MPI_Init): it merges as a rank without calls and the trace is crashed.
+// A damaged or foreign segment is an error naming the file.
 func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -126,14 +131,11 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			s.hdr.Size = int32(size)
 		}
 	}
-	var missing []string
 	for r := range size {
 		if segs[r] == nil {
-			missing = append(missing, strconv.Itoa(r))
+			segs[r] = &segment{path: SegmentPath(dir, r), hdr: segHeader{Rank: int32(r), Size: int32(size), State: StateRunning},
+				uninit: true, missing: true}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: %s: world size %d but no segment for rank %s", dir, size, strings.Join(missing, ", "))
 	}
 	for r := range segs {
 		if r >= size {
@@ -193,7 +195,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		hdr.EagerLimit = max(hdr.EagerLimit-openMPIEagerHeader, 0)
 	}
 	if hdr.HashMode == "" {
-		hdr.HashMode = [...]string{"full", "sample", "off"}[min(h0.HashMode, 2)]
+		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
 	end := start
 	for r, rd := range ranks {
@@ -246,12 +248,18 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	res := &MergeResult{Ranks: make([]RankEnd, size), Events: events}
 	status := trace.StatusComplete
 	var fs []verdict.Finding
+	var notes []string // how the merge went, in words: the header's message
 	for r, rd := range ranks {
 		h := rd.seg.hdr
 		re := RankEnd{Rank: r, State: h.State}
 		switch h.State {
 		case StateRunning:
-			if rd.seg.uninit {
+			switch {
+			case rd.seg.missing:
+				re.Error = "no segment: it ended before creating one (taken down inside MPI_Init), or its " +
+					filepath.Base(rd.seg.path) + " was not gathered"
+				notes = append(notes, fmt.Sprintf("rank %d has %s", r, re.Error))
+			case rd.seg.uninit:
 				re.Error = "ended inside MPI_Init (its segment header was never written)"
 			}
 		case StateBlocked:
@@ -266,18 +274,45 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		case StateAborted, StateErrored:
 			re.Site = siteText(rd, h.ErrModule, h.ErrPC)
 			re.Error = h.Error
-			fs = append(fs, errorFinding(re, callName(h.ErrCall)))
+			call := callName(h.ErrCall)
+			if h.ErrCall == callNone {
+				if call = h.ErrName; call == "" {
+					// Raised outside the calls the shim records: its line
+					// when the stack showed it, else the last recorded call.
+					call = "an MPI call p2ptrace does not record"
+					if re.Site == "" && h.CurCall != callNone {
+						call += " (after " + callName(h.CurCall)
+						if s := siteText(rd, h.CurModule, h.CurPC); s != "" {
+							call += " at " + s
+						}
+						call += ")"
+					}
+				}
+			}
+			fs = append(fs, errorFinding(re, call))
 		}
 		if re.State != StateFinalized {
 			status = trace.StatusCrashed
 		}
 		res.Ranks[r] = re
+		fs = append(fs, overlapFindings(r, rd, siteText)...)
+		if re.State == StateFinalized {
+			fs = append(fs, leakFindings(r, rd, siteText)...)
+		}
 	}
 	if o.Status != "" {
 		status = o.Status
 	}
 	msg := o.Message
-	if status == trace.StatusCrashed && len(fs) == 0 {
+	if len(notes) > 0 {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += strings.Join(notes, "; ")
+	}
+	if status == trace.StatusCrashed && !slices.ContainsFunc(fs, func(f verdict.Finding) bool {
+		return f.Kind == verdict.Crash || f.Kind == verdict.InvalidCall || f.Kind == verdict.Truncation
+	}) {
 		// No rank said why: the ranks that did not finish were killed.
 		f := verdict.New(verdict.Crash, nil, "")
 		for r := range ranks {
@@ -390,7 +425,12 @@ func prepare(s *segment) (*rankData, error) {
 		op := trace.Op(p.Op)
 		reqs := dropNull(p.Reqs, nullReq)
 		switch {
-		case (op.IsSend() || op.IsRecv()) && p.Peer == -2:
+		case isInit(p.Call) || p.Call == callRequestFree && op == 0:
+			// A persistent request's init or free: no trace op (its Starts
+			// and the Free of an active one are).
+			rd.skip[i] = true
+			continue
+		case (op.IsSend() || op.IsRecv() || op == trace.OpProbe || op == trace.OpIprobe) && p.Peer == trace.ProcNull:
 			// MPI_PROC_NULL: completes at once, matches nothing.
 			rd.skip[i] = true
 			if p.Req != 0 {
@@ -532,7 +572,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			case trace.OpBarrier:
 				ev.Peer, ev.Tag = 0, 0
 			case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
-				ev.Peer, ev.Tag, ev.Comm = 0, 0, 0
+				ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
 			}
 			if !rd.op[i].IsSend() {
 				ev.HashPost = 0

@@ -54,10 +54,11 @@ type LiveState struct {
 	Blocked         string // the MPI call, e.g. "MPI_Recv", when State is StateBlocked
 }
 
-// Segment layout constants (see FORMAT in doc.go); they match p2ptrace_shim.c.
+// Segment layout constants (see FORMAT in doc.go); TestShimConstants checks
+// them, and every other constant the shim shares with Go, against p2ptrace_shim.c.
 const (
 	segMagic   = "P2PTSEG1"
-	segVersion = 2
+	segVersion = 3
 	segHdrSize = 4096
 )
 
@@ -170,6 +171,7 @@ type segHeader struct {
 	ErrModule  uint32
 	Library    string
 	Error      string
+	ErrName    string // the failed MPI function when the shim does not record it (ErrCall 0)
 }
 
 func cstring(b []byte) string {
@@ -220,6 +222,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrModule = le.Uint32(b[120:])
 	h.Library = cstring(b[128:384])
 	h.Error = cstring(b[384:896])
+	h.ErrName = cstring(b[896:960])
 	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
@@ -284,14 +287,17 @@ type record struct {
 	SCount  int64
 	Reqs    []uint64 // post/done: request ids; comm: world ranks
 	Path    string   // module
+	Addr    uint64   // post: first byte of its buffer when dense (0: none or not dense)
+	Span    int64    // post: the buffer's length in bytes
 }
 
 // segment is a whole decoded segment.
 type segment struct {
-	path   string
-	hdr    segHeader
-	recs   []record
-	uninit bool // created, but the rank ended before writing the header
+	path    string
+	hdr     segHeader
+	recs    []record
+	uninit  bool // created, but the rank ended before writing the header
+	missing bool // not even created: the rank ended before (uninit too)
 }
 
 // maxSegment bounds the record area the decoder accepts.
@@ -321,6 +327,8 @@ const (
 	fSCount
 	fReqs
 	fPath
+	fAddr // with fSpan: the buffer's range
+	fSpan
 	fAll = 1<<iota - 1
 )
 
@@ -515,6 +523,12 @@ func decodeSegment(b []byte) (*segment, error) {
 		}
 		if mask&fPath != 0 {
 			r.Path = string(d.bytes(d.uvarint()))
+		}
+		if mask&fAddr != 0 {
+			r.Addr = d.uvarint()
+		}
+		if mask&fSpan != 0 {
+			r.Span = int64(d.uvarint() & (1<<62 - 1))
 		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)

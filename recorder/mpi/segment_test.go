@@ -105,6 +105,10 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 			uv(fPath, uint64(len(r.Path)))
 			f = append(f, r.Path...)
 		}
+		if r.Addr != 0 {
+			uv(fAddr, r.Addr)
+			uv(fSpan, uint64(r.Span))
+		}
 		switch {
 		case r.T1 != 0:
 			lastT = r.T1
@@ -176,7 +180,6 @@ func TestMergeErrors(t *testing.T) {
 		data  []byte // rank 1's segment; nil: missing
 		wants []string
 	}{
-		{"missing", nil, []string{"no segment for rank 1"}},
 		{"foreign", []byte(strings.Repeat("#!/bin/sh\necho hello\n", 300)), []string{"rank-1.seg", "bad magic"}},
 		{"short", good[:100], []string{"rank-1.seg", "shorter than"}},
 		{"truncated", good[:len(good)-50], []string{"rank-1.seg", "the file holds"}},

@@ -94,6 +94,7 @@ const (
 	AnySource = -1
 	AnyTag    = -1
 	NoRank    = -1 // e.g. Event.MatchRank of an op that never matched
+	ProcNull  = -2 // MPI_PROC_NULL as a peer: the op completes at once, moving nothing
 )
 
 // Dtype is an element type of a buffer. Values are part of the file format.

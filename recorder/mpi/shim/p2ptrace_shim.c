@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,9 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- format constants: keep in sync with segment.go ---- */
+/* ---- format constants: TestShimConstants (recorder/mpi) fails when they differ from the Go side ---- */
 #define SEG_MAGIC "P2PTSEG1"
-#define SEG_VERSION 2
+#define SEG_VERSION 3
 #define SEG_HDR 4096
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
@@ -51,7 +52,7 @@ enum {
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
 
-/* call codes: keep in sync with callNames in segment.go */
+/* call codes: callNames in segment.go (checked by TestShimConstants) */
 enum {
     C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
     C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
@@ -87,6 +88,7 @@ struct seg_hdr {
     uint32_t err_module, pad;
     char library[256];
     char error[512];
+    char err_name[64]; /* the MPI function that failed, when not a recorded call (err_call 0) */
 };
 
 /* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
@@ -100,6 +102,8 @@ struct rec {
     int32_t source, stag;
     int64_t scount;
     uint32_t nreqs;
+    uint64_t addr; /* first byte of a dense buffer, 0 if none or not dense */
+    int64_t span;  /* its length */
     uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
     const char *path; /* module record */
     size_t cap;
@@ -196,8 +200,16 @@ static uint64_t hash_bytes(const void *buf, size_t len) {
     return xxh_digest(&s) | 1;
 }
 
-/* ---- datatypes ---- */
+/* ---- datatypes ----
+ * The shim's own look-ups (type sizes, envelopes, counts) must never change
+ * what the program does: they run with quiet set, so that an error they
+ * raise (a null or freed type the program passes to a call that will itself
+ * fail) is ignored by the shim's error handler, and the program's own call
+ * reports it, under its own name and site. */
+static __thread int quiet;
+
 static int dtype_code(MPI_Datatype dt) {
+    if (dt == MPI_DATATYPE_NULL) return DT_OPAQUE;
     if (dt == MPI_FLOAT) return DT_F32;
     if (dt == MPI_DOUBLE) return DT_F64;
     if (dt == MPI_INT || dt == MPI_INT32_T) return DT_I32;
@@ -207,12 +219,126 @@ static int dtype_code(MPI_Datatype dt) {
 }
 static int dtype_known(int code) { return code != DT_OPAQUE; }
 
-/* contiguous reports whether count elements of dt are one contiguous range starting at buf. */
-static int contiguous(MPI_Datatype dt) {
-    int ni, na, nd, comb;
+/* named reports whether dt is a predefined (named) datatype. */
+static int named(MPI_Datatype dt) {
+    int ni, na, nd, comb, rc;
+    if (dt == MPI_DATATYPE_NULL) return 0;
     if (dtype_known(dtype_code(dt))) return 1;
-    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) return 0;
-    return comb == MPI_COMBINER_NAMED;
+    quiet++;
+    rc = PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb);
+    quiet--;
+    return rc == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
+}
+
+/* contiguous reports whether count elements of dt are one contiguous range starting at buf. */
+static int contiguous(MPI_Datatype dt) { return named(dt); }
+
+#define SIG_DEPTH 16
+#define SIG_STACK 64
+/* signature flattens dt's type signature (the sequence of basic types) when
+ * it is one basic type repeated: it returns that type's DT_ code and sets *n
+ * to how many of it one element of dt holds; DT_OPAQUE when the signature
+ * mixes types, holds a type p2ptrace does not know, or cannot be read.
+ * contiguous(2, MPI_INT), vector(2, 1, 4, MPI_INT) and MPI_INT count 2 have
+ * one signature (int32 x 2); contiguous(2, MPI_DOUBLE) another. */
+static int signature(MPI_Datatype dt, int64_t *n, int level) {
+    int ni, na, nd, comb, code = DT_OPAQUE;
+    *n = 0;
+    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return DT_OPAQUE;
+    if ((code = dtype_code(dt)) != DT_OPAQUE) { *n = 1; return code; }
+    quiet++;
+    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb == MPI_COMBINER_NAMED) {
+        quiet--;
+        return DT_OPAQUE; /* a basic type p2ptrace does not know */
+    }
+    int is[SIG_STACK];
+    MPI_Aint as[SIG_STACK];
+    MPI_Datatype ds[SIG_STACK];
+    int *iv = ni > SIG_STACK ? malloc(sizeof *iv * ni) : is;
+    MPI_Aint *av = na > SIG_STACK ? malloc(sizeof *av * na) : as;
+    MPI_Datatype *dv = nd > SIG_STACK ? malloc(sizeof *dv * nd) : ds;
+    code = DT_OPAQUE;
+    if (iv && av && dv && PMPI_Type_get_contents(dt, ni, na, nd, iv, av, dv) == MPI_SUCCESS) {
+        int64_t m = 0, k = 0;
+        int c0 = DT_OPAQUE;
+        if (comb != MPI_COMBINER_STRUCT && nd >= 1) c0 = signature(dv[0], &m, level + 1);
+        switch (comb) {
+        case MPI_COMBINER_DUP: case MPI_COMBINER_RESIZED: k = 1; break;
+        case MPI_COMBINER_CONTIGUOUS: k = iv[0]; break;
+        case MPI_COMBINER_VECTOR: case MPI_COMBINER_HVECTOR:
+        case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: k = (int64_t)iv[0] * iv[1]; break;
+        case MPI_COMBINER_INDEXED: case MPI_COMBINER_HINDEXED:
+            for (int i = 0; i < iv[0]; i++) k += iv[1 + i];
+            break;
+        case MPI_COMBINER_SUBARRAY:
+            k = 1;
+            for (int i = 0; i < iv[0]; i++) k *= iv[1 + iv[0] + i];
+            break;
+        case MPI_COMBINER_STRUCT:
+            for (int i = 0; i < iv[0]; i++) {
+                int64_t mi = 0;
+                int ci = signature(dv[i], &mi, level + 1);
+                if (iv[1 + i] == 0) continue;
+                if (ci == DT_OPAQUE || (c0 != DT_OPAQUE && ci != c0)) { c0 = DT_OPAQUE; k = -1; break; }
+                c0 = ci;
+                k += (int64_t)iv[1 + i] * mi;
+            }
+            m = 1;
+            break;
+        default: c0 = DT_OPAQUE; break; /* darray, f90 types: not flattened */
+        }
+        if (c0 != DT_OPAQUE && k >= 0) { code = c0; *n = k * m; }
+        for (int i = 0; i < nd; i++) {
+            int dni, dna, dnd, dcomb;
+            if (PMPI_Type_get_envelope(dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
+                PMPI_Type_free(&dv[i]);
+        }
+    }
+    if (iv != is) free(iv);
+    if (av != as) free(av);
+    if (dv != ds) free(dv);
+    quiet--;
+    return code;
+}
+
+/* keep_type returns a handle of dt that stays valid until drop_type, even
+ * when the program frees dt while a request using it is pending (legal):
+ * a duplicate for derived types, dt itself for named ones. */
+static MPI_Datatype keep_type(MPI_Datatype dt, uint8_t *owned) {
+    MPI_Datatype d = dt;
+    *owned = 0;
+    if (dt == MPI_DATATYPE_NULL || named(dt)) return dt;
+    quiet++;
+    if (PMPI_Type_dup(dt, &d) == MPI_SUCCESS) *owned = 1;
+    else d = dt;
+    quiet--;
+    return d;
+}
+static void drop_type(MPI_Datatype *dt, uint8_t *owned) {
+    if (!*owned) return;
+    quiet++;
+    PMPI_Type_free(dt);
+    quiet--;
+    *owned = 0;
+}
+
+/* dense_span sets the address and length of the bytes count elements of dt
+ * at buf cover, when they are one range without holes; 0 otherwise. */
+static void dense_span(const void *buf, int count, MPI_Datatype dt, int size, uint64_t *addr, int64_t *span) {
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    *addr = 0; *span = 0;
+    if (!buf || buf == MPI_BOTTOM || buf == MPI_IN_PLACE || count <= 0 || size <= 0 || dt == MPI_DATATYPE_NULL) return;
+    if (dtype_known(dtype_code(dt))) { /* a basic type: no holes, no lower bound */
+        *addr = (uint64_t)(uintptr_t)buf;
+        *span = (int64_t)count * size;
+        return;
+    }
+    quiet++;
+    int ok = PMPI_Type_get_extent(dt, &lb, &ext) == MPI_SUCCESS && PMPI_Type_get_true_extent(dt, &tlb, &text) == MPI_SUCCESS;
+    quiet--;
+    if (!ok || ext != size || text != size) return;
+    *addr = (uint64_t)(uintptr_t)buf + (uint64_t)tlb;
+    *span = (int64_t)count * size;
 }
 
 static unsigned char *pack_buf;
@@ -221,19 +347,27 @@ static int pack_cap;
 /* hash_data hashes count elements of dt at buf (a derived type through MPI_Pack). Lock held. */
 static uint64_t hash_data(const void *buf, int count, MPI_Datatype dt) {
     int tsize = 0;
-    if (hash_mode == HASH_OFF || count <= 0 || buf == NULL) return 0;
+    if (hash_mode == HASH_OFF || count <= 0 || buf == NULL || dt == MPI_DATATYPE_NULL) return 0;
     if (contiguous(dt)) {
+        quiet++;
         PMPI_Type_size(dt, &tsize);
+        quiet--;
         return hash_bytes(buf, (size_t)count * (size_t)tsize);
     }
-    int need = 0, pos = 0;
-    if (PMPI_Pack_size(count, dt, MPI_COMM_WORLD, &need) != MPI_SUCCESS || need <= 0) return 0;
+    int need = 0, pos = 0, ok;
+    quiet++;
+    ok = PMPI_Pack_size(count, dt, MPI_COMM_WORLD, &need) == MPI_SUCCESS && need > 0;
+    quiet--;
+    if (!ok) return 0;
     if (need > pack_cap) {
         unsigned char *nb = realloc(pack_buf, need);
         if (!nb) return 0;
         pack_buf = nb; pack_cap = need;
     }
-    if (PMPI_Pack(buf, count, dt, pack_buf, need, &pos, MPI_COMM_WORLD) != MPI_SUCCESS) return 0;
+    quiet++;
+    ok = PMPI_Pack(buf, count, dt, pack_buf, need, &pos, MPI_COMM_WORLD) == MPI_SUCCESS;
+    quiet--;
+    if (!ok) return 0;
     return hash_bytes(pack_buf, pos);
 }
 
@@ -300,7 +434,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
  * advancing hdr->used; then releases the slot. Lock held. */
 static void rec_commit(struct rec *r) {
     size_t plen = r->path ? strlen(r->path) : 0;
-    size_t max = 4 + 1 + 5 + 22 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10;
+    size_t max = 4 + 1 + 5 + 24 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10;
     size_t off = SEG_HDR + hdr->used;
     nslots--;
     if (max >= (1u << 24)) return;
@@ -335,6 +469,7 @@ static void rec_commit(struct rec *r) {
     if (r->scount) mask |= 1u << 19;
     if (r->nreqs) mask |= 1u << 20;
     if (plen) mask |= 1u << 21;
+    if (r->addr && r->span > 0) mask |= (1u << 22) | (1u << 23);
     p = put_uv(p, mask);
     if (r->op) *p++ = r->op;
     if (r->dtype) *p++ = r->dtype;
@@ -362,6 +497,7 @@ static void rec_commit(struct rec *r) {
         for (uint32_t i = 0; i < r->nreqs; i++) { p = put_uv(p, zz((int64_t)(r->reqs[i] - prev))); prev = r->reqs[i]; }
     }
     if (plen) { p = put_uv(p, plen); memcpy(p, r->path, plen); p += plen; }
+    if (mask & (1u << 22)) { p = put_uv(p, r->addr); p = put_uv(p, (uint64_t)r->span); }
     if (r->t1) last_t = r->t1;
     else if (r->t0) last_t = r->t0;
     uint32_t len = (uint32_t)(p - p0);
@@ -474,8 +610,11 @@ static struct comm *comm_get(MPI_Comm h) {
     if (ncomms > 0 && comms[0]->h == h) return comms[0];
     for (int i = ncomms - 1; i > 0; i--)
         if (comms[i]->h == h) return comms[i];
-    int sz = 0;
-    if (PMPI_Comm_size(h, &sz) != MPI_SUCCESS) return NULL;
+    int sz = 0, rc;
+    quiet++; /* an invalid handle: the program's own call reports it */
+    rc = PMPI_Comm_size(h, &sz);
+    quiet--;
+    if (rc != MPI_SUCCESS) return NULL;
     return comm_add(h, -1, -1);
 }
 
@@ -499,7 +638,9 @@ struct req {
     MPI_Request *addr;
     uint64_t id;
     uint32_t seq, mark;
-    uint8_t op, dtype, persistent, active;
+    uint8_t op, dtype, persistent, active, owned;
+    uint64_t pid; /* a persistent request's id (its init record's req) */
+    int64_t mult; /* basic elements per element of dt (see signature) */
     const void *buf;
     int count, peer, tag;
     MPI_Datatype dt;
@@ -560,6 +701,7 @@ static struct req *req_insert(MPI_Request h) {
 /* req_del removes e with backward-shift deletion (linear probing, no tombstones). */
 static void req_del(struct req *e) {
     size_t i = (size_t)(e - rtab);
+    drop_type(&e->dt, &e->owned);
     rtab[i].h = MPI_REQUEST_NULL;
     rlen--;
     for (size_t j = (i + 1) & (rcap - 1); rtab[j].h != MPI_REQUEST_NULL; j = (j + 1) & (rcap - 1)) {
@@ -622,26 +764,51 @@ static struct rec *done(int call, uint32_t seq, size_t nreqs) {
 }
 static inline uint64_t *rec_reqs(struct rec *r) { return r->reqs; }
 
-static void set_envelope(struct rec *r, struct comm *c, int peer, int tag, int count, MPI_Datatype dt) {
+/* set_envelope fills the envelope of a message op. A derived datatype whose
+ * signature is one basic type repeated is recorded as that type, with the
+ * count in basic elements (see signature); the buffer's address range when
+ * it is dense (see dense_span). Returns the basic elements per element. */
+static int64_t set_envelope(struct rec *r, struct comm *c, const void *buf, int peer, int tag, int count, MPI_Datatype dt) {
     int ts = 0;
+    int64_t n = 1;
     r->peer = xlate(c, peer);
     r->tag = tag == MPI_ANY_TAG ? -1 : tag;
     r->comm = c ? c->id : -1;
     r->dtype = dtype_code(dt);
-    r->count = count;
-    PMPI_Type_size(dt, &ts);
+    if (r->dtype == DT_OPAQUE && dt != MPI_DATATYPE_NULL) {
+        int code = signature(dt, &n, 0);
+        if (code != DT_OPAQUE) r->dtype = code;
+        else n = 1;
+    }
+    r->count = (int64_t)count * n;
+    if (dt != MPI_DATATYPE_NULL) {
+        quiet++;
+        PMPI_Type_size(dt, &ts);
+        quiet--;
+    }
     r->bytes = (int64_t)count * ts;
+    dense_span(buf, count, dt, ts, &r->addr, &r->span);
+    return n;
 }
 
-/* complete_status fills the outcome of a receive from st. */
-static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const void *buf, MPI_Datatype dt, int recv) {
+/* complete_status fills the outcome of a receive from st; mult is the
+ * basic elements per element of dt that its post recorded (set_envelope). */
+static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const void *buf, MPI_Datatype dt, int recv, int64_t mult) {
     int n = 0;
     r->source = xlate(c, st->MPI_SOURCE);
     r->stag = st->MPI_TAG == MPI_ANY_TAG ? -1 : st->MPI_TAG;
-    if (recv) {
+    if (recv && dt != MPI_DATATYPE_NULL) {
+        quiet++;
         PMPI_Get_count(st, dt, &n);
+        quiet--;
         if (n == MPI_UNDEFINED) n = 0;
-        r->scount = n;
+        r->scount = (int64_t)n * mult;
+        if (mult != 1) { /* count in basic elements, as the post's */
+            int b = 0;
+            quiet++;
+            if (PMPI_Get_elements(st, dt, &b) == MPI_SUCCESS && b != MPI_UNDEFINED) r->scount = b;
+            quiet--;
+        }
         if (st->MPI_SOURCE != MPI_PROC_NULL) r->hash = hash_data(buf, n, dt);
     }
 }
@@ -650,7 +817,41 @@ static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const
 #define PASS (!active || depth)
 
 /* ---- init / finalize / errors ---- */
+/* mpi_library says whether a loaded object is part of the MPI library. */
+static int mpi_library(const char *path) {
+    return path && (strstr(path, "libmpi") || strstr(path, "libopen-") || strstr(path, "/openmpi/") ||
+                    strstr(path, "mca_") || strstr(path, "libpmpi"));
+}
+
+/* failed_call finds, for an error raised outside the recorded calls, the
+ * return address into the program of the MPI call that failed (the first
+ * frame past the MPI library's) and, when its frame is on the stack (not
+ * left by a tail call), the MPI function's name (PMPI_ prefix dropped).
+ * Lock held. */
+static void failed_call(void) {
+    void *bt[48];
+    Dl_info self, di;
+    int n = backtrace(bt, 48), in_mpi = 0;
+    const char *name = NULL;
+    if (!dladdr((void *)failed_call, &self)) return;
+    for (int i = 1; i < n; i++) {
+        if (!dladdr(bt[i], &di)) continue;
+        if (di.dli_fbase == self.dli_fbase) continue; /* the shim */
+        if (mpi_library(di.dli_fname)) {
+            in_mpi = 1;
+            if (di.dli_sname && (strncmp(di.dli_sname, "MPI_", 4) == 0 || strncmp(di.dli_sname, "PMPI_", 5) == 0)) name = di.dli_sname;
+            continue;
+        }
+        if (!in_mpi) return;
+        hdr->err_pc = (uint64_t)(uintptr_t)bt[i];
+        hdr->err_module = module_of((uintptr_t)bt[i]);
+        if (name) snprintf(hdr->err_name, sizeof hdr->err_name, "%s", name[0] == 'P' ? name + 1 : name);
+        return;
+    }
+}
+
 static void errhandler(MPI_Comm *comm, int *code, ...) {
+    if (quiet) return; /* the shim's own look-up: its caller copes, the program's call reports it */
     char text[MPI_MAX_ERROR_STRING];
     int len = 0, cls = 0;
     PMPI_Error_string(*code, text, &len);
@@ -658,9 +859,13 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
     lock();
     if (hdr) {
         hdr->err_class = cls;
-        hdr->err_call = hdr->cur_call;
-        hdr->err_pc = hdr->cur_pc;
-        hdr->err_module = hdr->cur_module;
+        /* Outside a recorded call's PMPI call (depth 0) the error is a call
+         * the shim does not record: no call, no site; cur_call still names
+         * the last recorded one (the merge says "after"). */
+        hdr->err_call = depth ? hdr->cur_call : C_NONE;
+        hdr->err_pc = depth ? hdr->cur_pc : 0;
+        hdr->err_module = depth ? hdr->cur_module : 0;
+        if (!depth) failed_call();
         snprintf(hdr->error, sizeof hdr->error, "%s", text);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -669,7 +874,9 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
         uint32_t c = hdr->err_call;
         fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
-                c < sizeof call_names / sizeof call_names[0] ? call_names[c] : "an MPI call", text);
+                c != C_NONE && c < sizeof call_names / sizeof call_names[0] ? call_names[c]
+                : hdr->err_name[0]                                          ? hdr->err_name
+                                                                            : "an MPI call p2ptrace does not record", text);
     }
     unlock();
     PMPI_Abort(comm ? *comm : MPI_COMM_WORLD, *code ? *code : 1);
@@ -902,16 +1109,16 @@ static int blocking_send(int call, int op, send_fn fn, const void *buf, int coun
     count_call();
     uint64_t t0 = tnow();
     uint32_t mod = module_of(pc);
+    enter_call(call, pc, mod);
     struct rec *r = post(call, op, pc, mod, t0, 0);
     uint32_t seq = 0;
     uint64_t h = 0;
     if (r) {
-        set_envelope(r, comm_get(comm), dest, tag, count, dt);
+        set_envelope(r, comm_get(comm), buf, dest, tag, count, dt);
         h = r->hash = hash_data(buf, count, dt);
         seq = r->seq;
         rec_commit(r);
     }
-    enter_call(call, pc, mod);
     set_state(ST_BLOCKED);
     unlock();
     depth++;
@@ -949,18 +1156,19 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
     count_call();
     uint64_t t0 = tnow();
     uint32_t mod = module_of(pc);
+    enter_call(C_RECV, pc, mod);
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_RECV, OP_RECV, pc, mod, t0, 0);
     uint32_t seq = 0;
-    if (r) { set_envelope(r, c, source, tag, count, dt); seq = r->seq; rec_commit(r); }
-    enter_call(C_RECV, pc, mod);
+    int64_t mult = 1;
+    if (r) { mult = set_envelope(r, c, buf, source, tag, count, dt); seq = r->seq; rec_commit(r); }
     set_state(ST_BLOCKED);
     unlock();
     depth++;
     int rc = PMPI_Recv(buf, count, dt, source, tag, comm, status);
     depth--;
     lock();
-    if ((r = done(C_RECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1); rec_commit(r); }
+    if ((r = done(C_RECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1, mult); rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
     return rc;
@@ -975,19 +1183,21 @@ static int sendrecv(int call, const void *sbuf, int scount, MPI_Datatype sdt, in
     count_call();
     uint64_t t0 = tnow();
     uint32_t mod = module_of(pc);
+    enter_call(call, pc, mod);
     struct comm *c = comm_get(comm);
     uint32_t s1 = 0, s2 = 0;
     uint64_t h = 0;
+    int64_t mult = 1;
+    /* Sendrecv_replace's one buffer is both by design: no ranges for it. */
     struct rec *r = post(call, OP_SENDRECV, pc, mod, t0, 0);
     if (r) {
-        set_envelope(r, c, dest, stag, scount, sdt);
+        set_envelope(r, c, call == C_SENDRECV ? sbuf : NULL, dest, stag, scount, sdt);
         h = r->hash = hash_data(sbuf, scount, sdt);
         s1 = r->seq;
         rec_commit(r);
     }
     r = post(call, OP_RECV, pc, mod, t0, 0);
-    if (r) { set_envelope(r, c, source, rtag, rcount, rdt); s2 = r->seq; rec_commit(r); }
-    enter_call(call, pc, mod);
+    if (r) { mult = set_envelope(r, c, call == C_SENDRECV ? rbuf : NULL, source, rtag, rcount, rdt); s2 = r->seq; rec_commit(r); }
     set_state(ST_BLOCKED);
     unlock();
     depth++;
@@ -997,7 +1207,7 @@ static int sendrecv(int call, const void *sbuf, int scount, MPI_Datatype sdt, in
     depth--;
     lock();
     if ((r = done(call, s1, 0))) { r->hash = h; rec_commit(r); }
-    if ((r = done(call, s2, 0))) { complete_status(r, c, status, rbuf, rdt, 1); rec_commit(r); }
+    if ((r = done(call, s2, 0))) { complete_status(r, c, status, rbuf, rdt, 1, mult); rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
     return rc;
@@ -1021,11 +1231,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     lock();
     count_call();
     uint32_t mod = module_of(pc);
+    enter_call(C_PROBE, pc, mod);
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_PROBE, OP_PROBE, pc, mod, tnow(), 0);
     uint32_t seq = 0;
-    if (r) { set_envelope(r, c, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
-    enter_call(C_PROBE, pc, mod);
+    if (r) { set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
     set_state(ST_BLOCKED);
     unlock();
     depth++;
@@ -1033,9 +1243,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     depth--;
     lock();
     if ((r = done(C_PROBE, seq, 0))) {
-        complete_status(r, c, status, NULL, MPI_BYTE, 0);
+        complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
         int n = 0;
+        quiet++;
         PMPI_Get_count(status, MPI_BYTE, &n);
+        quiet--;
         r->scount = n;
         r->flag = 1;
         rec_commit(r);
@@ -1058,7 +1270,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
     if (r) {
-        set_envelope(r, c, source, tag, 0, MPI_BYTE);
+        set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE);
         r->dtype = DT_NONE;
         r->t1 = tnow();
         uint32_t seq = r->seq;
@@ -1067,8 +1279,10 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
             r->flag = *flag != 0;
             if (*flag) {
                 int n = 0;
-                complete_status(r, c, status, NULL, MPI_BYTE, 0);
+                complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
+                quiet++;
                 PMPI_Get_count(status, MPI_BYTE, &n);
+                quiet--;
                 r->scount = n;
             }
             rec_commit(r);
@@ -1109,13 +1323,16 @@ static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, con
                   MPI_Datatype dt, int peer, int tag, struct comm *c, MPI_Request *addr, uint64_t hash, struct req *e) {
     struct rec *r = post(call, op, pc, mod, t0, 0);
     if (!r) return;
-    set_envelope(r, c, peer, tag, count, dt);
+    int64_t mult = set_envelope(r, c, buf, peer, tag, count, dt);
     r->hash = hash;
     r->req = next_req++;
     r->t1 = tnow();
-    if (!e) e = req_new(*addr, addr);
-    e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1;
-    e->buf = buf; e->count = count; e->dt = dt; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
+    if (!e) {
+        e = req_new(*addr, addr);
+        e->dt = keep_type(dt, &e->owned); /* the program may free dt before completion */
+    }
+    e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult;
+    e->buf = buf; e->count = count; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
     rec_commit(r);
 }
 
@@ -1166,35 +1383,41 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
 }
 
 /* ---- persistent requests ---- */
-static void persist(int op, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *addr) {
-    MPI_Request h = *addr;
-    struct req *e = req_new(h, addr);
-    e->persistent = 1; e->active = 0; e->op = op; e->buf = buf; e->count = count; e->dt = dt;
+/* persist records the init call of persistent request *addr (lock held): a
+ * post that is no trace op, whose req is the request's persistent id, so
+ * that the merge can name requests never freed (a request leak). */
+static void persist(int call, int op, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                    MPI_Request *addr, uintptr_t pc, uint32_t mod, uint64_t t0) {
+    struct req *e = req_new(*addr, addr);
+    e->persistent = 1; e->active = 0; e->op = op; e->buf = buf; e->count = count;
+    e->dt = keep_type(dt, &e->owned); /* the program may free dt while the request lives */
     e->peer = peer; e->tag = tag; e->comm = comm_get(comm); e->dtype = dtype_code(dt);
+    struct rec *r = post(call, op, pc, mod, t0, 0);
+    if (!r) return;
+    e->mult = set_envelope(r, e->comm, buf, peer, tag, count, dt);
+    e->dtype = r->dtype;
+    r->req = e->pid = next_req++;
+    rec_commit(r);
 }
-#define PERSIST_SEND(NAME, PNAME, OP)                                                                       \
-    int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) { \
-        int rc = PNAME(buf, count, dt, dest, tag, comm, req);                                              \
-        if (PASS || rc != MPI_SUCCESS) return rc;                                                          \
+#define PERSIST(NAME, PNAME, CALL, OP, BUFT)                                                                \
+    int NAME(BUFT buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req) {   \
+        if (PASS) return PNAME(buf, count, dt, peer, tag, comm, req);                                      \
+        uintptr_t pc = PC();                                                                               \
+        uint64_t t0 = tnow();                                                                              \
+        uint32_t mod = enter_nonblocking(CALL, pc);                                                        \
+        int rc = PNAME(buf, count, dt, peer, tag, comm, req);                                              \
+        depth--;                                                                                           \
+        if (rc != MPI_SUCCESS) return rc;                                                                  \
         lock();                                                                                            \
-        count_call();                                                                                      \
-        persist(OP, buf, count, dt, dest, tag, comm, req);                                                 \
+        persist(CALL, OP, buf, count, dt, peer, tag, comm, req, pc, mod, t0);                              \
         unlock();                                                                                          \
         return rc;                                                                                         \
     }
-PERSIST_SEND(MPI_Send_init, PMPI_Send_init, OP_ISEND)
-PERSIST_SEND(MPI_Ssend_init, PMPI_Ssend_init, OP_ISSEND)
-PERSIST_SEND(MPI_Bsend_init, PMPI_Bsend_init, OP_IBSEND)
-PERSIST_SEND(MPI_Rsend_init, PMPI_Rsend_init, OP_IRSEND)
-int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
-    int rc = PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
-    if (PASS || rc != MPI_SUCCESS) return rc;
-    lock();
-    count_call();
-    persist(OP_IRECV, buf, count, dt, source, tag, comm, req);
-    unlock();
-    return rc;
-}
+PERSIST(MPI_Send_init, PMPI_Send_init, C_SEND_INIT, OP_ISEND, const void *)
+PERSIST(MPI_Ssend_init, PMPI_Ssend_init, C_SSEND_INIT, OP_ISSEND, const void *)
+PERSIST(MPI_Bsend_init, PMPI_Bsend_init, C_BSEND_INIT, OP_IBSEND, const void *)
+PERSIST(MPI_Rsend_init, PMPI_Rsend_init, C_RSEND_INIT, OP_IRSEND, const void *)
+PERSIST(MPI_Recv_init, PMPI_Recv_init, C_RECV_INIT, OP_IRECV, void *)
 
 /* start_one records the Start of persistent request h (lock held). */
 static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, uint32_t mod, uint64_t t0) {
@@ -1240,7 +1463,7 @@ static void complete_req(int call, struct req *e, MPI_Status *st) {
     if (r) {
         r->req = e->id;
         if (e->op == OP_IRECV) {
-            complete_status(r, e->comm, st, e->buf, e->dt, 1);
+            complete_status(r, e->comm, st, e->buf, e->dt, 1, e->mult);
         } else {
             r->hash = e->hash ? hash_data(e->buf, e->count, e->dt) : 0;
         }
@@ -1401,25 +1624,33 @@ int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
     return wait_family(C_TESTSOME, n, reqs, NULL, NULL, outcount, indices, statuses, statuses == MPI_STATUSES_IGNORE, PC());
 }
 
+/* MPI_Request_free records the free of an active request (a Free op; its
+ * done's flag says the request is persistent: freed while active whatever
+ * the replay's timing) and of a persistent one (a post with no trace op
+ * whose req is the persistent id: the merge sees it freed). */
 int MPI_Request_free(MPI_Request *req) {
     if (PASS) return PMPI_Request_free(req);
     uintptr_t pc = PC();
     MPI_Request h = *req;
     lock();
     count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_REQUEST_FREE, pc, mod);
     epoch++;
     struct req *e = req_pick(h, req);
     if (e) {
         if (e->active) {
-            uint32_t mod = module_of(pc);
-            enter_call(C_REQUEST_FREE, pc, mod);
             struct rec *r = post(C_REQUEST_FREE, OP_FREE, pc, mod, tnow(), 1);
             if (r) {
                 rec_reqs(r)[0] = e->id;
+                r->req = e->pid;
                 uint32_t seq = r->seq;
                 rec_commit(r);
-                if ((r = done(C_REQUEST_FREE, seq, 0))) rec_commit(r);
+                if ((r = done(C_REQUEST_FREE, seq, 0))) { r->flag = e->persistent; rec_commit(r); }
             }
+        } else if (e->persistent) {
+            struct rec *r = post(C_REQUEST_FREE, 0, pc, mod, tnow(), 0);
+            if (r) { r->req = e->pid; rec_commit(r); }
         }
         req_del(e);
     }

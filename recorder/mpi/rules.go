@@ -1,0 +1,127 @@
+package mpi
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// Finding kinds the merge reports itself (verdict.BufferOverlap,
+// verdict.RequestLeak): rules that need what only the shim saw (buffer
+// addresses, persistent requests' lifetimes), which a trace does not hold.
+//
+// buffer-overlap: two pending operations of one rank whose buffers share
+// bytes, one of them a receive (it writes them), or an MPI_Sendrecv whose
+// send and receive buffers overlap. The MPI standard forbids both (a pending
+// receive's buffer belongs to the library; the outcome is undefined). Named
+// for what is wrong, the buffers, not for an effect that may not show.
+// request-leak: a persistent request never freed before MPI_Finalize.
+
+// siteTextFunc renders the call site of a record as file:line.
+type siteTextFunc func(rd *rankData, module uint32, pc uint64) string
+
+func isInit(call uint8) bool { return call >= callSendInit && call <= callRecvInit }
+
+// overlapFindings finds, in rank r's records, message ops whose dense
+// buffers overlap a buffer of an op of the same rank still pending (posted,
+// not yet completed), one of them a receive: one finding per pair of sites.
+func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	type pend struct {
+		i      int // post index
+		req    uint64
+		addr   uint64
+		n      int64
+		writes bool
+	}
+	var pending []pend
+	var fs []verdict.Finding
+	seen := map[[2]int]bool{}
+	recs := rd.seg.recs
+	for _, rec := range recs {
+		switch rec.Type {
+		case recDone:
+			i := int(rec.Seq)
+			pending = slices.DeleteFunc(pending, func(p pend) bool { return p.i == i })
+		case recPost:
+			i := int(rec.Seq)
+			if rd.skip[i] {
+				continue
+			}
+			op := rd.op[i]
+			if op == trace.OpFree {
+				// The op goes on, unseen: whatever it still does to its
+				// buffer, the program cannot know when; not an overlap rule.
+				pending = slices.DeleteFunc(pending, func(p pend) bool { return slices.Contains(rec.Reqs, p.req) })
+				continue
+			}
+			if rec.Span <= 0 || !(op.IsSend() || op.IsRecv()) {
+				continue
+			}
+			cur := pend{i: i, req: rec.Req, addr: rec.Addr, n: rec.Span, writes: op.IsRecv()}
+			for _, p := range pending {
+				lo, hi := max(p.addr, cur.addr), min(p.addr+uint64(p.n), cur.addr+uint64(cur.n))
+				if lo >= hi || !(p.writes || cur.writes) {
+					continue
+				}
+				a, b := &recs[rd.posts[p.i]], &rec
+				key := [2]int{int(a.PC), int(b.PC)}
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				sa, sb := siteText(rd, a.Module, a.PC), siteText(rd, b.Module, b.PC)
+				fs = append(fs, verdict.New(verdict.BufferOverlap, []int{r},
+					fmt.Sprintf("rank %d: %s at %s (%s, pending) and %s at %s (%s) use overlapping buffers (%d bytes in common)",
+						r, callName(uint32(a.Call)), siteOr(sa), access(p.writes), callName(uint32(b.Call)), siteOr(sb), access(cur.writes), hi-lo),
+					callRef(r, a, sa), callRef(r, b, sb)))
+			}
+			pending = append(pending, cur)
+		}
+	}
+	return fs
+}
+
+// callRef names a recorded call in a finding.
+func callRef(r int, rec *record, site string) verdict.OpRef {
+	name := callName(uint32(rec.Call))
+	return verdict.OpRef{Rank: r, Seq: uint64(rec.Seq), Op: name, Peer: int(rec.Peer), Tag: int(rec.Tag), Site: site, Call: name}
+}
+
+func access(writes bool) string {
+	if writes {
+		return "receives into it"
+	}
+	return "sends from it"
+}
+
+func siteOr(s string) string {
+	if s == "" {
+		return "an unknown site"
+	}
+	return s
+}
+
+// leakFindings names rank r's persistent requests that were never freed
+// (the rank reached MPI_Finalize): one finding per request.
+func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	freed := map[uint64]bool{}
+	for _, rec := range rd.seg.recs {
+		if rec.Type == recPost && rec.Call == callRequestFree && rec.Req != 0 {
+			freed[rec.Req] = true
+		}
+	}
+	var fs []verdict.Finding
+	for i := range rd.seg.recs {
+		rec := &rd.seg.recs[i]
+		if rec.Type != recPost || !isInit(rec.Call) || rec.Req == 0 || freed[rec.Req] {
+			continue
+		}
+		site := siteText(rd, rec.Module, rec.PC)
+		fs = append(fs, verdict.New(verdict.RequestLeak, []int{r},
+			fmt.Sprintf("rank %d: persistent request of %s at %s (peer %d, tag %d) never freed before MPI_Finalize", r, callName(uint32(rec.Call)), siteOr(site), rec.Peer, rec.Tag),
+			callRef(r, rec, site)))
+	}
+	return fs
+}

@@ -1,0 +1,171 @@
+package mpi
+
+import (
+	"fmt"
+
+	"encoding/binary"
+	"github.com/p2ptrace/p2ptrace/verdict"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMergeMissingSegment: rank 1 ended before it created its segment (rank
+// 0's MPI error took the job down while rank 1 was in MPI_Init): the merge
+// takes it as a rank without calls, the trace is crashed and rank 0's error
+// is the verdict, with its call.
+func TestMergeMissingSegment(t *testing.T) {
+	dir := t.TempDir()
+	recs := sampleRecs(1)[:2] // module, Isend
+	b := encodeSegment(0, 2, StateErrored, recs)
+	binary.LittleEndian.PutUint32(b[108:], callSendInit)
+	binary.LittleEndian.PutUint64(b[112:], 0x1234)
+	binary.LittleEndian.PutUint32(b[120:], 1)
+	copy(b[384:], "MPI_ERR_TAG: invalid tag")
+	if err := os.WriteFile(SegmentPath(dir, 0), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Header.Status != "crashed" || res.Header.WorldSize != 2 {
+		t.Errorf("header %+v", res.Header)
+	}
+	if r := res.Ranks[1]; r.State != StateRunning || !strings.Contains(r.Error, "no segment: it ended before creating one") {
+		t.Errorf("rank 1 %+v", r)
+	}
+	if got := findingTexts(res.Header.Findings); len(got) != 1 || !strings.HasPrefix(got[0], "invalid-call [0]: rank 0: MPI error in MPI_Send_init") || !strings.Contains(got[0], "MPI_ERR_TAG") {
+		t.Errorf("findings %q", got)
+	}
+	if msg := res.Header.Message; msg != "rank 1 has no segment: it ended before creating one (taken down inside MPI_Init), or its rank-1.seg was not gathered" {
+		t.Errorf("message %q", msg)
+	}
+	_, rk, _ := loadTrace(t, filepath.Join(dir, "t.p2ptrace"))
+	if len(rk) != 2 || len(rk[1]) != 0 || len(rk[0]) == 0 {
+		t.Errorf("ranks %d, calls of rank 1 %v", len(rk), rk)
+	}
+}
+
+// TestMergeRules: what the merge finds from what only the shim saw: an
+// Irecv's buffer overlapping a later Send's while pending (and not once
+// the Irecv completed), a Sendrecv's two buffers overlapping, and a
+// persistent request never freed (and not one freed).
+func TestMergeRules(t *testing.T) {
+	dir := t.TempDir()
+	mod := record{Type: recModule, Module: 1, PC: 0x1000, Path: "/nonexistent/a.out"}
+	post := func(seq uint32, call uint8, op uint8, pc, addr uint64, span int64, req uint64, reqs ...uint64) record {
+		return record{Type: recPost, Call: call, Op: op, Seq: seq, Module: 1, PC: pc, Peer: 1, Tag: 5, Dtype: 2, Count: span / 4,
+			Bytes: span, T0: uint64(seq+1) * 10, Req: req, Reqs: reqs, Addr: addr, Span: span}
+	}
+	done := func(seq uint32, call uint8, req uint64) record {
+		return record{Type: recDone, Call: call, Seq: seq, T1: uint64(seq+1)*10 + 5, Req: req, Source: 1, StatTag: 5}
+	}
+	recs := []record{mod,
+		post(0, callIrecv, 10, 0x1100, 0x7000, 64, 1), // Irecv [0x7000, 0x7040)
+		post(1, callSend, 1, 0x1200, 0x7020, 64, 0),   // Send overlapping it by 32 bytes: a finding
+		done(1, callSend, 0),                          //
+		post(2, callWait, 11, 0x1300, 0, 0, 0, 1),     // Wait for the Irecv
+		done(0, callWait, 1), done(2, callWait, 0),    //
+		post(3, callSend, 1, 0x1400, 0x7000, 64, 0),        // after completion: fine
+		done(3, callSend, 0),                               //
+		post(4, callSendrecv, 17, 0x1500, 0x8000, 16, 0),   // Sendrecv send part
+		post(5, callSendrecv, 5, 0x1500, 0x8008, 16, 0),    // its recv part, overlapping by 8
+		done(4, callSendrecv, 0), done(5, callSendrecv, 0), //
+		post(6, callSendInit, 6, 0x1600, 0x9000, 16, 100),  // never freed
+		post(7, callRecvInit, 10, 0x1700, 0xa000, 16, 101), // freed below
+		post(8, callRequestFree, 0, 0x1800, 0, 0, 101),     //
+		post(9, callFinalize, 24, 0x1900, 0, 0, 0), done(9, callFinalize, 0),
+	}
+	for i := range recs {
+		if recs[i].Call == callFinalize || recs[i].Call == callWait || recs[i].Call == callRequestFree {
+			recs[i].Peer, recs[i].Tag, recs[i].Dtype, recs[i].Count, recs[i].Bytes = 0, 0, 0, 0, 0
+		}
+	}
+	os.WriteFile(SegmentPath(dir, 0), encodeSegment(0, 2, StateFinalized, recs), 0o644)
+	os.WriteFile(SegmentPath(dir, 1), encodeSegment(1, 2, StateFinalized, nil), 0o644)
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingTexts(res.Header.Findings)
+	want := []string{
+		"buffer-overlap [0]: rank 0: MPI_Irecv at a.out+0x100 (receives into it, pending) and MPI_Send at a.out+0x200 (sends from it) use overlapping buffers (32 bytes in common) @ a.out+0x100 a.out+0x200",
+		"buffer-overlap [0]: rank 0: MPI_Sendrecv at a.out+0x500 (sends from it, pending) and MPI_Sendrecv at a.out+0x500 (receives into it) use overlapping buffers (8 bytes in common) @ a.out+0x500 a.out+0x500",
+		"request-leak [0]: rank 0: persistent request of MPI_Send_init at a.out+0x600 (peer 1, tag 5) never freed before MPI_Finalize @ a.out+0x600",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if res.Header.Status != "complete" {
+		t.Errorf("status %s", res.Header.Status)
+	}
+}
+
+// TestMergeErrorOutsideRecordedCalls: an MPI error raised by a call the
+// shim does not record (MPI_Bcast...) is not pinned on the last recorded
+// call: the finding says so, and names that call as "after".
+func TestMergeErrorOutsideRecordedCalls(t *testing.T) {
+	dir := t.TempDir()
+	b := encodeSegment(0, 1, StateErrored, sampleRecs(0)[:2])
+	le := binary.LittleEndian
+	le.PutUint32(b[84:], callIsend)
+	le.PutUint64(b[88:], 0x1234)
+	le.PutUint32(b[96:], 1)
+	copy(b[384:], "MPI_ERR_ROOT: invalid root")
+	if err := os.WriteFile(SegmentPath(dir, 0), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "invalid-call [0]: rank 0: MPI error in an MPI call p2ptrace does not record (after MPI_Isend at a.out+0x234): MPI_ERR_ROOT: invalid root"
+	if got := findingTexts(res.Header.Findings); len(got) != 1 || got[0] != want {
+		t.Errorf("findings %q\nwant     %q", got, want)
+	}
+}
+
+// TestMergeErrorNamedFromStack: the shim found the failed call's return
+// address (and name) on the stack: the finding names both.
+func TestMergeErrorNamedFromStack(t *testing.T) {
+	dir := t.TempDir()
+	b := encodeSegment(0, 1, StateErrored, sampleRecs(0)[:2])
+	le := binary.LittleEndian
+	le.PutUint32(b[84:], callIsend)
+	le.PutUint64(b[112:], 0x1300)
+	le.PutUint32(b[120:], 1)
+	copy(b[384:], "MPI_ERR_ROOT: invalid root")
+	copy(b[896:], "MPI_Bcast")
+	if err := os.WriteFile(SegmentPath(dir, 0), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "invalid-call [0]: rank 0: MPI error in MPI_Bcast: MPI_ERR_ROOT: invalid root @ a.out+0x300"
+	if got := findingTexts(res.Header.Findings); len(got) != 1 || got[0] != want {
+		t.Errorf("findings %q\nwant     %q", got, want)
+	}
+}
+
+// findingTexts renders findings as "KIND [RANKS]: MESSAGE @ SITES".
+func findingTexts(fs []verdict.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		line := fmt.Sprintf("%s %v: %s", f.Kind, f.Ranks, f.Message)
+		var sites []string
+		for _, o := range f.Ops {
+			if o.Site != "" {
+				sites = append(sites, o.Site)
+			}
+		}
+		if len(sites) > 0 {
+			line += " @ " + strings.Join(sites, " ")
+		}
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+/* mpi-error (2 ranks): MPI errors in calls other than Send to a bad rank, each the first p2p call of its rank, with the other rank still starting up (so the job can end before it created its segment): send-init-tag: rank 0's MPI_Send_init with tag -5 (MPI_ERR_TAG); recv-init-tag: rank 1's MPI_Recv_init with tag -5; send-null-type: rank 0's MPI_Send with MPI_DATATYPE_NULL (MPI_ERR_TYPE); recv-null-type: rank 1's MPI_Recv with MPI_DATATYPE_NULL; bcast-root: rank 0's MPI_Bcast with root 7, a call p2ptrace does not record (rank 1's, root 0, waits). Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits with the error class (4 MPI_ERR_TAG, 3 MPI_ERR_TYPE, 8 MPI_ERR_ROOT). Fix: mpi-error-fixed. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	int rank, size, buf[4] = {1, 2, 3, 4};
+	const char *mode = argc > 1 ? argv[1] : "send-init-tag";
+	MPI_Request req;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "mpi-error: needs 2 ranks, got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	if (strcmp(mode, "send-init-tag") == 0) {
+		if (rank == 0) {
+			MPI_Send_init(buf, 4, MPI_INT, 1, -5, MPI_COMM_WORLD, &req); // culprit: send-init
+			MPI_Start(&req);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			MPI_Request_free(&req);
+		} else {
+			MPI_Recv(buf, 4, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "recv-init-tag") == 0) {
+		if (rank == 1) {
+			MPI_Recv_init(buf, 4, MPI_INT, 0, -5, MPI_COMM_WORLD, &req); // culprit: recv-init
+			MPI_Start(&req);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			MPI_Request_free(&req);
+		} else {
+			MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+		}
+	} else if (strcmp(mode, "send-null-type") == 0) {
+		if (rank == 0)
+			MPI_Send(buf, 4, MPI_DATATYPE_NULL, 1, 0, MPI_COMM_WORLD); // culprit: send
+		else
+			MPI_Recv(buf, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "recv-null-type") == 0) {
+		if (rank == 1)
+			MPI_Recv(buf, 4, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv
+		else
+			MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+	} else if (strcmp(mode, "bcast-root") == 0) {
+		if (rank == 0)
+			MPI_Bcast(buf, 4, MPI_INT, 7, MPI_COMM_WORLD); // culprit: bcast
+		else
+			MPI_Bcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD);
+	} else {
+		if (rank == 0)
+			fprintf(stderr, "mpi-error: unknown mode %s\n", mode);
+		MPI_Finalize();
+		return 2;
+	}
+	if (rank == 0)
+		printf("mpi-error: ok\n");
+	MPI_Finalize();
+	return 0;
+}

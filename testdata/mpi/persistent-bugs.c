@@ -1,0 +1,46 @@
+/* persistent-bugs (2 ranks): persistent requests misused by rank 0, which sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): free: rank 0 frees the request with MPI_Request_free while it is active (started, never completed by a Wait or Test); leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. Fix: persistent (set up once, Startall, Waitall, freed). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	int rank, size, buf[4] = {1, 2, 3, 4};
+	const char *mode = argc > 1 ? argv[1] : "free";
+	MPI_Request req;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "persistent-bugs: needs 2 ranks, got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	if (rank == 1) {
+		MPI_Recv(buf, 4, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv
+		if (buf[3] != 4) {
+			fprintf(stderr, "persistent-bugs: got %d, want 4\n", buf[3]);
+			MPI_Finalize();
+			return 1;
+		}
+		printf("persistent-bugs: ok\n");
+	} else if (strcmp(mode, "free") == 0) {
+		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: free-init
+		MPI_Start(&req); // culprit: free-start
+		MPI_Request_free(&req); // culprit: free
+	} else if (strcmp(mode, "leak") == 0) {
+		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: leak-init
+		MPI_Start(&req); // culprit: leak-start
+		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: leak-wait
+	} else if (strcmp(mode, "nowait") == 0) {
+		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: nowait-init
+		MPI_Start(&req); // culprit: nowait-start
+	} else {
+		fprintf(stderr, "persistent-bugs: unknown mode %s\n", mode);
+	}
+	MPI_Barrier(MPI_COMM_WORLD); // culprit: barrier
+	MPI_Finalize();
+	return 0;
+}
