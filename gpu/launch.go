@@ -106,7 +106,7 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		}
 	}
 	w := &world{
-		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, Observer: observer}),
+		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, PollLimit: cfg.pollLimit, Observer: observer}),
 		sites:    sites,
 		finished: make(chan struct{}),
 		results:  make([]error, ranks),

@@ -20,6 +20,7 @@ type config struct {
 	observer    sim.Observer
 	sink        EventSink
 	payloads    bool // RecordPayloads
+	pollLimit   int
 }
 
 func defaultConfig() config {
@@ -50,3 +51,10 @@ func WallTimeout(d time.Duration) Option { return func(c *config) { c.wallTimeou
 
 // WithObserver lets a recorder see every op the engine processes.
 func WithObserver(o sim.Observer) Option { return func(c *config) { c.observer = o } }
+
+// PollLimit sets how many polls in a row that find nothing (Test or Testall
+// answering "not yet") park a rank until the world changes (default
+// sim.DefaultPollLimit; negative: never). A run whose live ranks all poll, or
+// wait, for what no rank can send then ends as a hang naming the polls,
+// instead of spinning through virtual time.
+func PollLimit(n int) Option { return func(c *config) { c.pollLimit = n } }

@@ -56,10 +56,12 @@ func (q *Request) Done() bool { return q != nil && q.op.Done() }
 
 // enter starts a runtime call: it counts progress and refuses calls on a stuck run.
 func (r *Rank) enter() error {
-	r.w.progress.Add(1)
 	if r.w.stuck {
+		// Not progress: a rank that goes on calling after its calls failed
+		// (errors ignored) spins, and the watchdog must see it.
 		return fmt.Errorf("%w (rank %d)", ErrStuck, r.id)
 	}
+	r.w.progress.Add(1)
 	return nil
 }
 
@@ -68,6 +70,20 @@ func (r *Rank) pause(call *sim.Op) error {
 	r.w.schedule(r)
 	if r.w.stuck && !call.Done() {
 		return fmt.Errorf("%w: rank %d blocked in %s%s", ErrStuck, r.id, sim.Describe(call), r.w.sites.at(call.Site))
+	}
+	return nil
+}
+
+// polled follows a poll that found nothing: if the engine parked the rank
+// (it polled DefaultPollLimit times while nothing changed), it waits for the
+// world to change; if nothing can, the run is stuck and the poll fails.
+func (r *Rank) polled(call *sim.Op) error {
+	if !r.w.eng.Parked(r.id) {
+		return nil
+	}
+	r.w.schedule(r)
+	if r.w.stuck {
+		return fmt.Errorf("%w: rank %d polls in %s%s and no rank can progress", ErrStuck, r.id, sim.Describe(call), r.w.sites.at(call.Site))
 	}
 	return nil
 }
@@ -326,7 +342,7 @@ func (r *Rank) Test(q *Request) (bool, Status, error) {
 	}
 	call := r.waitCall(trace.OpTest, ops, callerPC())
 	if !r.w.eng.Test(call, ops) {
-		return false, Status{}, nil
+		return false, Status{}, r.polled(call)
 	}
 	if len(ops) == 0 {
 		return true, Status{}, nil
@@ -347,7 +363,7 @@ func (r *Rank) Testall(reqs ...*Request) (bool, error) {
 	}
 	call := r.waitCall(trace.OpTestall, ops, callerPC())
 	if !r.w.eng.Test(call, ops) {
-		return false, nil
+		return false, r.polled(call)
 	}
 	for _, op := range ops {
 		if err := opError(op); err != nil {

@@ -117,6 +117,7 @@ func (e *Engine) retire(rk *rank, op *Op) {
 }
 
 // Test reports whether all ops are done; if so they are retired like a Wait.
+// If not, it counts a fruitless poll: the rank may be parked (see Parked).
 func (e *Engine) Test(call *Op, ops []*Op) bool {
 	rk := &e.ranks[call.Rank]
 	all := true
@@ -132,6 +133,11 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 	}
 	call.Flag = all
 	e.complete(call, rk.clock)
+	if !all {
+		e.polled(rk, call, ops) // the driver asks Parked
+	} else if rk.polls = 0; e.nParked != 0 {
+		e.changed(rk.clock)
+	}
 	return all
 }
 

@@ -23,6 +23,8 @@ const (
 	KindInvalid          Kind = "invalid-call"
 	// KindInFlightMutation is found by a recording (it hashes payloads), not by the engine.
 	KindInFlightMutation Kind = "in-flight-mutation"
+	// KindNoProgress: a rank stopped calling the runtime, or the run outlived its wall-clock bound (found by a driver's watchdog, not by the engine).
+	KindNoProgress Kind = "no-progress"
 )
 
 // Problem is something a run did wrong, found by the engine itself.
@@ -45,6 +47,10 @@ type Blocked struct {
 	Call    *Op   // the call the rank is blocked in
 	Pending []*Op // the message ops that call waits for
 	WaitsOn []int // ranks that could still unblock it
+	// Polls: the rank is not blocked but polls (Call is its last poll, a
+	// Test, Testall or Iprobe; Pending what it polls for) with nothing
+	// able to answer it (see DefaultPollLimit).
+	Polls bool
 }
 
 // SiteFunc renders a call-site handle as "file:line".
@@ -105,7 +111,11 @@ func (p *Problem) Format(site SiteFunc) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", p.Kind, p.Message)
 	for _, bl := range p.Blocked {
-		fmt.Fprintf(&b, "\n    rank %d blocked in %s%s", bl.Rank, Describe(bl.Call), at(bl.Call))
+		verb := "blocked in"
+		if bl.Polls {
+			verb = "polls in"
+		}
+		fmt.Fprintf(&b, "\n    rank %d %s %s%s", bl.Rank, verb, Describe(bl.Call), at(bl.Call))
 		for _, op := range bl.Pending {
 			if op != bl.Call {
 				fmt.Fprintf(&b, "\n        waiting for %s%s", Describe(op), at(op))
@@ -127,8 +137,10 @@ func (e *Engine) stuckProblem() Problem {
 		if rk.state != stateBlocked {
 			continue
 		}
-		bl := Blocked{Rank: rk.id, Call: rk.blockedIn}
+		bl := Blocked{Rank: rk.id, Call: rk.blockedIn, Polls: rk.wait == waitPoll}
 		switch rk.wait {
+		case waitPoll:
+			bl.Pending = pollPending(rk)
 		case waitStream:
 			if !rk.waitSt.empty() {
 				bl.Pending = append(bl.Pending, rk.waitSt.entries[0]...)
@@ -177,6 +189,10 @@ func (e *Engine) stuckProblem() Problem {
 	} else {
 		var why []string
 		for _, bl := range p.Blocked {
+			if bl.Polls {
+				why = append(why, e.pollWhy(&bl))
+				continue
+			}
 			for _, w := range bl.WaitsOn {
 				if e.ranks[w].state == stateDone {
 					why = append(why, fmt.Sprintf("rank %d waits on rank %d, which has finished", bl.Rank, w))
@@ -243,8 +259,8 @@ func findCycle(blocked []int, waits map[int][]int, ranks []rank) []int {
 		color[r] = grey
 		stack = append(stack, r)
 		for _, w := range waits[r] {
-			if ranks[w].state != stateBlocked {
-				continue
+			if ranks[w].state != stateBlocked || ranks[w].wait == waitPoll {
+				continue // (a rank that polls is in no wait-for cycle: a hang)
 			}
 			switch color[w] {
 			case grey:
