@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,4 +150,66 @@ func TestSlowSenderPollsAreNotHang(t *testing.T) {
 func here2(t *testing.T, marker string) string {
 	t.Helper()
 	return fmt.Sprintf("livelock_test.go:%d", markerLine(t, "livelock_test.go", marker))
+}
+
+// A rank that spins in its own code after a runtime call: RunTimeout ends
+// the run with a no-progress Problem naming the rank and that call's line;
+// once the spin ends, every goroutine returns (goleak checks).
+func TestRunTimeoutNamesSpinningRank(t *testing.T) {
+	var stop atomic.Bool
+	defer stop.Store(true)
+	start := time.Now()
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		if r.ID() == 1 {
+			_, err := r.Recv(r.Alloc(gpu.Float32, 1), 0, 0)
+			return err
+		}
+		if err := r.Compute(time.Millisecond); err != nil { // culprit: ll-spin-last
+			return err
+		}
+		for !stop.Load() {
+			// spins in user code: no runtime call
+		}
+		return r.Send(r.Alloc(gpu.Float32, 1), 1, 0)
+	}, gpu.RunTimeout(300*time.Millisecond), gpu.WallTimeout(time.Minute))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Launch took %v, want about 300ms", d)
+	}
+	var re *gpu.RunError
+	if !errors.As(err, &re) || !errors.Is(err, gpu.ErrWatchdog) || len(re.Problems) != 1 {
+		t.Fatalf("%v, want a RunError wrapping ErrWatchdog with one problem", err)
+	}
+	wantProblem(t, re.Problems[0], sim.KindNoProgress, []int{0}, "rank 0 Compute at "+here2(t, "ll-spin-last"))
+	for _, want := range []string{
+		"no-progress: the run did not end within 300ms: rank 0 runs code of its own",
+		"its last runtime call was Compute at livelock_test.go:",
+		"Go cannot stop it",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}
+
+// A rank that keeps calling the runtime forever (virtual time runs on, no
+// poll): RunTimeout ends it, and the ranks unwind at once.
+func TestRunTimeoutEndsEndlessComputeLoop(t *testing.T) {
+	start := time.Now()
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		for {
+			if err := r.Compute(time.Microsecond); err != nil { // culprit: ll-endless
+				return err
+			}
+		}
+	}, gpu.RunTimeout(200*time.Millisecond))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Launch took %v", d)
+	}
+	var re *gpu.RunError
+	if !errors.As(err, &re) || len(re.Problems) != 1 || re.Problems[0].Kind != sim.KindNoProgress {
+		t.Fatalf("%v, want one no-progress problem", err)
+	}
+	if got := siteLine(re.Problems[0].Ops[0]); got != here2(t, "ll-endless") {
+		t.Errorf("last call at %s, want %s", got, here2(t, "ll-endless"))
+	}
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -34,6 +35,9 @@ type Rank struct {
 	def      *Stream
 	nstreams int
 	exited   bool
+	// last is the rank's latest runtime call, for the watchdog's report
+	// (read from Launch's goroutine: only fields set before the Store).
+	last atomic.Pointer[sim.Op]
 }
 
 // ID is this rank's number, 0..Size()-1.
@@ -56,6 +60,9 @@ func (q *Request) Done() bool { return q != nil && q.op.Done() }
 
 // enter starts a runtime call: it counts progress and refuses calls on a stuck run.
 func (r *Rank) enter() error {
+	if r.w.aborted.Load() {
+		r.w.stuck = true // (this goroutine holds the CPU: it may write)
+	}
 	if r.w.stuck {
 		// Not progress: a rank that goes on calling after its calls failed
 		// (errors ignored) spins, and the watchdog must see it.
@@ -94,6 +101,7 @@ func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim
 	if buf != nil {
 		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
 	}
+	r.last.Store(op)
 	return op
 }
 
@@ -260,6 +268,7 @@ func (r *Rank) waitCall(kind trace.Op, ops []*sim.Op, pc uintptr) *sim.Op {
 	call := r.w.eng.NewOp(r.id, kind)
 	call.Site = pc
 	call.Reqs = ops
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	return call
 }
@@ -414,6 +423,7 @@ func (r *Rank) Compute(d time.Duration) error {
 	call := r.w.eng.NewOp(r.id, trace.OpCompute)
 	call.Site = callerPC()
 	call.Count = int64(d)
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	if !r.w.eng.Compute(call, int64(d)) {
 		return r.pause(call)
@@ -431,6 +441,7 @@ func (r *Rank) Barrier() error {
 	}
 	call := r.w.eng.NewOp(r.id, trace.OpBarrier)
 	call.Site = callerPC()
+	r.last.Store(call)
 	if !r.w.eng.Barrier(call) {
 		return r.pause(call)
 	}

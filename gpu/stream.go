@@ -57,6 +57,7 @@ func (s *Stream) Synchronize() error {
 	}
 	call := r.w.eng.NewOp(r.id, trace.OpSynchronize)
 	call.Site = callerPC()
+	r.last.Store(call)
 	call.Stream = s.id
 	r.w.eng.Post(call)
 	if !r.w.eng.Synchronize(call) {
@@ -75,6 +76,7 @@ func (r *Rank) GroupStart() error {
 	}
 	call := r.w.eng.NewOp(r.id, trace.OpGroupStart)
 	call.Site = callerPC()
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	r.w.eng.GroupStart(call)
 	return nil
@@ -89,6 +91,7 @@ func (r *Rank) GroupEnd() error {
 	}
 	call := r.w.eng.NewOp(r.id, trace.OpGroupEnd)
 	call.Site = callerPC()
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	r.w.eng.GroupEnd(call)
 	if call.Err != trace.ErrNone {

@@ -50,7 +50,11 @@ func Seeds(n int) Option { return func(c *config) { c.seeds = n } }
 // of known-bad patterns): "deadlock", "hang", "missing-wait", "rank-error", ...
 func Expect(kinds ...string) Option { return func(c *config) { c.expect = append(c.expect, kinds...) } }
 
-// Timeout bounds one run in wall-clock time (default 10s).
+// Timeout bounds one run in wall-clock time (default 10s), host code
+// included: past it the run ends with a no-progress finding naming the rank
+// that runs and its last runtime call (see gpu.RunTimeout). A rank spinning
+// in code of its own cannot be stopped (Go cannot kill a goroutine): it is
+// left running until it next calls the runtime.
 func Timeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // Launch passes options through to gpu.Launch (eager limit, link model).
@@ -164,7 +168,7 @@ func runOnce(ranks int, fn func(*gpu.Rank) error, c *config, specs []faults.Spec
 }
 
 func launch(ranks int, fn func(*gpu.Rank) error, c *config, inj faults.Injector, seed uint64, sink gpu.EventSink) error {
-	opts := append(slices.Clone(c.launch), gpu.Seed(seed), gpu.Faults(inj), gpu.WallTimeout(c.timeout))
+	opts := append(slices.Clone(c.launch), gpu.Seed(seed), gpu.Faults(inj), gpu.WallTimeout(c.timeout), gpu.RunTimeout(c.timeout))
 	if sink != nil {
 		opts = append(opts, gpu.RecordTo(sink))
 	}
