@@ -23,8 +23,9 @@ import (
 )
 
 // DefaultHangTimeout is how long every rank of an MPI job must sit in blocking
-// MPI calls (or be finished) without a single call made before RecordMPI
-// declares the job hung.
+// MPI calls, poll without success (MPI_Test*, MPI_Iprobe answering no) or be
+// finished, without any other call made, before RecordMPI declares the job
+// hung.
 const DefaultHangTimeout = 5 * time.Second
 
 // pollInterval is how often the monitor reads the ranks' live states.
@@ -296,7 +297,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			if quiet && now.Sub(lastChange) >= j.timeout {
 				why.hung = true
 				if j.log != nil {
-					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI or finished, no call for %v; ending the job\n", j.timeout)
+					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI, polling without success or finished, no other call for %v; ending the job\n", j.timeout)
 				}
 				return why, j.end(done)
 			}
@@ -305,8 +306,10 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 }
 
 // poll reads every rank's live state. quiet says every rank has started and
-// sits in a blocking MPI call or has finalized, at least one of them
-// blocked; changed says a rank made a call since the last poll.
+// sits in a blocking MPI call, polls without success (MPI_Test*, MPI_Iprobe
+// answering no, and nothing else) or has finalized, at least one of them
+// blocked or polling; changed says a rank made a call since the last poll,
+// other than a fruitless poll.
 func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
 	quiet = true
 	blocked := 0
@@ -319,14 +322,18 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
 		if st.PID > 0 {
 			j.pids[st.PID] = true
 		}
-		if st.Calls != calls[r] {
-			calls[r] = st.Calls
+		progress := st.Calls
+		if st.Polling() {
+			progress = st.PollFrom
+		}
+		if progress != calls[r] {
+			calls[r] = progress
 			changed = true
 		}
-		switch st.State {
-		case mpi.StateBlocked:
+		switch {
+		case st.State == mpi.StateBlocked || st.Polling():
 			blocked++
-		case mpi.StateFinalized:
+		case st.State == mpi.StateFinalized:
 		default:
 			quiet = false
 		}
@@ -431,7 +438,7 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	}
 	var b strings.Builder
 	if hung {
-		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended\n", hungAfter)
+		fmt.Fprintf(&b, "hang detected while recording: every rank blocked in MPI, polling without success or finished, no other call for %v; the job was ended\n", hungAfter)
 		if !slices.ContainsFunc(fs, stuck) {
 			// The replay did not stop where the job did (its eager limit
 			// differs from the MPI's?): say where the ranks were.
