@@ -144,8 +144,12 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		case <-grace.C:
 		}
 		grace.Stop()
-		// The abandoned rank may still call into the engine: leave the trace
-		// as it is (status running: cut short) rather than race its writer.
+		if rec != nil && rec.file != nil {
+			// The ranks have unwound, or the one left spins in its own
+			// code (not in the engine, whose calls fail now): the trace can
+			// be closed, marked with the finding.
+			_ = rec.file.Close(trace.StatusHung, err.Error())
+		}
 		return err
 	}
 	err = w.result()
@@ -234,8 +238,7 @@ func (w *world) noProgress(what string) error {
 		}
 	}
 	p.Message = fmt.Sprintf("%s: rank %d runs code of its own (a loop, channel or lock?); %s. Its goroutine is abandoned: Go cannot stop it", what, r, last)
-	text := fmt.Sprintf("%v: %s", ErrWatchdog, p.Format(w.sites.format))
-	return &RunError{Problems: []sim.Problem{p}, RankErrors: make([]error, len(w.ranks)), text: text, sentinels: []error{ErrWatchdog}}
+	return &RunError{Problems: []sim.Problem{p}, RankErrors: make([]error, len(w.ranks)), text: p.Format(w.sites.format), sentinels: []error{ErrWatchdog}}
 }
 
 func (rk *Rank) main(fn func(*Rank) error) {

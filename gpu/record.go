@@ -18,6 +18,10 @@ const (
 	EnvSeed     = "P2PTRACE_SEED"     // scheduler seed, overriding the program's
 	EnvPayloads = "P2PTRACE_PAYLOADS" // "1": store payloads (size-capped)
 	EnvForce    = "P2PTRACE_FORCE"    // "1": overwrite an existing trace file
+	// EnvTimeout bounds the run in wall-clock time (a Go duration, as
+	// RunTimeout); EnvPollLimit sets PollLimit.
+	EnvTimeout   = "P2PTRACE_TIMEOUT"
+	EnvPollLimit = "P2PTRACE_POLL_LIMIT"
 )
 
 // Hash modes of a recording.

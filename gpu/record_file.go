@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -34,6 +35,19 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 			return nil, fmt.Errorf("gpu: %s=%q: want an unsigned integer", EnvSeed, v)
 		}
 		cfg.seed = n
+	}
+	if v := os.Getenv(EnvTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("gpu: %s=%q: want a positive duration", EnvTimeout, v)
+		}
+		cfg.runTimeout = d
+		cfg.wallTimeout = min(cfg.wallTimeout, d)
+	}
+	if v := os.Getenv(EnvPollLimit); v != "" {
+		if _, err := fmt.Sscan(v, &cfg.pollLimit); err != nil {
+			return nil, fmt.Errorf("gpu: %s=%q: want an integer", EnvPollLimit, v)
+		}
 	}
 	hdr := trace.Header{
 		Command: os.Args, WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,

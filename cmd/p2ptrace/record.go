@@ -27,6 +27,9 @@ type recordOptions struct {
 	mpicc       string
 	hangTimeout time.Duration
 	segments    string
+
+	timeout   time.Duration
+	pollLimit int
 }
 
 func newRecordCmd(f *factory) *cobra.Command {
@@ -66,13 +69,17 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			if cmd.Flags().Changed("np") {
 				return o.runMPI(cmd, f, args)
 			}
+			if o.timeout < 0 {
+				return usageErrorf("--timeout %v: want a positive duration such as 10m (0: no bound)", o.timeout)
+			}
 			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments"} {
 				if cmd.Flags().Changed(name) {
 					return usageErrorf("--%s applies to MPI programs: give the number of ranks with -n", name)
 				}
 			}
 			opts := recorder.Options{Program: args[0], Args: args[1:], Output: o.output, Force: o.force,
-				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, Stdout: f.Out, Stderr: f.Err}
+				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, Stdout: f.Out, Stderr: f.Err,
+				Timeout: o.timeout, PollLimit: o.pollLimit}
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &o.seed
 			}
@@ -92,12 +99,14 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	cmd.Flags().StringVar(&o.mpiArgs, "mpi-args", "", "MPI: extra launcher arguments, split like a shell would")
 	cmd.Flags().StringVar(&o.mpicc, "mpicc", "mpicc", "MPI: the compiler wrapper that builds the shim")
 	cmd.Flags().StringVar(&o.segments, "segments", "", "MPI: keep the ranks' segment files in this directory (one all hosts write, for multi-host jobs)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "end a run that outlives this (a rank spinning in its own code, a program that stops calling the runtime) with a no-progress finding, killing the program if it does not end itself (0: no bound)")
+	cmd.Flags().IntVar(&o.pollLimit, "poll-limit", 0, "fruitless polls in a row (Test answering not yet) after which a rank waits for the world to change: a livelock ends as a hang (0: the default, 1000; negative: never)")
 	cmd.Flags().DurationVar(&o.hangTimeout, "hang-timeout", recorder.DefaultHangTimeout, "MPI: end the job as hung after this long with every rank blocked")
 	return cmd
 }
 
 func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) error {
-	for _, name := range []string{"payloads", "eager", "seed"} {
+	for _, name := range []string{"payloads", "eager", "seed", "timeout", "poll-limit"} {
 		if cmd.Flags().Changed(name) {
 			return usageErrorf("--%s applies to programs on package gpu, not to MPI programs (-n)", name)
 		}
