@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -50,8 +51,13 @@ type MPIOptions struct {
 	// HangTimeout: every rank blocked in MPI (or finished) and no call made
 	// for this long ends the job as hung (0 = DefaultHangTimeout).
 	HangTimeout time.Duration
-	Stdout      io.Writer // the job's output
-	Stderr      io.Writer
+	// Timeout, if positive, bounds the job in wall-clock time (a rank
+	// spinning in its own code never looks hung): past it the job is ended
+	// and the trace marked with a no-progress finding naming the ranks that
+	// ran code of their own and their last recorded call.
+	Timeout time.Duration
+	Stdout  io.Writer // the job's output
+	Stderr  io.Writer
 	// Log, if set, is told what the recorder does (the launcher command line,
 	// a hang being detected).
 	Log io.Writer
@@ -112,7 +118,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
-	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log}
 	why, runErr := job.wait(ctx)
 	job.reap()
 
@@ -127,8 +133,17 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		hungAfter = o.HangTimeout
 	}
 	command := append([]string{o.Program}, o.Args...)
-	if _, err := MergeMPI(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}, hungAfter); err != nil {
+	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}
+	if why.timedOut {
+		mo.Status = trace.StatusHung // ended by us, not crashed
+	}
+	if _, err := MergeMPI(segdir, out, mo, hungAfter); err != nil {
 		return nil, err
+	}
+	if why.timedOut {
+		if err := markTimedOut(out, o.Timeout, why.running); err != nil {
+			return nil, err
+		}
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -136,7 +151,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
-	if runErr != nil && !why.hung {
+	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
 	}
@@ -256,12 +271,18 @@ type mpiJob struct {
 	dir     string
 	ranks   int
 	timeout time.Duration
-	log     io.Writer
-	pids    map[int]bool // rank processes seen, ended for sure by reap
+	// deadline bounds the whole job (0: none).
+	deadline time.Duration
+	log      io.Writer
+	pids     map[int]bool // rank processes seen, ended for sure by reap
 }
 
 type endReason struct {
 	hung, interrupted bool
+	// timedOut: the job outlived the deadline; running lists the ranks
+	// that were in code of their own then.
+	timedOut bool
+	running  []int
 }
 
 // wait watches the job until the launcher exits, ending it on a hang, a
@@ -276,6 +297,12 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 	defer tick.Stop()
 
 	var why endReason
+	var deadline <-chan time.Time
+	if j.deadline > 0 {
+		t := time.NewTimer(j.deadline)
+		defer t.Stop()
+		deadline = t.C
+	}
 	j.pids = map[int]bool{}
 	calls := make([]uint64, j.ranks)
 	lastChange := time.Now()
@@ -288,6 +315,17 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			j.signal(s.(syscall.Signal))
 		case <-ctx.Done():
 			why.interrupted = true
+			return why, j.end(done)
+		case <-deadline:
+			why.timedOut = true
+			for r := range j.ranks {
+				if st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r)); err != nil || st.State == mpi.StateRunning && !st.Polling() {
+					why.running = append(why.running, r)
+				}
+			}
+			if j.log != nil {
+				fmt.Fprintf(j.log, "p2ptrace: the job did not end within --timeout %v; ending it\n", j.deadline)
+			}
 			return why, j.end(done)
 		case now := <-tick.C:
 			quiet, changed := j.poll(calls)
@@ -557,4 +595,59 @@ func lockWriters(ws ...io.Writer) (stdout, stderr, log io.Writer) {
 		}
 	}
 	return out[0], out[1], out[2]
+}
+
+// markTimedOut marks the trace of a job ended past its --timeout: status
+// hung (unless it crashed) and a no-progress finding naming the ranks that
+// ran code of their own and each one's last recorded call.
+func markTimedOut(path string, d time.Duration, running []int) error {
+	last, err := lastCalls(path)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the job did not end within --timeout %v; p2ptrace record ended it", sim.KindNoProgress, d)
+	for _, r := range running {
+		fmt.Fprintf(&b, "\n    rank %d runs code of its own", r)
+		if c, ok := last[r]; ok {
+			fmt.Fprintf(&b, "; its last MPI call was %s", c)
+		}
+	}
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		if h.Status != trace.StatusCrashed {
+			h.Status = trace.StatusHung
+		}
+		if h.Message != "" {
+			h.Message += "\n"
+		}
+		h.Message += b.String()
+	})
+}
+
+// lastCalls names each rank's last recorded call: "Test at file:line".
+func lastCalls(path string) (map[int]string, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := map[int]string{}
+	var ev trace.Event
+	for rank := range r.Ranks() {
+		c := r.Rank(rank)
+		for c.Next(&ev) {
+			if ev.Kind != trace.KindPost {
+				continue
+			}
+			s := ev.Op.String()
+			if site, ok := r.Site(ev.Site); ok {
+				s += fmt.Sprintf(" at %s:%d", site.File, site.Line)
+			}
+			out[rank] = s
+		}
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

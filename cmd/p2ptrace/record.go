@@ -47,9 +47,16 @@ With -n N, PROGRAM is an MPI executable (C or C++) run as N processes
 under Open MPI's mpirun with the p2ptrace shim preloaded (built with mpicc on
 first use, see 'p2ptrace mpi build-shim'); no source change is needed. Build
 it with -g for file:line in reports. Each rank writes a segment and p2ptrace
-merges them into one trace. When every rank sits in a blocking MPI call (or
-has finished) and none makes a call for --hang-timeout, the job is ended and
-the trace is marked hung, with the wait-for cycle or the rank waited on.
+merges them into one trace. When every rank sits in a blocking MPI call,
+polls without success (MPI_Test*, MPI_Iprobe answering no) or has finished,
+and none makes another call for --hang-timeout, the job is ended and the
+trace is marked hung, with the wait-for cycle or the rank waited on.
+
+--timeout D (default off: a long job is not a bug, and hangs and livelocks
+are found without it) bounds the run in wall-clock time: a program that
+stops calling the runtime (a rank spinning in its own code) is ended with a
+no-progress finding naming the rank and its last call, killed with its
+process group if it does not end itself.
 When running as root, Open MPI's consent variables are set; with more ranks
 than cores and no placement in --mpi-args, --oversubscribe is added.
 
@@ -58,7 +65,8 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
   p2ptrace record -o ring.db --hash sample ./testdata/train/ring -- -ranks 16 -iters 1000
   p2ptrace record --eager 0 --seed 7 ./train
   p2ptrace record -n 4 -o train.db ./train_mpi --epochs 1
-  p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver`,
+  p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver
+  p2ptrace record --timeout 10m ./train`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%s: want PROGRAM [ARGS...]\nRun '%s --help' for usage.", cmd.CommandPath(), cmd.CommandPath())
@@ -66,11 +74,11 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("np") {
-				return o.runMPI(cmd, f, args)
-			}
 			if o.timeout < 0 {
 				return usageErrorf("--timeout %v: want a positive duration such as 10m (0: no bound)", o.timeout)
+			}
+			if cmd.Flags().Changed("np") {
+				return o.runMPI(cmd, f, args)
 			}
 			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments"} {
 				if cmd.Flags().Changed(name) {
@@ -106,7 +114,7 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 }
 
 func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) error {
-	for _, name := range []string{"payloads", "eager", "seed", "timeout", "poll-limit"} {
+	for _, name := range []string{"payloads", "eager", "seed", "poll-limit"} {
 		if cmd.Flags().Changed(name) {
 			return usageErrorf("--%s applies to programs on package gpu, not to MPI programs (-n)", name)
 		}
@@ -120,7 +128,7 @@ func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) er
 	}
 	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
 		Program: args[0], Args: args[1:], Ranks: o.ranks, MPIRun: o.mpirun, MPIArgs: extra, MPICC: o.mpicc,
-		Output: o.output, Force: o.force, Hash: o.hash, HangTimeout: o.hangTimeout, Segments: o.segments,
+		Output: o.output, Force: o.force, Hash: o.hash, HangTimeout: o.hangTimeout, Segments: o.segments, Timeout: o.timeout,
 		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
 	})
 	return recordResult(f, sum, err)

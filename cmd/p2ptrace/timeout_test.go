@@ -122,7 +122,7 @@ func TestRecordTimeoutFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"record", "--timeout", "-1s", "./prog"}, "--timeout -1s: want a positive duration"},
-		{[]string{"record", "-n", "2", "--timeout", "3s", "./prog"}, "--timeout applies to programs on package gpu"},
+		{[]string{"record", "-n", "2", "--timeout", "-3s", "./prog"}, "--timeout -3s: want a positive duration"},
 		{[]string{"record", "-n", "2", "--poll-limit", "3", "./prog"}, "--poll-limit applies to programs on package gpu"},
 	} {
 		code, _, stderr := runCmd(t, tc.args...)

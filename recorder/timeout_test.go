@@ -1,0 +1,79 @@
+package recorder_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
+	"github.com/p2ptrace/p2ptrace/internal/proc"
+	"github.com/p2ptrace/p2ptrace/recorder"
+	"github.com/p2ptrace/p2ptrace/recorder/mpi"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+const spinAfterSend = `#include <mpi.h>
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, x = 0;
+	volatile long spin = 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 0) {
+		MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* LAST */
+		for (;;) spin++;
+	}
+	MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestRecordMPITimeoutEndsSpinningRank: rank 0 spins in its own code after
+// an MPI_Send (so the job never looks hung: rank 0 is not in MPI); with
+// Timeout the job is ended, no process is left, and the trace is marked
+// with a no-progress finding naming rank 0 and the Send's line.
+func TestRecordMPITimeoutEndsSpinningRank(t *testing.T) {
+	mpitest.RequireMPI(t)
+	dir := t.TempDir()
+	exe, source := mpiProgram(t, dir, "spin", spinAfterSend)
+	var log bytes.Buffer
+	start := time.Now()
+	segs := filepath.Join(dir, "segments")
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "spin.db"), Segments: segs, Timeout: 2 * time.Second,
+		Stdout: io.Discard, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v; want about the timeout (2s) plus startup", d)
+	}
+	if sum.Header.Status != trace.StatusHung || sum.Clean() {
+		t.Fatalf("status %q, clean %v; want hung", sum.Header.Status, sum.Clean())
+	}
+	line := fmt.Sprintf("%s:%d", filepath.Base(source), lineOf(t, spinAfterSend, "LAST"))
+	for _, want := range []string{"no-progress: the job did not end within --timeout 2s; p2ptrace record ended it", "rank 0 runs code of its own; its last MPI call was Send at ", line} {
+		if !strings.Contains(sum.Header.Message, want) {
+			t.Errorf("message lacks %q:\n%s", want, sum.Header.Message)
+		}
+	}
+	if strings.Contains(sum.Header.Message, "rank 1 runs") {
+		t.Errorf("rank 1 (blocked in MPI) named as running:\n%s", sum.Header.Message)
+	}
+	for r := range 2 {
+		st, err := mpi.ReadLiveState(mpi.SegmentPath(segs, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.PID <= 0 || proc.Running(st.PID) {
+			t.Errorf("rank %d (pid %d) still runs after the job was ended", r, st.PID)
+		}
+	}
+}
