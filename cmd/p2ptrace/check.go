@@ -11,6 +11,7 @@ import (
 type checkOptions struct {
 	json      bool
 	maxForced int
+	polls     int
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -44,7 +45,9 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			}
 			defer tr.Close()
 			var bar *progress
-			res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
+			cfg := tr.Config()
+			cfg.PollLimit = o.polls
+			res, err := replay.Check(tr.Open, cfg, tr.Site, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
 				if bar == nil {
 					bar = newProgress(f.Err, total, "checking", o.json)
 				}
@@ -61,5 +64,6 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	cmd.Flags().IntVar(&o.maxForced, "max-forced", replay.MaxForcedReplays, "the most forced-match replays to run")
+	cmd.Flags().IntVar(&o.polls, "poll-limit", 0, "fruitless polls in a row after which a rank waits for the world to change (0: the default, 1000; negative: never)")
 	return cmd
 }
