@@ -159,6 +159,7 @@ func (e *Engine) Free(call *Op, op *Op) {
 func (e *Engine) Compute(call *Op, d int64) bool {
 	rk := &e.ranks[call.Rank]
 	rk.clock += d
+	rk.computes++ // (neutral for a run of polls, see polled)
 	e.complete(call, rk.clock)
 	return e.yieldIfLate(rk)
 }

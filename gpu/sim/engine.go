@@ -82,8 +82,12 @@ type rank struct {
 	one        [1]*Op // BlockOn's wait list
 	// polls counts the polls in a row that found nothing since the rank's
 	// last other call (Compute aside); lastPoll is the last of them.
+	// pollMark is seq-computes after it: the run goes on while the rank
+	// makes no other call (see polled), so that other calls pay nothing.
 	polls    int
 	lastPoll *Op
+	pollMark uint64
+	computes uint64
 
 	waitSt *stream
 	// inTransit per source: sends whose envelope is still on its way (FIFO
@@ -290,13 +294,8 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
 	op.MatchRank, op.Source = trace.NoRank, trace.NoRank
 	rk.seq++
-	if kind >= 64 || pollOps>>kind&1 == 0 {
-		// A call that may change the world: the rank is no longer only
-		// polling, and parked ranks poll again.
-		rk.polls = 0
-		if e.nParked != 0 {
-			e.changed(rk.clock)
-		}
+	if e.nParked != 0 && !isPoll(kind) {
+		e.changed(rk.clock) // a call that may change the world: parked ranks poll again
 	}
 	return op
 }

@@ -21,11 +21,12 @@ const DefaultPollLimit = 1000
 // DefaultPollLimit). Its blockedIn is the last poll (complete: it is not
 // finished again at the resume), waitOn the ops it polls (nil for an Iprobe).
 
-// pollOps are the calls that only asks (Test, Testall, Iprobe)
+// isPoll reports whether k is a call that only asks (Test, Testall, Iprobe)
 // or only spends the rank's own time (Compute): neither changes the world,
 // so a rank making only these calls cannot unblock anyone.
-// (A bit mask: newOp asks for every op.)
-const pollOps = 1<<trace.OpCompute | 1<<trace.OpTest | 1<<trace.OpTestall | 1<<trace.OpIprobe
+func isPoll(k trace.Op) bool {
+	return k == trace.OpCompute || k == trace.OpTest || k == trace.OpTestall || k == trace.OpIprobe
+}
 
 // changed notes a change of the world's state at time t (a post, an arrival,
 // a completion, an answered poll): parked ranks poll again. The callers test
@@ -50,7 +51,15 @@ func (e *Engine) changed(t int64) {
 // changes, or reports a hang naming the poll if nothing can change it.
 func (e *Engine) polled(rk *rank, call *Op, ops []*Op) bool {
 	rk.lastPoll = call
-	if rk.polls++; rk.polls < e.pollLimit {
+	// The rank's calls since its last fruitless poll were Computes only
+	// (the Computes counted apart): the run of polls goes on.
+	if m := rk.seq - rk.computes; m == rk.pollMark+1 {
+		rk.polls++
+	} else {
+		rk.polls = 1
+	}
+	rk.pollMark = rk.seq - rk.computes
+	if rk.polls < e.pollLimit {
 		return true
 	}
 	e.park(rk, call, ops)
@@ -96,10 +105,10 @@ func (e *Engine) Unanswered(call *Op, ops []*Op) bool {
 // where it is.
 func (e *Engine) EndPolling(r int) bool {
 	rk := &e.ranks[r]
-	if rk.polls == 0 || rk.lastPoll == nil {
-		return false
+	if rk.polls == 0 || rk.lastPoll == nil || rk.seq-rk.computes != rk.pollMark {
+		return false // (no poll yet, or other calls since)
 	}
-	rk.polls = e.pollLimit // every later wake parks it again at once
+	rk.polls = e.pollLimit // every later wake parks it again at once (see changed)
 	var ops []*Op
 	if rk.lastPoll.Kind != trace.OpIprobe {
 		ops = rk.lastPoll.Reqs
