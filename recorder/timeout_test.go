@@ -77,3 +77,56 @@ func TestRecordMPITimeoutEndsSpinningRank(t *testing.T) {
 		}
 	}
 }
+
+const iprobeLivelock = `#define _POSIX_C_SOURCE 199309L
+#include <mpi.h>
+#include <time.h>
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, x = 0, flag = 0;
+	struct timespec ms = {0, 1000000};
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 1) {
+		MPI_Send(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+	} else {
+		while (!flag) {
+			nanosleep(&ms, NULL);
+			MPI_Iprobe(1, 3, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* POLL */
+		}
+		MPI_Recv(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestRecordMPIIprobeLivelockIsHang: rank 0 polls MPI_Iprobe for a tag rank
+// 1 never sends. The monitor counts a rank that only polls without success
+// as blocked, so the job ends as hung within the hang timeout, and the
+// replay's analysis names the Iprobe's envelope and line.
+func TestRecordMPIIprobeLivelockIsHang(t *testing.T) {
+	mpitest.RequireMPI(t)
+	dir := t.TempDir()
+	exe, source := mpiProgram(t, dir, "iprobe", iprobeLivelock)
+	var log bytes.Buffer
+	start := time.Now()
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "iprobe.db"), HangTimeout: time.Second,
+		Stdout: io.Discard, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v; want about the hang timeout (1s) plus startup", d)
+	}
+	if sum.Header.Status != trace.StatusHung {
+		t.Fatalf("status %q, want hung:\n%s", sum.Header.Status, sum.Header.Message)
+	}
+	line := fmt.Sprintf("%s:%d", filepath.Base(source), lineOf(t, iprobeLivelock, "POLL"))
+	for _, want := range []string{"polling without success", "hang: no rank can progress; rank 0 polls (Iprobe) Iprobe from rank 1 tag 3", "rank 0 polls in Iprobe from rank 1 tag 3 at ", line} {
+		if !strings.Contains(sum.Header.Message, want) {
+			t.Errorf("message lacks %q:\n%s", want, sum.Header.Message)
+		}
+	}
+}
