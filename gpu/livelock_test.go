@@ -189,6 +189,17 @@ func TestRunTimeoutNamesSpinningRank(t *testing.T) {
 			t.Errorf("missing %q in:\n%v", want, err)
 		}
 	}
+	// The abandoned goroutines (rank 0 still spins) do not disturb a later run.
+	if err := gpu.Launch(2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Float32, 4)
+		if r.ID() == 0 {
+			return r.Send(b, 1, 0)
+		}
+		_, err := r.Recv(b, 0, 0)
+		return err
+	}, gpu.RunTimeout(time.Minute)); err != nil {
+		t.Fatalf("a run after the abandoned one: %v", err)
+	}
 }
 
 // A rank that keeps calling the runtime forever (virtual time runs on, no
