@@ -63,6 +63,15 @@
 //     not consume it; Iprobe never waits.
 //     (TestProbeWaitsForTheMessageWithoutConsumingIt,
 //     TestProbeNeverSatisfiedIsHangWithCandidate, TestIprobeDoesNotBlock)
+//   - Livelock is a hang: a rank whose polls (Test, Testall; Iprobe in MPI
+//     traces) find nothing PollLimit times in a row (default
+//     sim.DefaultPollLimit, 1000; Compute between polls does not count as a
+//     change) waits until something changes the world (a post, an arrival, a
+//     completion) and then polls again. If nothing can, the run ends as a
+//     hang naming each polling rank, what it polls and the poll's line.
+//     Parking changes no answer, only the poller's virtual time.
+//     (TestPollingLivelockIsHang, TestSlowSenderPollsAreNotHang,
+//     sim.TestIprobeLivelockIsHang)
 //
 // NCCL style:
 //
@@ -82,5 +91,10 @@
 //
 // A rank blocked outside the runtime (on a channel of its own) cannot be seen
 // by the engine; a wall-clock watchdog (WallTimeout, default 30s) ends Launch
-// with ErrWatchdog and abandons that goroutine.
+// with ErrWatchdog and abandons that goroutine. RunTimeout bounds the whole
+// run (harness.Timeout sets it). Both end with a no-progress Problem naming
+// the rank that ran and its last runtime call. Go cannot stop a goroutine
+// that spins in its own code: it and the other ranks' goroutines are left
+// until it next calls the runtime, when all of them return; ranks that still
+// call the runtime unwind before Launch returns.
 package gpu

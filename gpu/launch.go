@@ -27,7 +27,9 @@ var (
 	// ErrPanic: a rank's function panicked.
 	ErrPanic = errors.New("rank panicked")
 	// ErrWatchdog: a rank ran host code without calling the runtime for longer
-	// than the wall timeout (blocked on something of its own).
+	// than the wall timeout (blocked on something of its own), or the run
+	// outlived RunTimeout. The RunError names the rank and its last call (a
+	// Problem of kind no-progress).
 	ErrWatchdog = errors.New("rank stopped calling the runtime")
 )
 
@@ -65,9 +67,12 @@ type world struct {
 	progress atomic.Uint64
 	current  atomic.Int32
 	stuck    bool
-	results  []error
-	rec      *recorder
-	force    *forcedMatch
+	// aborted: Launch gave up on the run (watchdog); the ranks unwind as
+	// from a stuck run once one of them calls the runtime again.
+	aborted atomic.Bool
+	results []error
+	rec     *recorder
+	force   *forcedMatch
 }
 
 // Launch runs fn once per rank on the simulated backend and returns when every
@@ -112,7 +117,7 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		}
 	}
 	w := &world{
-		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, Observer: observer}),
+		eng:      sim.New(sim.Config{Ranks: ranks, Seed: cfg.seed, EagerLimit: eager, Latency: cfg.latency, Bandwidth: cfg.bandwidth, Faults: cfg.faults, PollLimit: cfg.pollLimit, Observer: observer}),
 		sites:    sites,
 		finished: make(chan struct{}),
 		results:  make([]error, ranks),
@@ -137,9 +142,26 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		defer signal.Stop(sigs)
 	}
 	w.schedule(nil)
-	if err := w.watch(cfg.wallTimeout, sigs, rec); err != nil {
-		// The abandoned rank may still call into the engine: leave the trace
-		// as it is (status running: cut short) rather than race its writer.
+	if err := w.watch(cfg.wallTimeout, cfg.runTimeout, sigs, rec); err != nil {
+		// Ranks that still call the runtime unwind now: wait a moment for
+		// them, so that only a rank spinning in its own code is left behind.
+		grace := time.NewTimer(abortGrace)
+		select {
+		case <-w.finished:
+		case <-grace.C:
+		}
+		grace.Stop()
+		if rec != nil && rec.file != nil {
+			// The ranks have unwound, or the one left spins in its own
+			// code (not in the engine, whose calls fail now): the trace can
+			// be closed, marked with the finding.
+			status, fs := Outcome(err)
+			rec.file.SetHeader(func(h *trace.Header) { h.Findings = fs })
+			_ = rec.file.Close(status, "")
+			if rec.reported {
+				err = reportedError(err)
+			}
+		}
 		return err
 	}
 	err = w.result()
@@ -156,16 +178,29 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 	return err
 }
 
+// abortGrace is how long Launch waits, once it gave up on a run, for the
+// ranks to unwind.
+const abortGrace = 200 * time.Millisecond
+
 type teeObserver [2]sim.Observer
 
 func (t teeObserver) Posted(op *sim.Op)    { t[0].Posted(op); t[1].Posted(op) }
 func (t teeObserver) Completed(op *sim.Op) { t[0].Completed(op); t[1].Completed(op) }
 
-// watch waits for the run to end, failing when no runtime call is made for d.
-func (w *world) watch(d time.Duration, sigs chan os.Signal, rec *recorder) error {
-	tick := time.NewTicker(min(d/4+time.Millisecond, 100*time.Millisecond))
+// watch waits for the run to end, failing when no runtime call is made for
+// d, or when the whole run takes longer than total (if positive). A rank
+// spinning in its own code cannot be stopped (Go cannot kill a goroutine):
+// its goroutine is abandoned, and the others with it, until it calls the
+// runtime again; then every rank unwinds as from a stuck run and returns.
+func (w *world) watch(d, total time.Duration, sigs chan os.Signal, rec *recorder) error {
+	step := min(d/4+time.Millisecond, 100*time.Millisecond)
+	if total > 0 {
+		step = min(step, total/4+time.Millisecond)
+	}
+	tick := time.NewTicker(step)
 	defer tick.Stop()
-	last, since := w.progress.Load(), time.Now()
+	start := time.Now()
+	last, since := w.progress.Load(), start
 	for {
 		select {
 		case <-w.finished:
@@ -179,16 +214,42 @@ func (w *world) watch(d time.Duration, sigs chan os.Signal, rec *recorder) error
 			time.Sleep(time.Second)
 			os.Exit(130)
 		case <-tick.C:
+			if total > 0 && time.Since(start) >= total {
+				return w.noProgress(fmt.Sprintf("the run did not end within %v", total))
+			}
 			if p := w.progress.Load(); p != last {
 				last, since = p, time.Now()
 				continue
 			}
 			if time.Since(since) >= d {
-				r := w.current.Load()
-				return fmt.Errorf("%w: rank %d ran for %v without calling the runtime: it is blocked outside p2ptrace (a channel, lock or loop of its own?); its goroutine is abandoned", ErrWatchdog, r, d)
+				return w.noProgress(fmt.Sprintf("rank %d ran for %v without calling the runtime", w.current.Load(), d))
 			}
 		}
 	}
+}
+
+// noProgress gives up on the run: the error names the rank that holds the
+// CPU and its last runtime call (a Problem of kind no-progress).
+func (w *world) noProgress(what string) error {
+	w.aborted.Store(true)
+	r := int(w.current.Load())
+	p := sim.Problem{Kind: verdict.NoProgress}
+	last := "it had made no runtime call yet"
+	if r >= 0 && r < len(w.ranks) {
+		p.Ranks = []int{r}
+		if op := w.ranks[r].last.Load(); op != nil {
+			// A copy of what the call passed (set before the Store): the
+			// abandoned rank may still run.
+			c := &sim.Op{Rank: op.Rank, Seq: op.Seq, Kind: op.Kind, Peer: op.Peer, Tag: op.Tag, Comm: op.Comm, Bytes: op.Bytes, Site: op.Site}
+			p.Ops = []*sim.Op{c}
+			last = "its last runtime call was " + sim.Describe(c) + w.sites.at(c.Site)
+		}
+	}
+	p.Message = fmt.Sprintf("%s: rank %d runs code of its own (a loop, channel or lock?); %s. Its goroutine is abandoned: Go cannot stop it", what, r, last)
+	f := p.Finding(w.sites.format)
+	rep := verdict.Report{Findings: []verdict.Finding{f}}
+	return &RunError{Findings: rep.Findings, Problems: []sim.Problem{p}, RankErrors: make([]error, len(w.ranks)),
+		text: strings.TrimSuffix(rep.Text(), "\n"), sentinels: []error{ErrWatchdog}}
 }
 
 func (rk *Rank) main(fn func(*Rank) error) {
@@ -197,6 +258,9 @@ func (rk *Rank) main(fn func(*Rank) error) {
 	w := rk.w
 	w.results[rk.id] = err
 	rk.exited = true
+	if w.aborted.Load() {
+		w.stuck = true
+	}
 	if !w.stuck {
 		w.progress.Add(1)
 		if errors.Is(err, ErrPanic) {
@@ -311,7 +375,8 @@ func (w *world) result() error {
 }
 
 // Outcome is how a trace of a run that returned err ends: its status
-// (complete, hung when the run was stuck, crashed when a rank panicked) and
+// (complete; hung when the run was stuck or stopped by the watchdog;
+// crashed when a rank panicked) and
 // the run's findings. The one mapping from a run's error to a trace.
 func Outcome(err error) (trace.Status, []verdict.Finding) {
 	if err == nil {
@@ -325,8 +390,8 @@ func Outcome(err error) (trace.Status, []verdict.Finding) {
 	switch {
 	case errors.Is(err, ErrPanic):
 		return trace.StatusCrashed, fs
-	case errors.Is(err, ErrStuck):
-		return trace.StatusHung, fs
+	case errors.Is(err, ErrStuck), errors.Is(err, ErrWatchdog):
+		return trace.StatusHung, fs // a watchdog's run was stopped: no-progress
 	}
 	return trace.StatusComplete, fs
 }
@@ -335,7 +400,7 @@ func Outcome(err error) (trace.Status, []verdict.Finding) {
 // rank-error at the rank's last runtime call, as a trace of the run reports it.
 func (w *world) rankFinding(r int, err error) verdict.Finding {
 	var ops []verdict.OpRef
-	if last := w.ranks[r].last; last != nil {
+	if last := w.ranks[r].last.Load(); last != nil {
 		ops = append(ops, sim.Ref(last, w.sites.format))
 	}
 	if errors.Is(err, ErrPanic) {

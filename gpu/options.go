@@ -21,6 +21,8 @@ type config struct {
 	sink        EventSink
 	payloads    bool // RecordPayloads
 	force       *forcedMatch
+	pollLimit   int
+	runTimeout  time.Duration
 }
 
 // forcedMatch restricts one AnySource receive to one sender (ForceMatch).
@@ -67,3 +69,18 @@ func WithObserver(o sim.Observer) Option { return func(c *config) { c.observer =
 func ForceMatch(rank int, seq uint64, src int) Option {
 	return func(c *config) { c.force = &forcedMatch{rank, seq, src} }
 }
+
+// PollLimit sets how many polls in a row that find nothing (Test or Testall
+// answering "not yet") park a rank until the world changes (default
+// sim.DefaultPollLimit; negative: never). A run whose live ranks all poll, or
+// wait, for what no rank can send then ends as a hang naming the polls,
+// instead of spinning through virtual time.
+func PollLimit(n int) Option { return func(c *config) { c.pollLimit = n } }
+
+// RunTimeout bounds the whole run in wall-clock time (default: none; the
+// harness sets its Timeout). Past it Launch returns a RunError wrapping
+// ErrWatchdog with a no-progress Problem naming the running rank and its last
+// call. A rank that spins in code of its own cannot be stopped (Go cannot
+// kill a goroutine): its goroutine runs on, and the other ranks' wait, until
+// it next calls the runtime; then all of them return.
+func RunTimeout(d time.Duration) Option { return func(c *config) { c.runTimeout = d } }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -34,9 +35,10 @@ type Rank struct {
 	def      *Stream
 	nstreams int
 	exited   bool
-	// last is the rank's latest runtime call: a crash or a rank's own error
-	// is reported at it.
-	last *sim.Op
+	// last is the rank's latest runtime call: the watchdog's report, a
+	// crash and a rank's own error name it (read from Launch's goroutine:
+	// only fields set before the Store).
+	last atomic.Pointer[sim.Op]
 	// panicAt is the file:line where the rank's function panicked.
 	panicAt string
 }
@@ -61,10 +63,15 @@ func (q *Request) Done() bool { return q != nil && q.op.Done() }
 
 // enter starts a runtime call: it counts progress and refuses calls on a stuck run.
 func (r *Rank) enter() error {
-	r.w.progress.Add(1)
+	if r.w.aborted.Load() {
+		r.w.stuck = true // (this goroutine holds the CPU: it may write)
+	}
 	if r.w.stuck {
+		// Not progress: a rank that goes on calling after its calls failed
+		// (errors ignored) spins, and the watchdog must see it.
 		return fmt.Errorf("%w (rank %d)", ErrStuck, r.id)
 	}
+	r.w.progress.Add(1)
 	return nil
 }
 
@@ -77,15 +84,22 @@ func (r *Rank) pause(call *sim.Op) error {
 	return nil
 }
 
-// newOp starts an op of the rank's and notes it as its latest call.
-func (r *Rank) newOp(kind trace.Op) *sim.Op {
-	op := r.w.eng.NewOp(r.id, kind)
-	r.last = op
-	return op
+// polled follows a poll that found nothing: if the engine parked the rank
+// (it polled DefaultPollLimit times while nothing changed), it waits for the
+// world to change; if nothing can, the run is stuck and the poll fails.
+func (r *Rank) polled(call *sim.Op) error {
+	if !r.w.eng.Parked(r.id) {
+		return nil
+	}
+	r.w.schedule(r)
+	if r.w.stuck {
+		return fmt.Errorf("%w: rank %d polls in %s%s and no rank can progress", ErrStuck, r.id, sim.Describe(call), r.w.sites.at(call.Site))
+	}
+	return nil
 }
 
 func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim.Op {
-	op := r.newOp(kind)
+	op := r.w.eng.NewOp(r.id, kind)
 	op.Peer, op.Tag, op.Site = peer, tag, pc
 	if f := r.w.force; f != nil && peer == AnySource && f.rank == r.id && f.seq == op.Seq && kind.IsRecv() {
 		op.Forced, op.ForcedSrc = true, int32(f.src)
@@ -93,6 +107,7 @@ func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim
 	if buf != nil {
 		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
 	}
+	r.last.Store(op)
 	return op
 }
 
@@ -256,9 +271,10 @@ func (r *Rank) reqOps(call string, reqs []*Request) ([]*sim.Op, error) {
 }
 
 func (r *Rank) waitCall(kind trace.Op, ops []*sim.Op, pc uintptr) *sim.Op {
-	call := r.newOp(kind)
+	call := r.w.eng.NewOp(r.id, kind)
 	call.Site = pc
 	call.Reqs = ops
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	return call
 }
@@ -341,7 +357,7 @@ func (r *Rank) Test(q *Request) (bool, Status, error) {
 	}
 	call := r.waitCall(trace.OpTest, ops, callerPC())
 	if !r.w.eng.Test(call, ops) {
-		return false, Status{}, nil
+		return false, Status{}, r.polled(call)
 	}
 	if len(ops) == 0 {
 		return true, Status{}, nil
@@ -362,7 +378,7 @@ func (r *Rank) Testall(reqs ...*Request) (bool, error) {
 	}
 	call := r.waitCall(trace.OpTestall, ops, callerPC())
 	if !r.w.eng.Test(call, ops) {
-		return false, nil
+		return false, r.polled(call)
 	}
 	for _, op := range ops {
 		if err := opError(op); err != nil {
@@ -410,9 +426,10 @@ func (r *Rank) Compute(d time.Duration) error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.newOp(trace.OpCompute)
+	call := r.w.eng.NewOp(r.id, trace.OpCompute)
 	call.Site = callerPC()
 	call.Count = int64(d)
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	if !r.w.eng.Compute(call, int64(d)) {
 		return r.pause(call)
@@ -428,8 +445,9 @@ func (r *Rank) Barrier() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.newOp(trace.OpBarrier)
+	call := r.w.eng.NewOp(r.id, trace.OpBarrier)
 	call.Site = callerPC()
+	r.last.Store(call)
 	if !r.w.eng.Barrier(call) {
 		return r.pause(call)
 	}

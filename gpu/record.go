@@ -26,6 +26,11 @@ const (
 	// EnvCommand is the command line as the user gave it (a JSON array of
 	// strings), recorded instead of os.Args (a temporary build path).
 	EnvCommand = "P2PTRACE_COMMAND"
+
+	// EnvTimeout bounds the run in wall-clock time (a Go duration, as
+	// RunTimeout); EnvPollLimit sets PollLimit.
+	EnvTimeout   = "P2PTRACE_TIMEOUT"
+	EnvPollLimit = "P2PTRACE_POLL_LIMIT"
 )
 
 // Hash modes of a recording (trace.PayloadHash).

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -51,6 +52,19 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 	if v := os.Getenv(EnvCommand); v != "" {
 		if err := json.Unmarshal([]byte(v), &command); err != nil {
 			return nil, fmt.Errorf("gpu: %s=%q: want a JSON array of strings", EnvCommand, v)
+		}
+	}
+	if v := os.Getenv(EnvTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("gpu: %s=%q: want a positive duration", EnvTimeout, v)
+		}
+		cfg.runTimeout = d
+		cfg.wallTimeout = min(cfg.wallTimeout, d)
+	}
+	if v := os.Getenv(EnvPollLimit); v != "" {
+		if _, err := fmt.Sscan(v, &cfg.pollLimit); err != nil {
+			return nil, fmt.Errorf("gpu: %s=%q: want an integer", EnvPollLimit, v)
 		}
 	}
 	hdr := trace.Header{

@@ -135,6 +135,15 @@ func TestScenarioPrograms(t *testing.T) {
 				"nearest candidate: rank 0 sent tag 0 to rank 1; rank 1 waits for Recv from rank 0 tag 1 (4096 bytes)",
 			},
 			kinds: []string{"hang"}},
+		{name: "poll-livelock",
+			head: "no rank can progress; rank 0 polls (Test) Irecv from rank 1 tag 3 (64 bytes); rank 1 has finished",
+			lines: []string{
+				"rank 0 polls without success in Test at {test}",
+				"waiting for Irecv from rank 1 tag 3 (64 bytes) at {irecv}",
+				"nearest candidate: rank 1 sent tag 2 to rank 0; rank 0 waits for Irecv from rank 1 tag 3 (64 bytes)",
+			},
+			kinds: []string{"hang"}},
+		{name: "poll-livelock", args: []string{"-fixed"}, clean: true},
 		{name: "send-no-recv",
 			head: "no rank can progress; rank 0 waits on rank 1, which has finished",
 			lines: []string{

@@ -55,8 +55,9 @@ func (s *Stream) Synchronize() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.newOp(trace.OpSynchronize)
+	call := r.w.eng.NewOp(r.id, trace.OpSynchronize)
 	call.Site = callerPC()
+	r.last.Store(call)
 	call.Stream = s.id
 	r.w.eng.Post(call)
 	if !r.w.eng.Synchronize(call) {
@@ -73,8 +74,9 @@ func (r *Rank) GroupStart() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.newOp(trace.OpGroupStart)
+	call := r.w.eng.NewOp(r.id, trace.OpGroupStart)
 	call.Site = callerPC()
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	r.w.eng.GroupStart(call)
 	return nil
@@ -87,8 +89,9 @@ func (r *Rank) GroupEnd() error {
 	if err := r.enter(); err != nil {
 		return err
 	}
-	call := r.newOp(trace.OpGroupEnd)
+	call := r.w.eng.NewOp(r.id, trace.OpGroupEnd)
 	call.Site = callerPC()
+	r.last.Store(call)
 	r.w.eng.Post(call)
 	r.w.eng.GroupEnd(call)
 	if call.Err != trace.ErrNone {

@@ -57,7 +57,11 @@ func Expect(kinds ...verdict.Kind) Option {
 	return func(c *config) { c.expect = append(c.expect, kinds...) }
 }
 
-// Timeout bounds one run in wall-clock time (default 10s).
+// Timeout bounds one run in wall-clock time (default 10s), host code
+// included: past it the run ends with a no-progress finding naming the rank
+// that runs and its last runtime call (see gpu.RunTimeout). A rank spinning
+// in code of its own cannot be stopped (Go cannot kill a goroutine): it is
+// left running until it next calls the runtime.
 func Timeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // MaxChecks caps the check batteries of one Run (default DefaultMaxChecks):
@@ -227,7 +231,7 @@ func runOnce(ranks int, fn func(*gpu.Rank) error, c *config, specs []faults.Spec
 }
 
 func launch(ranks int, fn func(*gpu.Rank) error, c *config, inj faults.Injector, seed uint64, sink gpu.EventSink, extra ...gpu.Option) error {
-	opts := append(slices.Clone(c.launch), gpu.Seed(seed), gpu.Faults(inj), gpu.WallTimeout(c.timeout))
+	opts := append(slices.Clone(c.launch), gpu.Seed(seed), gpu.Faults(inj), gpu.WallTimeout(c.timeout), gpu.RunTimeout(c.timeout))
 	opts = append(opts, extra...)
 	if sink != nil {
 		opts = append(opts, gpu.RecordTo(sink))

@@ -25,8 +25,9 @@ import (
 )
 
 // DefaultHangTimeout is how long every rank of an MPI job must sit in blocking
-// MPI calls (or be finished) without a single call made before RecordMPI
-// declares the job hung.
+// MPI calls, poll without success (MPI_Test*, MPI_Iprobe answering no) or be
+// finished, without any other call made, before RecordMPI declares the job
+// hung.
 const DefaultHangTimeout = 5 * time.Second
 
 // pollInterval is how often the monitor reads the ranks' live states.
@@ -51,8 +52,13 @@ type MPIOptions struct {
 	// HangTimeout: every rank blocked in MPI (or finished) and no call made
 	// for this long ends the job as hung (0 = DefaultHangTimeout).
 	HangTimeout time.Duration
-	Stdout      io.Writer // the job's output
-	Stderr      io.Writer
+	// Timeout, if positive, bounds the job in wall-clock time (a rank
+	// spinning in its own code never looks hung): past it the job is ended
+	// and the trace marked with a no-progress finding naming the ranks that
+	// ran code of their own and their last recorded call.
+	Timeout time.Duration
+	Stdout  io.Writer // the job's output
+	Stderr  io.Writer
 	// Log, if set, is told what the recorder does (the launcher command line,
 	// a hang being detected).
 	Log io.Writer
@@ -113,7 +119,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
-	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log}
 	why, runErr := job.wait(ctx)
 	job.reap()
 
@@ -128,8 +134,17 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		hungAfter = o.HangTimeout
 	}
 	command := append([]string{o.Program}, o.Args...)
-	if _, err := MergeMPI(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}, hungAfter); err != nil {
+	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}
+	if why.timedOut {
+		mo.Status = trace.StatusHung // ended by us, not crashed
+	}
+	if _, err := MergeMPI(segdir, out, mo, hungAfter); err != nil {
 		return nil, err
+	}
+	if why.timedOut {
+		if err := markTimedOut(out, o.Timeout, why.running); err != nil {
+			return nil, err
+		}
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -137,7 +152,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
-	if runErr != nil && !why.hung {
+	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
 	}
@@ -257,12 +272,18 @@ type mpiJob struct {
 	dir     string
 	ranks   int
 	timeout time.Duration
-	log     io.Writer
-	pids    map[int]bool // rank processes seen, ended for sure by reap
+	// deadline bounds the whole job (0: none).
+	deadline time.Duration
+	log      io.Writer
+	pids     map[int]bool // rank processes seen, ended for sure by reap
 }
 
 type endReason struct {
 	hung, interrupted bool
+	// timedOut: the job outlived the deadline; running lists the ranks
+	// that were in code of their own then.
+	timedOut bool
+	running  []int
 }
 
 // wait watches the job until the launcher exits, ending it on a hang, a
@@ -277,6 +298,12 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 	defer tick.Stop()
 
 	var why endReason
+	var deadline <-chan time.Time
+	if j.deadline > 0 {
+		t := time.NewTimer(j.deadline)
+		defer t.Stop()
+		deadline = t.C
+	}
 	j.pids = map[int]bool{}
 	calls := make([]uint64, j.ranks)
 	lastChange := time.Now()
@@ -290,6 +317,17 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 		case <-ctx.Done():
 			why.interrupted = true
 			return why, j.end(done)
+		case <-deadline:
+			why.timedOut = true
+			for r := range j.ranks {
+				if st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r)); err != nil || st.State == mpi.StateRunning && !st.Polling() {
+					why.running = append(why.running, r)
+				}
+			}
+			if j.log != nil {
+				fmt.Fprintf(j.log, "p2ptrace: the job did not end within --timeout %v; ending it\n", j.deadline)
+			}
+			return why, j.end(done)
 		case now := <-tick.C:
 			quiet, changed := j.poll(calls)
 			if changed {
@@ -298,7 +336,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			if quiet && now.Sub(lastChange) >= j.timeout {
 				why.hung = true
 				if j.log != nil {
-					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI or finished, no call for %v; ending the job\n", j.timeout)
+					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI, polling without success or finished, no other call for %v; ending the job\n", j.timeout)
 				}
 				return why, j.end(done)
 			}
@@ -307,8 +345,10 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 }
 
 // poll reads every rank's live state. quiet says every rank has started and
-// sits in a blocking MPI call or has finalized, at least one of them
-// blocked; changed says a rank made a call since the last poll.
+// sits in a blocking MPI call, polls without success (MPI_Test*, MPI_Iprobe
+// answering no, and nothing else) or has finalized, at least one of them
+// blocked or polling; changed says a rank made a call since the last poll,
+// other than a fruitless poll.
 func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
 	quiet = true
 	blocked := 0
@@ -321,14 +361,18 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
 		if st.PID > 0 {
 			j.pids[st.PID] = true
 		}
-		if st.Calls != calls[r] {
-			calls[r] = st.Calls
+		progress := st.Calls
+		if st.Polling() {
+			progress = st.PollFrom
+		}
+		if progress != calls[r] {
+			calls[r] = progress
 			changed = true
 		}
-		switch st.State {
-		case mpi.StateBlocked:
+		switch {
+		case st.State == mpi.StateBlocked || st.Polling():
 			blocked++
-		case mpi.StateFinalized:
+		case st.State == mpi.StateFinalized:
 		default:
 			quiet = false
 		}
@@ -442,7 +486,7 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	}
 	note := ""
 	if hung {
-		note = fmt.Sprintf("hang detected while recording: every rank blocked in MPI or finished, no call for %v; the job was ended", hungAfter)
+		note = fmt.Sprintf("hang detected while recording: every rank blocked in MPI, polling without success or finished, no other call for %v; the job was ended", hungAfter)
 		if !slices.ContainsFunc(fs, stuck) {
 			// The replay did not stop where the job did (its eager limit
 			// differs from the MPI's?): say where the ranks were.
@@ -523,4 +567,66 @@ func lockWriters(ws ...io.Writer) (stdout, stderr, log io.Writer) {
 		}
 	}
 	return out[0], out[1], out[2]
+}
+
+// markTimedOut marks the trace of a job ended past its --timeout: status
+// hung (unless it crashed) and a no-progress finding naming the ranks that
+// ran code of their own and each one's last recorded call.
+func markTimedOut(path string, d time.Duration, running []int) error {
+	last, err := lastCalls(path)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the job did not end within --timeout %v; p2ptrace record ended it", d)
+	f := verdict.New(verdict.NoProgress, running, "")
+	for _, r := range running {
+		fmt.Fprintf(&b, "; rank %d runs code of its own", r)
+		if c, ok := last[r]; ok {
+			fmt.Fprintf(&b, " (its last MPI call was %s%s)", c.Op, atSite(c.Site))
+			f.Ops = append(f.Ops, c)
+		}
+	}
+	f.Message = b.String()
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		if h.Status != trace.StatusCrashed {
+			h.Status = trace.StatusHung
+		}
+		h.Findings = append(h.Findings, f)
+	})
+}
+
+func atSite(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " at " + s
+}
+
+// lastCalls names each rank's last recorded call.
+func lastCalls(path string) (map[int]verdict.OpRef, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := map[int]verdict.OpRef{}
+	var ev trace.Event
+	for rank := range r.Ranks() {
+		c := r.Rank(rank)
+		for c.Next(&ev) {
+			if ev.Kind != trace.KindPost {
+				continue
+			}
+			o := verdict.OpRef{Rank: rank, Seq: ev.Seq, Op: ev.Op.String(), Peer: int(ev.Peer), Tag: int(ev.Tag), Call: ev.Op.String()}
+			if site, ok := r.Site(ev.Site); ok {
+				o.Site = fmt.Sprintf("%s:%d", site.File, site.Line)
+			}
+			out[rank] = o
+		}
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

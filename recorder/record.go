@@ -18,6 +18,7 @@ import (
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // Errors of Record that callers branch on.
@@ -47,7 +48,18 @@ type Options struct {
 	Dir    string
 	Stdout io.Writer // the program's output
 	Stderr io.Writer
+	// Timeout, if positive, bounds the run in wall-clock time: the program's
+	// own runtime ends the run with a no-progress finding (gpu.RunTimeout),
+	// and if the program has not exited TimeoutGrace later, its process
+	// group is killed and the trace marked. PollLimit sets gpu.PollLimit.
+	Timeout   time.Duration
+	PollLimit int
 }
+
+// TimeoutGrace is how long past Options.Timeout Record waits for the
+// program to end itself (its runtime reports which rank stopped where)
+// before it kills it.
+const TimeoutGrace = 3 * time.Second
 
 // Record builds (if needed) and runs the program with recording switched on,
 // forwarding SIGINT and SIGTERM to it, and returns the trace's summary.
@@ -104,6 +116,17 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	var deadline <-chan time.Time
+	if o.Timeout > 0 {
+		cmd.Env = append(cmd.Env, gpu.EnvTimeout+"="+o.Timeout.String())
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group: its children too
+		t := time.NewTimer(o.Timeout + TimeoutGrace)
+		defer t.Stop()
+		deadline = t.C
+	}
+	if o.PollLimit != 0 {
+		cmd.Env = append(cmd.Env, gpu.EnvPollLimit+"="+strconv.Itoa(o.PollLimit))
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, o.Program, err)
 	}
@@ -113,11 +136,18 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var runErr error
-	interrupted := false
+	interrupted, killed := false, false
 wait:
 	for {
 		select {
 		case runErr = <-done:
+			break wait
+		case <-deadline:
+			// Its runtime did not end it: it spins or blocks outside the
+			// runtime's reach (before or after gpu.Launch, or in a child).
+			killed = true
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			runErr = <-done
 			break wait
 		case s := <-sigs:
 			interrupted = true
@@ -135,6 +165,9 @@ wait:
 		}
 	}
 	if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
+		if killed {
+			return nil, fmt.Errorf("%w: %s did not end within --timeout %v (+%v) and wrote no trace: p2ptrace record killed its process group", ErrProgramFailed, o.Program, o.Timeout, TimeoutGrace)
+		}
 		if runErr != nil {
 			return nil, fmt.Errorf("%w: %s: %v, and it wrote no trace (did it call gpu.Launch?)", ErrProgramFailed, o.Program, runErr)
 		}
@@ -142,6 +175,11 @@ wait:
 	}
 	if err := setRerun(out, o, binary); err != nil {
 		return nil, err
+	}
+	if killed {
+		if err := markKilled(out, o.Timeout); err != nil {
+			return nil, err
+		}
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -291,3 +329,15 @@ func (s *Summary) Clean() bool {
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+// markKilled notes in the trace of a program Record killed past its timeout
+// that it did not end (a trace the program left running is marked hung).
+func markKilled(path string, d time.Duration) error {
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		if h.Status == trace.StatusRunning {
+			h.Status = trace.StatusHung
+		}
+		h.Findings = append(h.Findings, verdict.New(verdict.NoProgress, nil,
+			fmt.Sprintf("the program did not end within --timeout %v (+%v): p2ptrace record killed its process group", d, TimeoutGrace)))
+	})
+}

@@ -179,6 +179,9 @@ type CheckOptions struct {
 	MaxReruns int
 	// Strict makes an unconfirmed race a finding.
 	Strict bool
+	// PollLimit overrides the trace's poll limit in CheckTrace (0: the
+	// default, sim.DefaultPollLimit).
+	PollLimit int
 }
 
 // MaxReruns is how many re-executions of the real program one check runs at
@@ -413,7 +416,9 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 // hang) first, then the battery's (Check), deduplicated by signature; and,
 // for a trace cut short, where each unfinished rank's record ends.
 func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
-	res, err := Check(t.Open, t.Config(), t.Site, opts)
+	cfg := t.Config()
+	cfg.PollLimit = opts.PollLimit
+	res, err := Check(t.Open, cfg, t.Site, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,9 @@ type Config struct {
 	EagerLimit int64
 	Latency    int64   // ns
 	Bandwidth  float64 // bytes/s
+	// PollLimit parks a rank after that many fruitless polls (see
+	// sim.DefaultPollLimit): 0 means the default, negative never.
+	PollLimit int
 	// Force, if set, restricts one AnySource receive to one sender when it
 	// is matched (see ForcedMatch); Check enumerates alternatives this way.
 	Force *ForcedMatch
@@ -164,7 +167,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	}
 	// The mutate observer keeps receives (late) for the end of the run.
 	d.recycle = obs == nil
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, Observer: obs})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs})
 	for i := range d.ranks {
 		c := &d.ranks[i]
 		c.anySource = map[uint64]*sim.Op{}
@@ -219,6 +222,9 @@ func (d *driver) step(r int) error {
 		if ev == nil {
 			if err := d.src.Err(); err != nil {
 				return err
+			}
+			if d.e.EndPolling(r) {
+				return nil // it was polling: it polls on, parked (a livelock's record ends so)
 			}
 			// The rank's record ends here without its Finalize: the trace
 			// was cut short (killed, crashed, stopped as hung). The rank
@@ -397,7 +403,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 			return e.Block(call, ops, false), nil
 		}
 		e.Post(call)
-		return true, nil
+		return e.Unanswered(call, ops), nil
 	case trace.OpFree:
 		ops, err := d.reqOps(r, c, ev)
 		if err != nil || len(ops) != 1 {
@@ -421,9 +427,10 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 	case trace.OpProbe:
 		return e.Probe(d.msgOp(r, ev)), nil
 	case trace.OpIprobe:
-		// The program's control flow already followed the recorded answer.
+		// The program's control flow already followed the recorded answer;
+		// the replay's answer counts for the polls (see sim.DefaultPollLimit).
 		e.Iprobe(d.msgOp(r, ev))
-		return true, nil
+		return !e.Parked(r), nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
 		e.StreamOp(d.msgOp(r, ev))
 		return true, nil

@@ -20,7 +20,8 @@ type checkOptions struct {
 	noRerun   bool
 	strict    bool
 
-	html string
+	polls int
+	html  string
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -82,6 +83,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 				copts.Rerun, copts.NoRerun = recorder.Rerunner(context.Background(), tr)
 			}
 			var bar *progress
+			copts.PollLimit = o.polls
 			copts.Progress = func(done, total int) {
 				if bar == nil {
 					bar = newProgress(f.Err, total, "checking", o.json)
@@ -113,5 +115,6 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 	cmd.Flags().IntVar(&o.maxReruns, "max-reruns", replay.MaxReruns, "the most re-runs of the program to judge races")
 	cmd.Flags().BoolVar(&o.noRerun, "no-rerun", false, "never re-run the program: races only a re-run could judge are unconfirmed")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "report unconfirmed races as findings")
+	cmd.Flags().IntVar(&o.polls, "poll-limit", 0, "fruitless polls in a row after which a rank waits for the world to change (0: the default, 1000; negative: never)")
 	return cmd
 }

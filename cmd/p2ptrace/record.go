@@ -29,6 +29,9 @@ type recordOptions struct {
 	mpicc       string
 	hangTimeout time.Duration
 	segments    string
+
+	timeout   time.Duration
+	pollLimit int
 }
 
 func newRecordCmd(f *factory) *cobra.Command {
@@ -46,9 +49,16 @@ With -n N, PROGRAM is an MPI executable (C or C++) run as N processes
 under Open MPI's mpirun with the p2ptrace shim preloaded (built with mpicc on
 first use, see 'p2ptrace mpi build-shim'); no source change is needed. Build
 it with -g for file:line in reports. Each rank writes a segment and p2ptrace
-merges them into one trace. When every rank sits in a blocking MPI call (or
-has finished) and none makes a call for --hang-timeout, the job is ended and
-the trace is marked hung, with the wait-for cycle or the rank waited on.
+merges them into one trace. When every rank sits in a blocking MPI call,
+polls without success (MPI_Test*, MPI_Iprobe answering no) or has finished,
+and none makes another call for --hang-timeout, the job is ended and the
+trace is marked hung, with the wait-for cycle or the rank waited on.
+
+--timeout D (default off: a long job is not a bug, and hangs and livelocks
+are found without it) bounds the run in wall-clock time: a program that
+stops calling the runtime (a rank spinning in its own code) is ended with a
+no-progress finding naming the rank and its last call, killed with its
+process group if it does not end itself.
 When running as root, Open MPI's consent variables are set; with more ranks
 than cores and no placement in --mpi-args, --oversubscribe is added.
 
@@ -61,7 +71,8 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
   p2ptrace record -o ring.db --hash sample ./testdata/train/ring -- -ranks 16 -iters 1000
   p2ptrace record --eager 0 --seed 7 ./train
   p2ptrace record -n 4 -o train.db ./train_mpi --epochs 1
-  p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver`,
+  p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver
+  p2ptrace record --timeout 10m ./train`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%s: want PROGRAM [ARGS...]\nRun '%s --help' for usage.", cmd.CommandPath(), cmd.CommandPath())
@@ -70,6 +81,9 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = programArgs(args)
+			if o.timeout < 0 {
+				return usageErrorf("--timeout %v: want a positive duration such as 10m (0: no bound)", o.timeout)
+			}
 			if cmd.Flags().Changed("np") {
 				return o.runMPI(cmd, f, args)
 			}
@@ -79,7 +93,8 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 				}
 			}
 			opts := recorder.Options{Program: args[0], Args: args[1:], Output: o.output, Force: o.force,
-				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, ForceMatch: o.match, Stdout: f.Out, Stderr: f.Err}
+				Payloads: o.payloads, Hash: o.hash, Eager: o.eager, ForceMatch: o.match, Stdout: f.Out, Stderr: f.Err,
+				Timeout: o.timeout, PollLimit: o.pollLimit}
 			if o.match != "" {
 				if _, err := replay.ParseForcedMatch(o.match); err != nil {
 					return usageErrorf("--force-match: %v", err)
@@ -105,12 +120,14 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	cmd.Flags().StringVar(&o.mpiArgs, "mpi-args", "", "MPI: extra launcher arguments, split like a shell would")
 	cmd.Flags().StringVar(&o.mpicc, "mpicc", "mpicc", "MPI: the compiler wrapper that builds the shim")
 	cmd.Flags().StringVar(&o.segments, "segments", "", "MPI: keep the ranks' segment files in this directory (one all hosts write, for multi-host jobs)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "end a run that outlives this (a rank spinning in its own code, a program that stops calling the runtime) with a no-progress finding, killing the program if it does not end itself (0: no bound)")
+	cmd.Flags().IntVar(&o.pollLimit, "poll-limit", 0, "fruitless polls in a row (Test answering not yet) after which a rank waits for the world to change: a livelock ends as a hang (0: the default, 1000; negative: never)")
 	cmd.Flags().DurationVar(&o.hangTimeout, "hang-timeout", recorder.DefaultHangTimeout, "MPI: end the job as hung after this long with every rank blocked")
 	return cmd
 }
 
 func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) error {
-	for _, name := range []string{"payloads", "eager", "seed"} {
+	for _, name := range []string{"payloads", "eager", "seed", "poll-limit"} {
 		if cmd.Flags().Changed(name) {
 			return usageErrorf("--%s applies to programs on package gpu, not to MPI programs (-n)", name)
 		}
@@ -124,7 +141,7 @@ func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) er
 	}
 	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
 		Program: args[0], Args: args[1:], Ranks: o.ranks, MPIRun: o.mpirun, MPIArgs: extra, MPICC: o.mpicc,
-		Output: o.output, Force: o.force, Hash: o.hash, HangTimeout: o.hangTimeout, Segments: o.segments,
+		Output: o.output, Force: o.force, Hash: o.hash, HangTimeout: o.hangTimeout, Segments: o.segments, Timeout: o.timeout,
 		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
 	})
 	return recordResult(f, sum, err)

@@ -20,6 +20,7 @@ type replayOptions struct {
 	seed    uint64
 	explore int
 	json    bool
+	polls   int
 }
 
 func newReplayCmd(f *factory) *cobra.Command {
@@ -66,6 +67,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 			defer tr.Close()
 			base := tr.Config()
 			base.Force = force
+			base.PollLimit = o.polls
 			n := max(o.explore, 1)
 			bar := newProgress(f.Err, n, "replaying", o.json || n == 1)
 			fs, err := replay.Explore(tr.Open, base, tr.Site, specs, o.seed, n, bar.set)
@@ -85,6 +87,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 	cmd.Flags().IntVar(&o.explore, "explore", 0, "replay this many seeds and deduplicate the findings")
 	cmd.Flags().StringVar(&o.force, "force-match", "", "restrict one AnySource receive to one sender: RANK:SEQ=SRC (as check reports)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	cmd.Flags().IntVar(&o.polls, "poll-limit", 0, "fruitless polls in a row after which a rank waits for the world to change (0: the default, 1000; negative: never)")
 	return cmd
 }
 

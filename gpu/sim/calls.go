@@ -118,6 +118,7 @@ func (e *Engine) retire(rk *rank, op *Op) {
 }
 
 // Test reports whether all ops are done; if so they are retired like a Wait.
+// If not, it counts a fruitless poll: the rank may be parked (see Parked).
 func (e *Engine) Test(call *Op, ops []*Op) bool {
 	rk := &e.ranks[call.Rank]
 	all := true
@@ -133,6 +134,11 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 	}
 	call.Flag = all
 	e.complete(call, rk.clock)
+	if !all {
+		e.polled(rk, call, ops) // the driver asks Parked
+	} else if rk.polls = 0; e.nParked != 0 {
+		e.changed(rk.clock)
+	}
 	return all
 }
 
@@ -155,6 +161,7 @@ func (e *Engine) Free(call *Op, op *Op) {
 func (e *Engine) Compute(call *Op, d int64) bool {
 	rk := &e.ranks[call.Rank]
 	rk.clock += d
+	rk.computes++ // (neutral for a run of polls, see polled)
 	e.complete(call, rk.clock)
 	return e.yieldIfLate(rk)
 }

@@ -129,7 +129,8 @@ func (e *Engine) Probe(call *Op) bool {
 }
 
 // Iprobe is Probe without blocking: call.Flag says whether a message was
-// available. The rank always goes on.
+// available. An Iprobe that finds nothing counts as a fruitless poll: the
+// rank may be parked (see Parked).
 func (e *Engine) Iprobe(call *Op) {
 	rk := &e.ranks[call.Rank]
 	e.observePost(call)
@@ -137,11 +138,17 @@ func (e *Engine) Iprobe(call *Op) {
 		return
 	}
 	e.noteComm(call.Comm, rk.id)
-	if s := probeMatch(rk, call); s != nil {
-		probeStatus(call, s)
+	found := probeMatch(rk, call)
+	if found != nil {
+		probeStatus(call, found)
 		call.Flag = true
 	}
 	e.complete(call, rk.clock)
+	if found == nil {
+		e.polled(rk, call, nil) // the driver asks Parked
+	} else if rk.polls = 0; e.nParked != 0 {
+		e.changed(rk.clock)
+	}
 }
 
 // validSource reports whether a receive-like call names a rank of the world

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -24,6 +25,9 @@ type Config struct {
 	Latency    time.Duration // 0 means DefaultLatency
 	Bandwidth  float64       // bytes/s; 0 means DefaultBandwidth
 	Faults     faults.Injector
+	// PollLimit is how many fruitless polls in a row park a rank (see
+	// DefaultPollLimit): 0 means DefaultPollLimit, negative means never.
+	PollLimit int
 	// Observer, if set, sees every op when it is posted and when it completes.
 	Observer Observer
 }
@@ -51,6 +55,7 @@ const (
 	waitAny
 	waitStream
 	waitCompute
+	waitPoll // parked by its polls (see livelock.go)
 )
 
 type rank struct {
@@ -77,6 +82,14 @@ type rank struct {
 	seq        uint64
 	nextReq    uint64
 	one        [1]*Op // BlockOn's wait list
+	// polls counts the polls in a row that found nothing since the rank's
+	// last other call (Compute aside); lastPoll is the last of them.
+	// pollMark is seq-computes after it: the run goes on while the rank
+	// makes no other call (see polled), so that other calls pay nothing.
+	polls    int
+	lastPoll *Op
+	pollMark uint64
+	computes uint64
 
 	waitSt *stream
 	// inTransit per source: sends whose envelope is still on its way (FIFO
@@ -123,6 +136,10 @@ type Engine struct {
 	freeSnaps []int32
 	inPost    *Op // the send being posted, while its envelope is matched synchronously
 	comms     map[int]*comm
+	// pollLimit parks a rank after that many fruitless polls; nParked
+	// counts the parked ranks (see livelock.go).
+	pollLimit int
+	nParked   int
 }
 
 // The sizes of op slabs.
@@ -145,6 +162,13 @@ func New(cfg Config) *Engine {
 	e.bw = cfg.Bandwidth
 	if e.bw == 0 {
 		e.bw = DefaultBandwidth
+	}
+	e.pollLimit = cfg.PollLimit
+	switch {
+	case e.pollLimit == 0:
+		e.pollLimit = DefaultPollLimit
+	case e.pollLimit < 0:
+		e.pollLimit = math.MaxInt
 	}
 	e.rng = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
 	if cfg.Faults != nil {
@@ -219,8 +243,14 @@ func (e *Engine) Next() (r int, ok bool) {
 			rk.blockedIn = nil
 			return r, true
 		case evArrive:
+			if e.nParked != 0 {
+				e.changed(t)
+			}
 			e.arrive(e.queue.take(x.slot()))
 		case evComplete:
+			if e.nParked != 0 {
+				e.changed(t)
+			}
 			e.transferDone(e.queue.take(x.slot()))
 		}
 	}
@@ -272,6 +302,9 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
 	op.MatchRank, op.Source = trace.NoRank, trace.NoRank
 	rk.seq++
+	if e.nParked != 0 && !isPoll(kind) {
+		e.changed(rk.clock) // a call that may change the world: parked ranks poll again
+	}
 	return op
 }
 

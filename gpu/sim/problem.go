@@ -29,7 +29,9 @@ type Blocked struct {
 	Call    *Op   // the call the rank is blocked in
 	Pending []*Op // the message ops that call waits for
 	WaitsOn []int // ranks that could still unblock it
-	// Polls says the rank is not blocked but polls Call without success.
+	// Polls: the rank is not blocked but polls (Call is its last poll, a
+	// Test, Testall or Iprobe; Pending what it polls for) with nothing
+	// able to answer it (see DefaultPollLimit).
 	Polls bool
 }
 
@@ -107,8 +109,10 @@ func (e *Engine) stuckProblem() Problem {
 		if rk.state != stateBlocked {
 			continue
 		}
-		bl := Blocked{Rank: rk.id, Call: rk.blockedIn}
+		bl := Blocked{Rank: rk.id, Call: rk.blockedIn, Polls: rk.wait == waitPoll}
 		switch rk.wait {
+		case waitPoll:
+			bl.Pending = pollPending(rk)
 		case waitStream:
 			if !rk.waitSt.empty() {
 				bl.Pending = append(bl.Pending, rk.waitSt.entries[0]...)
@@ -157,6 +161,10 @@ func (e *Engine) stuckProblem() Problem {
 	} else {
 		var why []string
 		for _, bl := range p.Blocked {
+			if bl.Polls {
+				why = append(why, e.pollWhy(&bl))
+				continue
+			}
 			for _, w := range bl.WaitsOn {
 				if e.ranks[w].state == stateDone {
 					why = append(why, fmt.Sprintf("rank %d waits on rank %d, which has finished", bl.Rank, w))
@@ -223,8 +231,8 @@ func findCycle(blocked []int, waits map[int][]int, ranks []rank) []int {
 		color[r] = grey
 		stack = append(stack, r)
 		for _, w := range waits[r] {
-			if ranks[w].state != stateBlocked {
-				continue
+			if ranks[w].state != stateBlocked || ranks[w].wait == waitPoll {
+				continue // (a rank that polls is in no wait-for cycle: a hang)
 			}
 			switch color[w] {
 			case grey:

@@ -191,6 +191,19 @@ var MPIScenarios = []MPIScenario{
 		}},
 	{Name: "wrong-tag-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "wrong-tag"},
 
+	// poll-livelock: rank 0 polls (MPI_Test, 1 ms apart) a receive of tag 3
+	// that rank 1, which sent tag 2 and finalized, never sends: a livelock.
+	// The recorder's monitor counts the polling rank as blocked and ends the
+	// job; the replay parks the poller (sim.DefaultPollLimit) and reports the
+	// hang at the MPI_Test. Under sync rank 1's Send blocks as well.
+	{Name: "poll-livelock", Ranks: 2, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{0}, "test"),
+		Check: []MPIVerdict{
+			find("", verdict.Hang, []int{0}, "test"),
+			find("sync", verdict.Hang, []int{0, 1}, "test", "send"),
+		}},
+	{Name: "poll-livelock-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "poll-livelock"},
+
 	// send-no-recv: large: the rendezvous Send hangs; small: the eager Send
 	// completes and is unmatched at MPI_Finalize (under sync it hangs).
 	{Name: "send-no-recv", Ranks: 2, Plain: PlainHang,

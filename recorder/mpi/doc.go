@@ -143,6 +143,10 @@
 //	        records (error call 0; found by unwinding the stack to the
 //	        outermost MPI library frame), NUL terminated; its pc (into the
 //	        program) at 112
+//	960 u64 poll_from           968 u64 poll_to: calls poll_from..poll_to
+//	        were polls that found nothing (MPI_Test*, MPI_Iprobe answering
+//	        no); poll_to is 0 after any other outcome (the hang monitor
+//	        counts such a rank as blocked)
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:

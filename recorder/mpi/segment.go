@@ -52,6 +52,17 @@ type LiveState struct {
 	State           RankState
 	Calls           uint64 // grows with every intercepted call
 	Blocked         string // the MPI call, e.g. "MPI_Recv", when State is StateBlocked
+	// PollFrom..PollTo (calls, PollTo 0 if none) were polls that found
+	// nothing (MPI_Test*, MPI_Iprobe answering no).
+	PollFrom, PollTo uint64
+}
+
+// Polling reports whether the rank has made only fruitless polls since call
+// PollFrom (it may be in the next one): polling without success since then.
+// The hang monitor counts such a rank as blocked, and PollFrom as its
+// progress.
+func (s LiveState) Polling() bool {
+	return s.State == StateRunning && s.PollTo != 0 && s.Calls <= s.PollTo+1
 }
 
 // Segment layout constants (see FORMAT in doc.go); TestShimConstants checks
@@ -172,6 +183,8 @@ type segHeader struct {
 	Library    string
 	Error      string
 	ErrName    string // the failed MPI function when the shim does not record it (ErrCall 0)
+	PollFrom   uint64
+	PollTo     uint64
 }
 
 func cstring(b []byte) string {
@@ -223,6 +236,8 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.Library = cstring(b[128:384])
 	h.Error = cstring(b[384:896])
 	h.ErrName = cstring(b[896:960])
+	h.PollFrom = le.Uint64(b[960:])
+	h.PollTo = le.Uint64(b[968:])
 	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
@@ -255,7 +270,7 @@ func ReadLiveState(path string) (LiveState, error) {
 	if err != nil {
 		return LiveState{}, fmt.Errorf("segment %s: %w", path, err)
 	}
-	ls := LiveState{Rank: int(h.Rank), Size: int(h.Size), PID: int(h.PID), State: h.State, Calls: h.Calls}
+	ls := LiveState{Rank: int(h.Rank), Size: int(h.Size), PID: int(h.PID), State: h.State, Calls: h.Calls, PollFrom: h.PollFrom, PollTo: h.PollTo}
 	if h.State == StateBlocked {
 		ls.Blocked = callName(h.CurCall)
 	}

@@ -89,6 +89,10 @@ struct seg_hdr {
     char library[256];
     char error[512];
     char err_name[64]; /* the MPI function that failed, when not a recorded call (err_call 0) */
+    /* Calls poll_from..poll_to were polls that found nothing (MPI_Test*,
+       MPI_Iprobe answering no); poll_to is 0 after any other outcome. While
+       the rank makes only such polls, the hang monitor counts it as blocked. */
+    uint64_t poll_from, poll_to;
 };
 
 /* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
@@ -735,6 +739,15 @@ static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
 static inline void set_state(uint32_t s) { __atomic_store_n(&hdr->state, s, __ATOMIC_RELEASE); }
 static inline void count_call(void) { __atomic_fetch_add(&hdr->calls, 1, __ATOMIC_RELAXED); }
 
+/* note_poll records the outcome of a poll (under the lock, after the call):
+   a fruitless one extends the run of them that ends at the last call. */
+static void note_poll(int found) {
+    uint64_t n = __atomic_load_n(&hdr->calls, __ATOMIC_RELAXED);
+    if (found) { __atomic_store_n(&hdr->poll_to, 0, __ATOMIC_RELEASE); return; }
+    if (hdr->poll_to == 0 || hdr->poll_to + 1 != n) hdr->poll_from = n;
+    __atomic_store_n(&hdr->poll_to, n, __ATOMIC_RELEASE);
+}
+
 /* enter_nonblocking counts a call that does not block and notes it as the
    call the rank is in (a hang report names the last one), then leaves the
    lock and enters the MPI library (depth). It returns the call's module. */
@@ -1267,6 +1280,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     depth--;
     lock();
+    note_poll(rc != MPI_SUCCESS || *flag);
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
     if (r) {
@@ -1544,6 +1558,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     depth--;
 
     lock();
+    int found = 1; /* a poll of no active request answers at once */
     if (nact > 0) {
         int nd = 0, ridx = -1, fl = 0;
         switch (call) {
@@ -1553,6 +1568,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         case C_TESTANY: fl = *flag && *index != MPI_UNDEFINED; one = *index; break;
         case C_WAITSOME: case C_TESTSOME: oc = *outcount == MPI_UNDEFINED ? 0 : *outcount; fl = oc > 0; break;
         }
+        found = rc != MPI_SUCCESS || fl;
         if (rc == MPI_SUCCESS && fl) {
             if (call == C_WAITANY || call == C_TESTANY) {
                 struct req *e = one >= 0 && one < n && ids[one] ? req_find_id(hs[one], ids[one]) : NULL;
@@ -1584,6 +1600,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         }
         if (blocking) set_state(ST_RUNNING);
     }
+    if (!blocking) note_poll(found);
     unlock();
     if (big) { free(hs); free(ids); free(dids); }
     if (status_ignore && sts != st_s) free(sts);

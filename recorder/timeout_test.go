@@ -1,0 +1,132 @@
+package recorder_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
+	"github.com/p2ptrace/p2ptrace/internal/proc"
+	"github.com/p2ptrace/p2ptrace/recorder"
+	"github.com/p2ptrace/p2ptrace/recorder/mpi"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+const spinAfterSend = `#include <mpi.h>
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, x = 0;
+	volatile long spin = 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 0) {
+		MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* LAST */
+		for (;;) spin++;
+	}
+	MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestRecordMPITimeoutEndsSpinningRank: rank 0 spins in its own code after
+// an MPI_Send (so the job never looks hung: rank 0 is not in MPI); with
+// Timeout the job is ended, no process is left, and the trace is marked
+// with a no-progress finding naming rank 0 and the Send's line.
+func TestRecordMPITimeoutEndsSpinningRank(t *testing.T) {
+	mpitest.RequireMPI(t)
+	dir := t.TempDir()
+	exe, source := mpiProgram(t, dir, "spin", spinAfterSend)
+	var log bytes.Buffer
+	start := time.Now()
+	segs := filepath.Join(dir, "segments")
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "spin.db"), Segments: segs, Timeout: 2 * time.Second,
+		Stdout: io.Discard, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v; want about the timeout (2s) plus startup", d)
+	}
+	if sum.Header.Status != trace.StatusHung || sum.Clean() {
+		t.Fatalf("status %q, clean %v; want hung", sum.Header.Status, sum.Clean())
+	}
+	line := fmt.Sprintf("%s:%d", filepath.Base(source), lineOf(t, spinAfterSend, "LAST"))
+	for _, want := range []string{"[1] no-progress (cause: program)\n    the job did not end within --timeout 2s; p2ptrace record ended it", "rank 0 runs code of its own (its last MPI call was Send at ", line} {
+		if !strings.Contains(sum.Text(), want) {
+			t.Errorf("message lacks %q:\n%s", want, sum.Text())
+		}
+	}
+	if strings.Contains(sum.Text(), "rank 1 runs") {
+		t.Errorf("rank 1 (blocked in MPI) named as running:\n%s", sum.Text())
+	}
+	for r := range 2 {
+		st, err := mpi.ReadLiveState(mpi.SegmentPath(segs, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.PID <= 0 || proc.Running(st.PID) {
+			t.Errorf("rank %d (pid %d) still runs after the job was ended", r, st.PID)
+		}
+	}
+}
+
+const iprobeLivelock = `#define _POSIX_C_SOURCE 199309L
+#include <mpi.h>
+#include <time.h>
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, x = 0, flag = 0;
+	struct timespec ms = {0, 1000000};
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 1) {
+		MPI_Send(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+	} else {
+		while (!flag) {
+			nanosleep(&ms, NULL);
+			MPI_Iprobe(1, 3, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* POLL */
+		}
+		MPI_Recv(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestRecordMPIIprobeLivelockIsHang: rank 0 polls MPI_Iprobe for a tag rank
+// 1 never sends. The monitor counts a rank that only polls without success
+// as blocked, so the job ends as hung within the hang timeout, and the
+// replay's analysis names the Iprobe's envelope and line.
+func TestRecordMPIIprobeLivelockIsHang(t *testing.T) {
+	mpitest.RequireMPI(t)
+	dir := t.TempDir()
+	exe, source := mpiProgram(t, dir, "iprobe", iprobeLivelock)
+	var log bytes.Buffer
+	start := time.Now()
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "iprobe.db"), HangTimeout: time.Second,
+		Stdout: io.Discard, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v; want about the hang timeout (1s) plus startup", d)
+	}
+	if sum.Header.Status != trace.StatusHung {
+		t.Fatalf("status %q, want hung:\n%s", sum.Header.Status, sum.Text())
+	}
+	line := fmt.Sprintf("%s:%d", filepath.Base(source), lineOf(t, iprobeLivelock, "POLL"))
+	for _, want := range []string{"polling without success", "hang (cause: program)\n    no rank can progress; rank 0 polls (Iprobe) Iprobe from rank 1 tag 3", "rank 0 polls without success in Iprobe from rank 1 tag 3 at ", line} {
+		if !strings.Contains(sum.Text(), want) {
+			t.Errorf("message lacks %q:\n%s", want, sum.Text())
+		}
+	}
+}
