@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
 )
 
 // EnvSegDir names the directory where the shim writes one segment per rank.
@@ -234,7 +236,7 @@ func parseHeader(b []byte) (segHeader, error) {
 // is os.ErrNotExist (also while the header is not yet valid); a foreign or
 // torn file is an error wrapping ErrSegment, never a panic.
 func ReadLiveState(path string) (LiveState, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return LiveState{}, err
 	}
@@ -563,7 +565,7 @@ func decodeSegment(b []byte) (*segment, error) {
 
 // readSegment reads and decodes the segment file path; errors name the file.
 func readSegment(path string) (*segment, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
 )
 
 // guard runs f, turning a panic or a memory fault (a damaged file mapped
@@ -87,18 +89,31 @@ func readMeta(f *os.File, off int64) (boltMeta, bool) {
 
 // precheck looks at the raw file before bbolt maps it: that it is a bbolt
 // file, and that the pages its meta pages point at lie inside the file.
-func precheck(path string) error {
-	f, err := os.Open(path)
+// It returns the file open and share-locked (see lockShared): the caller
+// closes it once bbolt holds its own lock.
+func precheck(path string) (*os.File, error) {
+	f, err := regfile.Open(path)
 	if err != nil {
-		return fmt.Errorf("open trace: %w", err)
+		if errors.Is(err, regfile.ErrNotRegular) {
+			return nil, bothErr{err, ErrNotTrace}
+		}
+		return nil, fmt.Errorf("open trace: %w", err)
 	}
-	defer f.Close()
+	if err := lockShared(f, DefaultLockTimeout); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := precheckFile(path, f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func precheckFile(path string, f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("open trace: %w", err)
-	}
-	if fi.IsDir() {
-		return notTrace(path, "is a directory")
 	}
 	size := fi.Size()
 	if size == 0 {
@@ -162,11 +177,15 @@ func precheck(path string) error {
 // Open opens the trace at path for reading (read-only, shared lock). It
 // checks the bbolt structure, the magic and the format version.
 func Open(path string) (*Reader, error) {
-	if err := precheck(path); err != nil {
+	pre, err := precheck(path)
+	if err != nil {
 		return nil, err
 	}
+	// Hold the pre-check's lock until bbolt holds its own: no writer can
+	// start in between.
+	defer pre.Close()
 	r := &Reader{path: path}
-	err := guard(func() error {
+	err = guard(func() error {
 		db, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
 		if err != nil {
 			switch {

@@ -387,7 +387,7 @@ func TestEmptyAndForeign(t *testing.T) {
 		{empty, "the file is empty"},
 		{text, "not a bbolt database"},
 		{foreign, "not a p2ptrace trace"},
-		{dir, "is a directory"},
+		{dir, "not a regular file (it is a directory)"},
 	} {
 		_, err := trace.Open(c.path)
 		if !errors.Is(err, trace.ErrNotTrace) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), c.path) {

@@ -1,0 +1,133 @@
+package trace_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// A FIFO or a device given as a trace is refused at once (a FIFO's open
+// used to block for ever, /dev/zero was "the file is empty").
+func TestSpecialFilesRefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.p2ptrace")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		fifo:        fifo + ": not a regular file (it is a FIFO)",
+		"/dev/zero": "/dev/zero: not a regular file (it is a character device)",
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := trace.Open(path); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, trace.ErrNotTrace) || !errors.Is(err, regfile.ErrNotRegular) || err.Error() != want {
+				t.Errorf("Open(%s) = %v, want %q", path, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Open(%s) hangs", path)
+		}
+	}
+}
+
+// recordingChild is the writer of TestBeingRecorded, in a process of its
+// own (the lock is per open file, and the real case is another process):
+// it appends and flushes until its stdin closes, then completes the trace.
+func recordingChild(path string) {
+	w, err := trace.Create(path, trace.Header{WorldSize: 2}, fastOpts)
+	if err != nil {
+		fmt.Println("create:", err)
+		os.Exit(1)
+	}
+	stop := make(chan struct{})
+	go func() { io.Copy(io.Discard, os.Stdin); close(stop) }()
+	fmt.Println("READY")
+	evs := ring(2, 50)
+	var seq uint64
+	for {
+		select {
+		case <-stop:
+			if err := w.Close(trace.StatusComplete, ""); err != nil {
+				fmt.Println("close:", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		default:
+		}
+		for i := range evs {
+			ev := evs[i]
+			ev.Seq += seq
+			if ev.Kind == trace.KindDone {
+				ev.MatchSeq += seq
+			}
+			w.Append(&ev)
+		}
+		seq += 100
+		w.Flush()
+	}
+}
+
+func TestMain(m *testing.M) {
+	if p := os.Getenv("P2PTRACE_RECORDING_CHILD"); p != "" {
+		recordingChild(p)
+	}
+	os.Exit(m.Run())
+}
+
+// A trace another process is writing is "being recorded (by pid N)", never
+// damaged; once the writer ends it reads sound.
+func TestBeingRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.p2ptrace")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "P2PTRACE_RECORDING_CHILD="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "READY\n" {
+		t.Fatalf("child: %q", line)
+	}
+	want := "trace " + path + ": trace file is locked by another process: it is being recorded (by pid " + strconv.Itoa(cmd.Process.Pid) + "); read it once the recording ends"
+	for i := 0; i < 2; i++ {
+		r, err := trace.Open(path)
+		if err == nil {
+			r.Close()
+			t.Fatal("opened a trace while it is being written")
+		}
+		if !errors.Is(err, trace.ErrLocked) || errors.Is(err, trace.ErrDamaged) || err.Error() != want {
+			t.Fatalf("attempt %d: %v\nwant %s", i, err, want)
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if res, err := r.VerifyResult(); err != nil || res.Events == 0 {
+		t.Fatalf("after the recording: %+v %v", res, err)
+	}
+}
