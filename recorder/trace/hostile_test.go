@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/internal/damage"
 	"github.com/p2ptrace/p2ptrace/internal/regfile"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -129,5 +132,82 @@ func TestBeingRecorded(t *testing.T) {
 	defer r.Close()
 	if res, err := r.VerifyResult(); err != nil || res.Events == 0 {
 		t.Fatalf("after the recording: %+v %v", res, err)
+	}
+}
+
+// A header that claims millions of ranks (valid checksum) or events filed
+// under rank 16,777,215 are refused by Open as inconsistent, quickly and in
+// little memory: readers allocate per rank.
+func TestHugeRankCountsRefused(t *testing.T) {
+	dir := t.TempDir()
+	sound := filepath.Join(dir, "sound")
+	writeTrace(t, sound, trace.Header{WorldSize: 2}, fastOpts, ring(2, 3))
+	b, err := os.ReadFile(sound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, header string
+		rank         uint32 // a block filed under this rank, if not 0
+		want         string
+	}{
+		{"complete", `{"format_version":1,"ranks":16777215,"status":"complete","events":12,"rank_events":[6,6]}`, 0,
+			"inconsistent header: 16777215 ranks, but rank_events counts 2"},
+		{"running", `{"format_version":1,"ranks":16777215,"status":"running"}`, 0,
+			"inconsistent header: 16777215 ranks in a cut trace of 32768 bytes (at most 3072)"},
+		{"complete-rank", `{"format_version":1,"ranks":2,"status":"complete","events":12,"rank_events":[6,6]}`, 16777215,
+			"inconsistent header: events of rank 16777215, but rank_events counts 2 ranks"},
+		{"running-rank", `{"format_version":1,"ranks":2,"status":"running"}`, 16777215,
+			"inconsistent header: 16777216 ranks in a cut trace of 65536 bytes (at most 5120)"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := damage.SetHeaderJSON(path, tc.header); err != nil {
+			t.Fatal(err)
+		}
+		if tc.rank != 0 {
+			if err := damage.AddRankBlock(path, tc.rank, []byte("block")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := trace.Open(path)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, trace.ErrDamaged) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Open = %v, want %q", tc.name, err, tc.want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+			t.Errorf("%s: Open allocated %d bytes for a %d-byte file", tc.name, alloc, len(b))
+		}
+	}
+}
+
+// Create and SetHeader refuse a world size no trace can hold, rather than
+// dying in Close.
+func TestCreateHugeWorldSize(t *testing.T) {
+	dir := t.TempDir()
+	_, err := trace.Create(filepath.Join(dir, "a"), trace.Header{WorldSize: 1 << 40}, fastOpts)
+	if err == nil || !strings.Contains(err.Error(), "world size 1099511627776 out of range") {
+		t.Fatalf("Create = %v", err)
+	}
+	w, err := trace.Create(filepath.Join(dir, "b"), trace.Header{WorldSize: 2}, fastOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetHeader(func(h *trace.Header) { h.WorldSize = 1 << 40 })
+	err = w.Close(trace.StatusComplete, "")
+	if err == nil || !strings.Contains(err.Error(), "world size 1099511627776 out of range (0 to 16777216), kept 2") {
+		t.Fatalf("Close = %v", err)
+	}
+	r, err := trace.Open(filepath.Join(dir, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Header().WorldSize != 2 {
+		t.Errorf("world size %d", r.Header().WorldSize)
 	}
 }

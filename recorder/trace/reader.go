@@ -309,8 +309,36 @@ func (r *Reader) load() error {
 	if err != nil && errors.Is(err, errPanicked) {
 		err = damaged(path, "%v", err)
 	}
+	if err == nil {
+		err = r.checkRanks(fi.Size())
+	}
 	sort.Slice(r.sites, func(i, j int) bool { return r.sites[i].ID < r.sites[j].ID })
 	return err
+}
+
+// maxCutRanks bounds the ranks of a trace cut short, whose header does not
+// count its ranks yet: every reader allocates per rank, so a small file must
+// not claim millions of them.
+func maxCutRanks(size int64) int { return 1024 + int(min(size/16, maxRank)) }
+
+// checkRanks bounds the number of ranks by what the file holds: a finished
+// trace's header counts the events of every rank (rank_events, at least two
+// bytes each), a cut one may claim a little more than its size.
+func (r *Reader) checkRanks(size int64) error {
+	h := &r.hdr
+	if h.Status != StatusRunning {
+		if h.WorldSize > len(h.RankEvents) {
+			return damaged(r.path, "inconsistent header: %d ranks, but rank_events counts %d", h.WorldSize, len(h.RankEvents))
+		}
+		if n := len(r.rankIDs); n > 0 && r.rankIDs[n-1] >= len(h.RankEvents) {
+			return damaged(r.path, "inconsistent header: events of rank %d, but rank_events counts %d ranks", r.rankIDs[n-1], len(h.RankEvents))
+		}
+		return nil
+	}
+	if limit := maxCutRanks(size); r.ranks > limit {
+		return damaged(r.path, "inconsistent header: %d ranks in a cut trace of %d bytes (at most %d)", r.ranks, size, limit)
+	}
+	return nil
 }
 
 // walk visits every bucket, key and value (the last byte of each value).

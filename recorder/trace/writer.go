@@ -137,6 +137,9 @@ type Writer struct {
 // an existing file unless opts.Force, and a file another process holds.
 func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 	opts.defaults()
+	if h.WorldSize < 0 || h.WorldSize > maxRank {
+		return nil, fmt.Errorf("create trace %s: world size %d out of range (0 to %d)", path, h.WorldSize, maxRank)
+	}
 	if _, err := os.Lstat(path); err == nil {
 		if !opts.Force {
 			return nil, fmt.Errorf("create trace %s: %w (use --force to replace it)", path, ErrExists)
@@ -333,8 +336,15 @@ func (w *Writer) AddPayload(hash uint64, data []byte) {
 func (w *Writer) SetHeader(f func(*Header)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	old := w.hdr.WorldSize
 	f(&w.hdr)
 	w.hdr.FormatVersion = FormatVersion
+	if w.hdr.WorldSize < 0 || w.hdr.WorldSize > maxRank {
+		if w.appendErr == nil {
+			w.appendErr = fmt.Errorf("trace %s: world size %d out of range (0 to %d), kept %d", w.path, w.hdr.WorldSize, maxRank, old)
+		}
+		w.hdr.WorldSize = old
+	}
 	w.hdrDirty = true
 }
 
