@@ -70,3 +70,36 @@ func TestInvalidOpFields(t *testing.T) {
 		}
 	}
 }
+
+// Strings from a trace reach the terminal with their control characters
+// escaped: a trace cannot set the terminal's title or clear the screen.
+func TestTraceStringsEscaped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evil.p2ptrace")
+	w, err := trace.Create(path, trace.Header{WorldSize: 2, Backend: "sim", Command: []string{"prog", "\x1b]0;owned\x07"}}, trace.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddSite(trace.Site{ID: 1, Function: "main.\x1b[31mf", File: "a\x1b[2J.go", Line: 3})
+	evs := []trace.Event{
+		{Kind: trace.KindPost, Rank: 0, Seq: 0, Op: trace.OpSend, Peer: 7, Tag: 5, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 1, MatchRank: trace.NoRank},
+		{Kind: trace.KindDone, Rank: 0, Seq: 0, Op: trace.OpSend, MatchRank: trace.NoRank},
+	}
+	for i := range evs {
+		w.Append(&evs[i])
+	}
+	if err := w.Close(trace.StatusCrashed, "rank 0: \x1b[2Jgone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"show"}, {"show", "--events"}, {"show", "--json"}, {"replay"}, {"check"}, {"export"}, {"verify"}} {
+		code, out, errs := runCmd(t, append(args, path)...)
+		if code == 2 || strings.ContainsAny(out+errs, "\x1b\x07") {
+			t.Errorf("%v: exit %d, raw control characters:\n%q\n%q", args, code, out, errs)
+		}
+		if args[0] == "show" && len(args) == 1 && !strings.Contains(out, `prog \x1b]0;owned\x07`) {
+			t.Errorf("show: the command line is not shown escaped:\n%s", out)
+		}
+		if args[0] == "replay" && !strings.Contains(out, `a\x1b[2J.go:3`) {
+			t.Errorf("replay: the site is not shown escaped:\n%s", out)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -210,4 +211,58 @@ func TestCreateHugeWorldSize(t *testing.T) {
 	if r.Header().WorldSize != 2 {
 		t.Errorf("world size %d", r.Header().WorldSize)
 	}
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"main.go":                  "main.go",
+		"héllo, 世界":                "héllo, 世界",
+		"\x1b]0;owned\x07":         `\x1b]0;owned\x07`,
+		"a\nb\tc\rd":               `a\nb\tc\rd`,
+		"\x1b[2J\x7f\u0085":        `\x1b[2J\x7f\x85`,
+		"evil\u202egnp.go":         `evil\u202egnp.go`,
+		"bad \xff\xfe utf8":        `bad \xff\xfe utf8`,
+		`back\slash`:               `back\slash`,
+		"\U0001F600 and \u200b.go": `😀 and \u200b.go`,
+	} {
+		if got := trace.Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := trace.PrintableText("line 1\nline\x1b[2J 2"); got != "line 1\nline\\x1b[2J 2" {
+		t.Errorf("PrintableText = %q", got)
+	}
+}
+
+// Strings leave the Reader escaped; UpdateHeader keeps the stored ones.
+func TestReaderEscapesTraceStrings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.p2ptrace")
+	w, err := trace.Create(path, trace.Header{WorldSize: 1, Command: []string{"prog", "\x1b]0;owned\x07"}, Backend: "sim\x1b[2J"}, fastOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddSite(trace.Site{ID: 1, Function: "main.\x1b[31mf", File: "a\x1b[2J.go", Line: 3})
+	if err := w.Close(trace.StatusComplete, "line 1\nline \x1b[2J2"); err != nil {
+		t.Fatal(err)
+	}
+	check := func() {
+		t.Helper()
+		r, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		h := r.Header()
+		s, _ := r.Site(1)
+		got := []string{h.Command[1], h.Backend, h.Message, s.Function, s.File}
+		want := []string{`\x1b]0;owned\x07`, `sim\x1b[2J`, "line 1\nline \\x1b[2J2", `main.\x1b[31mf`, `a\x1b[2J.go`}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("got %q\nwant %q", got, want)
+		}
+	}
+	check()
+	if err := trace.UpdateHeader(path, func(h *trace.Header) {}); err != nil {
+		t.Fatal(err)
+	}
+	check() // not escaped twice
 }

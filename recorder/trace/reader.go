@@ -40,8 +40,9 @@ type Reader struct {
 	path    string
 	db      *bolt.DB
 	tx      *bolt.Tx
-	hdr     Header
-	sites   []Site // sorted by ID
+	hdr     Header // strings made Printable: what callers see
+	raw     Header // as stored: what UpdateHeader rewrites
+	sites   []Site // sorted by ID, strings made Printable
 	ranks   int
 	rankIDs []int // ranks with a bucket, ascending
 }
@@ -261,9 +262,12 @@ func (r *Reader) load() error {
 	if len(hcrc) != 4 || binary.LittleEndian.Uint32(hcrc) != crc32.Checksum(hj, castagnoli) {
 		return damaged(path, "the header fails its checksum")
 	}
-	if err := json.Unmarshal(hj, &r.hdr); err != nil {
+	if err := json.Unmarshal(hj, &r.raw); err != nil {
 		return damaged(path, "the header is not valid JSON: %v", err)
 	}
+	// Escaped here, where strings leave the file, so that every renderer
+	// (show, replay and check reports, export) prints them safely.
+	r.hdr = r.raw.printable()
 	if r.hdr.FormatVersion > FormatVersion {
 		return fmt.Errorf("%s: %w: trace format version %d is newer than this p2ptrace supports (%d); upgrade p2ptrace",
 			path, ErrNewerVersion, r.hdr.FormatVersion, FormatVersion)
@@ -284,6 +288,7 @@ func (r *Reader) load() error {
 				if err != nil {
 					return damaged(path, "site %d: %v", binary.BigEndian.Uint32(k), err)
 				}
+				s.File, s.Function = Printable(s.File), Printable(s.Function)
 				r.sites = append(r.sites, s)
 				return nil
 			}); err != nil {
