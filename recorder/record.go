@@ -85,6 +85,7 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	if o.Seed != nil {
 		cmd.Env = append(cmd.Env, gpu.EnvSeed+"="+strconv.FormatUint(*o.Seed, 10))
 	}
+	cmd.SysProcAttr = childAttr(false)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, o.Program, err)
 	}
@@ -102,10 +103,10 @@ wait:
 			break wait
 		case s := <-sigs:
 			interrupted = true
-			_ = cmd.Process.Signal(s)
+			_ = syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal)) // its group
 		case <-ctx.Done():
 			interrupted = true
-			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 			select {
 			case runErr = <-done:
 			case <-time.After(5 * time.Second):
@@ -152,7 +153,7 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 		abs, err := filepath.Abs(prog)
 		return abs, nop, err
 	}
-	tmp, err := os.MkdirTemp("", "p2ptrace-build-")
+	tmp, err := tempDir("build")
 	if err != nil {
 		return "", nop, err
 	}
@@ -164,6 +165,7 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	build := exec.CommandContext(ctx, "go", "build", "-o", exe, ".")
 	build.Dir = prog
 	build.Stderr = &buildErr
+	build.SysProcAttr = childAttr(false)
 	if err := build.Run(); err != nil {
 		cleanup()
 		return "", nop, fmt.Errorf("%w: building %s: %v\n%s", ErrUsage, prog, err, strings.TrimSpace(buildErr.String()))

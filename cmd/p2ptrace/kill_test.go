@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/proc"
+	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// TestMain lets a test run the command in a process of its own (the test
+// binary re-executed with P2PTRACE_TEST_MAIN=1), to kill it for real.
+func TestMain(m *testing.M) {
+	if os.Getenv("P2PTRACE_TEST_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// cli starts p2ptrace ARGS as a process, with TMPDIR set to tmp.
+func cli(t *testing.T, tmp string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "P2PTRACE_TEST_MAIN=1", "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// waitFor polls cond for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+func buildDirs(tmp string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "p2ptrace-build-*"))
+	return dirs
+}
+
+// kill -9 of `p2ptrace record`: the recorded program ends with it (it kept
+// recording, re-parented to init), its trace stays readable and says it was
+// cut short, and a build directory left by a recorder killed while building
+// is removed by the next recording.
+func TestRecordKilled(t *testing.T) {
+	ring := filepath.Join(scenariotest.ModuleRoot(t), "testdata", "train", "ring")
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "ring.p2ptrace")
+
+	// Killed while the program runs.
+	rec := cli(t, tmp, "record", "-o", out, ring, "-ranks", "4", "-iters", "100000000", "-bytes", "64")
+	var kids []int
+	if !waitFor(2*time.Minute, func() bool {
+		kids = proc.Children(rec.Process.Pid)
+		fi, err := os.Stat(out)
+		return len(kids) > 0 && err == nil && fi.Size() > 0 && len(buildDirs(tmp)) == 1
+	}) {
+		t.Fatalf("the program did not start (children %v)", kids)
+	}
+	time.Sleep(300 * time.Millisecond) // a few flushes
+	rec.Process.Signal(syscall.SIGKILL)
+	rec.Wait()
+	if !waitFor(10*time.Second, func() bool {
+		for _, pid := range kids {
+			if proc.Running(pid) {
+				return false
+			}
+		}
+		return true
+	}) {
+		for _, pid := range kids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("the recorded program (pids %v) outlived the recorder", kids)
+	}
+	r, err := trace.Open(out)
+	if err != nil {
+		t.Fatalf("the trace of a killed recording: %v", err)
+	}
+	h := r.Header()
+	r.Close()
+	if h.Status != trace.StatusCrashed && h.Status != trace.StatusRunning {
+		t.Errorf("status %q", h.Status)
+	}
+	if len(buildDirs(tmp)) != 1 {
+		t.Fatalf("build dirs %v", buildDirs(tmp))
+	}
+
+	// The next recording removes the directory of the dead recorder.
+	stale := buildDirs(tmp)[0]
+	next := cli(t, tmp, "record", "--force", "-o", out, ring, "-ranks", "2", "-iters", "1")
+	if err := next.Wait(); err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale build directory %s kept: %v", stale, err)
+	}
+	if dirs := buildDirs(tmp); len(dirs) != 0 {
+		t.Errorf("build directories left: %v", dirs)
+	}
+}
