@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
+	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
@@ -108,5 +110,62 @@ func TestRecordKilled(t *testing.T) {
 	}
 	if dirs := buildDirs(tmp); len(dirs) != 0 {
 		t.Errorf("build directories left: %v", dirs)
+	}
+}
+
+const foreverC = `#include <mpi.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank, v = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (;;) {
+        if (rank == 0) MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        else MPI_Recv(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        usleep(1000);
+    }
+}
+`
+
+// kill -9 of `p2ptrace record -n 2`: mpirun and every rank end with it.
+func TestRecordMPIKilled(t *testing.T) {
+	mpitest.RequireMPI(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "forever.c")
+	if err := os.WriteFile(src, []byte(foreverC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(tmp, "forever")
+	if out, err := exec.Command("mpicc", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	rec := cli(t, tmp, "record", "-n", "2", "-o", filepath.Join(tmp, "mpi.p2ptrace"), exe)
+	var pids []int
+	if !waitFor(time.Minute, func() bool {
+		pids = proc.Children(rec.Process.Pid) // mpirun
+		segs, _ := filepath.Glob(filepath.Join(tmp, "p2ptrace-segments-*", "rank-*.seg"))
+		for _, seg := range segs {
+			if ls, err := mpi.ReadLiveState(seg); err == nil && ls.Calls > 10 {
+				pids = append(pids, ls.PID)
+			}
+		}
+		return len(pids) == 3
+	}) {
+		t.Fatalf("the job did not start (pids %v)", pids)
+	}
+	rec.Process.Signal(syscall.SIGKILL)
+	rec.Wait()
+	if !waitFor(15*time.Second, func() bool {
+		for _, pid := range pids {
+			if proc.Running(pid) {
+				return false
+			}
+		}
+		return true
+	}) {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("mpirun and its ranks (pids %v) outlived the recorder", pids)
 	}
 }
