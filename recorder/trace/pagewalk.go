@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"os"
+	"io"
 )
 
 // The bbolt page layout, as far as the pre-walk needs it (bbolt v1.x file
@@ -22,7 +22,7 @@ const (
 // element offsets, so a damaged file could make it read outside the file or
 // loop forever on a cycle of pages.
 type pageWalker struct {
-	f       *os.File
+	f       io.ReaderAt
 	ps      uint64
 	hwm     uint64
 	visited []uint64 // bitset of page ids
@@ -131,7 +131,7 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 }
 
 // prewalk walks the tree of the newest valid meta page.
-func prewalk(f *os.File, size int64) error {
+func prewalk(f io.ReaderAt, size int64) error {
 	var best []byte
 	var bestTx uint64
 	var ps uint64

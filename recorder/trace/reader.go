@@ -70,7 +70,7 @@ type boltMeta struct {
 }
 
 // readMeta parses the meta page at off of the file.
-func readMeta(f *os.File, off int64) (boltMeta, bool) {
+func readMeta(f io.ReaderAt, off int64) (boltMeta, bool) {
 	var b [boltPageHeader + 64]byte
 	if _, err := f.ReadAt(b[:], off); err != nil {
 		return boltMeta{}, false
@@ -116,7 +116,12 @@ func precheckFile(path string, f *os.File) error {
 	if err != nil {
 		return fmt.Errorf("open trace: %w", err)
 	}
-	size := fi.Size()
+	return precheckBytes(path, f, fi.Size())
+}
+
+// precheckBytes checks the bbolt structure of the size bytes of f (a file,
+// or memory in the fuzz tests).
+func precheckBytes(path string, f io.ReaderAt, size int64) error {
 	if size == 0 {
 		return notTrace(path, "the file is empty")
 	}
@@ -132,7 +137,7 @@ func precheckFile(path string, f *os.File) error {
 	}
 	if !ok0 && !ok1 {
 		var head [64]byte
-		n, _ := io.ReadFull(f, head[:])
+		n, _ := f.ReadAt(head[:], 0)
 		if size < 4096 && n > 0 && strings.HasPrefix(string(head[:n]), "\x00") {
 			return damaged(path, "truncated to %d bytes", size)
 		}

@@ -553,8 +553,20 @@ func FuzzOpen(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{})
 	f.Add([]byte("not a trace"))
+	// One file per fuzzing process, rewritten for each input (in memory
+	// where /dev/shm exists): a directory per input costs more than the input.
+	tmp := os.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		tmp = "/dev/shm"
+	}
+	file, err := os.CreateTemp(tmp, "p2ptrace-fuzz-")
+	if err != nil {
+		f.Fatal(err)
+	}
+	file.Close()
+	p := file.Name()
+	f.Cleanup(func() { os.Remove(p) })
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "f")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
