@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -265,4 +266,47 @@ func TestReaderEscapesTraceStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	check() // not escaped twice
+}
+
+// A tree page turned into a branch page without elements whose (absent)
+// element 0 points at itself: bbolt reads element 0 anyway and descends
+// for ever, growing its stack until memory runs out (found by FuzzOpen).
+func TestEmptyBranchPageRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.p2ptrace")
+	opts := fastOpts
+	opts.BlockSize = 256
+	writeTrace(t, path, trace.Header{WorldSize: 1}, opts, ring(1, 3000))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ps = 4096
+	refused := 0
+	for id := 2; (id+1)*ps <= len(b) && refused == 0; id++ {
+		p := b[id*ps:]
+		if binary.LittleEndian.Uint64(p) != uint64(id) || binary.LittleEndian.Uint16(p[8:]) != 0x02 {
+			continue
+		}
+		bad := append([]byte(nil), b...)
+		q := bad[id*ps:]
+		binary.LittleEndian.PutUint16(q[8:], 0x01) // branch
+		binary.LittleEndian.PutUint16(q[10:], 0)   // no elements
+		binary.LittleEndian.PutUint64(q[16+8:], uint64(id))
+		p2 := filepath.Join(dir, strconv.Itoa(id))
+		os.WriteFile(p2, bad, 0o644)
+		done := make(chan error, 1)
+		go func() { done <- exercise(p2) }()
+		select {
+		case err := <-done:
+			if err != nil && strings.Contains(err.Error(), "a branch page without elements") {
+				refused++
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("page %d: Open hangs", id)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no tree page found to damage")
+	}
 }

@@ -85,6 +85,15 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 	if 16+count*elemSize > len(p) {
 		return fmt.Errorf("%s: %d elements overflow the page", name, count)
 	}
+	// bbolt takes any page without the leaf flag for a branch page, and
+	// descends into its element 0 even when it has none: a page without
+	// elements that is not a leaf could point anywhere, itself included.
+	switch {
+	case flags != pageBranch && flags != pageLeaf:
+		return fmt.Errorf("%s: not a branch or leaf page (flags %#x)", name, flags)
+	case flags == pageBranch && count == 0:
+		return fmt.Errorf("%s: a branch page without elements", name)
+	}
 	for i := 0; i < count; i++ {
 		off := 16 + i*elemSize
 		e := p[off : off+elemSize]
@@ -120,11 +129,6 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 			} else if err := w.elems(v[16:], name+" (inline bucket)", depth+1); err != nil {
 				return err
 			}
-		default:
-			if count == 0 {
-				continue
-			}
-			return fmt.Errorf("%s: not a branch or leaf page (flags %#x)", name, flags)
 		}
 	}
 	return nil
