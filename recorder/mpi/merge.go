@@ -126,10 +126,16 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		}
 	}
 	var missing []string
+	nMissing := 0 // listed up to 10: a header may claim millions of ranks
 	for r := range size {
 		if segs[r] == nil {
-			missing = append(missing, strconv.Itoa(r))
+			if nMissing++; len(missing) < 10 {
+				missing = append(missing, strconv.Itoa(r))
+			}
 		}
+	}
+	if nMissing > len(missing) {
+		missing = append(missing, fmt.Sprintf("and %d more", nMissing-len(missing)))
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("merge: %s: world size %d but no segment for rank %s", dir, size, strings.Join(missing, ", "))

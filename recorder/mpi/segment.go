@@ -222,7 +222,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrModule = le.Uint32(b[120:])
 	h.Library = cstring(b[128:384])
 	h.Error = cstring(b[384:896])
-	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
+	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
 	if h.State < StateRunning || h.State > StateErrored {
@@ -295,6 +295,10 @@ type segment struct {
 	recs   []record
 	uninit bool // created, but the rank ended before writing the header
 }
+
+// maxWorld bounds the world size a segment header may claim (a trace's
+// limit too): the merge works per rank of the world.
+const maxWorld = 1 << 24
 
 // maxSegment bounds the record area the decoder accepts.
 const maxSegment = 1 << 40
