@@ -176,3 +176,53 @@ func assertEnded(t *testing.T, pids []int) {
 		t.Fatalf("processes %v outlived the recorder", pids)
 	}
 }
+
+// kill -9 of one rank of `p2ptrace record -n 2`: the job ends, no process
+// is left, and the trace is readable and says the job crashed.
+func TestRecordMPIRankKilled(t *testing.T) {
+	mpitest.RequireMPI(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "forever.c")
+	if err := os.WriteFile(src, []byte(foreverC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(tmp, "forever")
+	if out, err := exec.Command("mpicc", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	out := filepath.Join(tmp, "mpi.p2ptrace")
+	rec := cli(t, tmp, "record", "-n", "2", "-o", out, exe)
+	ranks := map[int]int{}
+	if !waitFor(time.Minute, func() bool {
+		segs, _ := filepath.Glob(filepath.Join(tmp, "p2ptrace-segments-*", "rank-*.seg"))
+		for _, seg := range segs {
+			if ls, err := mpi.ReadLiveState(seg); err == nil && ls.Calls > 10 {
+				ranks[ls.Rank] = ls.PID
+			}
+		}
+		return len(ranks) == 2
+	}) {
+		t.Fatalf("the job did not start (ranks %v)", ranks)
+	}
+	mpirun := proc.Children(rec.Process.Pid)
+	syscall.Kill(ranks[1], syscall.SIGKILL)
+	done := make(chan error, 1)
+	go func() { done <- rec.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("record: %v, want exit 1 (the program failed)", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the recorder did not end when a rank was killed")
+	}
+	assertEnded(t, append(mpirun, ranks[0], ranks[1]))
+	r, err := trace.Open(out)
+	if err != nil {
+		t.Fatalf("the trace of a job with a killed rank: %v", err)
+	}
+	defer r.Close()
+	if h := r.Header(); h.Status != trace.StatusCrashed {
+		t.Errorf("status %q, message %q", h.Status, h.Message)
+	}
+}
