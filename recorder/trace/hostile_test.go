@@ -310,3 +310,25 @@ func TestEmptyBranchPageRefused(t *testing.T) {
 		t.Fatal("no tree page found to damage")
 	}
 }
+
+// Create with Force over a FIFO refuses at once (taking the old file's lock
+// opened it, and blocked).
+func TestCreateOverFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := trace.Create(fifo, trace.Header{}, trace.WriterOptions{Force: true})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, regfile.ErrNotRegular) || err.Error() != "create trace: "+fifo+": not a regular file (it is a FIFO)" {
+			t.Errorf("Create = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Create over a FIFO hangs")
+	}
+}

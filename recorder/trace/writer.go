@@ -14,6 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
 )
 
 // Defaults of WriterOptions.
@@ -139,6 +141,12 @@ func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 	opts.defaults()
 	if h.WorldSize < 0 || h.WorldSize > maxRank {
 		return nil, fmt.Errorf("create trace %s: world size %d out of range (0 to %d)", path, h.WorldSize, maxRank)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if err := regfile.Check(path, fi); err != nil {
+			// Opening a FIFO to take its lock would block for ever.
+			return nil, fmt.Errorf("create trace: %w", err)
+		}
 	}
 	if _, err := os.Lstat(path); err == nil {
 		if !opts.Force {
