@@ -110,7 +110,10 @@ func Mutations(sound []byte, seed uint64, n int) []Case {
 				b, name = b[:len(b)/2], "cut in half"
 				break
 			}
-			p, q := rng.IntN(pages), rng.IntN(pages)
+			p, q := rng.IntN(pages), rng.IntN(pages-1)
+			if q >= p {
+				q++ // another page
+			}
 			copy(b[p*PageSize:(p+1)*PageSize], sound[q*PageSize:(q+1)*PageSize])
 			name = fmt.Sprintf("page %d overwritten with page %d", p, q)
 		}
