@@ -554,7 +554,9 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("not a trace"))
 	// One file per fuzzing process, rewritten for each input (in memory
-	// where /dev/shm exists): a directory per input costs more than the input.
+	// where /dev/shm exists): a directory per input costs more than the
+	// input. It is unlinked at once and reached through /proc/self/fd, so
+	// that a fuzzing process ended without cleanup leaves nothing behind.
 	tmp := os.TempDir()
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		tmp = "/dev/shm"
@@ -563,9 +565,9 @@ func FuzzOpen(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	file.Close()
-	p := file.Name()
-	f.Cleanup(func() { os.Remove(p) })
+	os.Remove(file.Name())
+	f.Cleanup(func() { file.Close() })
+	p := fmt.Sprintf("/proc/self/fd/%d", file.Fd())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
