@@ -115,7 +115,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	// process group of its own, but they stay in the launcher's session, so
 	// ending the session reaches every local rank. Signals to p2ptrace's
 	// group (a terminal's ^C) are forwarded once, by us.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = childAttr(true)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
@@ -190,7 +190,7 @@ func checkMPIOptions(o *MPIOptions) error {
 // and refused if it holds segments of an earlier run, or a new temporary one.
 func segmentDir(dir string) (string, error) {
 	if dir == "" {
-		return os.MkdirTemp("", "p2ptrace-segments-")
+		return tempDir("segments")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

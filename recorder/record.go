@@ -108,6 +108,7 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	if o.Seed != nil {
 		cmd.Env = append(cmd.Env, gpu.EnvSeed+"="+strconv.FormatUint(*o.Seed, 10))
 	}
+	cmd.SysProcAttr = childAttr(false)
 	if o.ForceMatch != "" {
 		cmd.Env = append(cmd.Env, gpu.EnvForceMatch+"="+o.ForceMatch)
 	}
@@ -119,7 +120,6 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	var deadline <-chan time.Time
 	if o.Timeout > 0 {
 		cmd.Env = append(cmd.Env, gpu.EnvTimeout+"="+o.Timeout.String())
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group: its children too
 		t := time.NewTimer(o.Timeout + TimeoutGrace)
 		defer t.Stop()
 		deadline = t.C
@@ -151,10 +151,10 @@ wait:
 			break wait
 		case s := <-sigs:
 			interrupted = true
-			_ = cmd.Process.Signal(s)
+			_ = syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal)) // its group
 		case <-ctx.Done():
 			interrupted = true
-			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 			select {
 			case runErr = <-done:
 			case <-time.After(5 * time.Second):
@@ -231,7 +231,7 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	if pkg, err := gobuild.ImportDir(prog, 0); err == nil && pkg.Name != "main" {
 		return "", nop, fmt.Errorf("%w: %s is package %s, not a program: give the directory of a main package (func main calling gpu.Launch) or an executable", ErrUsage, prog, pkg.Name)
 	}
-	tmp, err := os.MkdirTemp("", "p2ptrace-build-")
+	tmp, err := tempDir("build")
 	if err != nil {
 		return "", nop, err
 	}
@@ -243,6 +243,7 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	build := exec.CommandContext(ctx, "go", "build", "-o", exe, ".")
 	build.Dir = prog
 	build.Stderr = &buildErr
+	build.SysProcAttr = childAttr(false)
 	if err := build.Run(); err != nil {
 		cleanup()
 		reason := strings.TrimSpace(buildErr.String())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -15,6 +16,27 @@ import (
 	"github.com/p2ptrace/p2ptrace/replay"
 	"github.com/p2ptrace/p2ptrace/verdict"
 )
+
+// runsOnGPU reports whether the executable is a Go program built with
+// this module (package gpu records it).
+func runsOnGPU(exe string) bool {
+	bi, err := buildinfo.ReadFile(exe)
+	if err != nil {
+		return false
+	}
+	if bi.Main.Path == modulePath {
+		return true
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath {
+			return true
+		}
+	}
+	return false
+}
+
+// modulePath is this module's path, as Go build info names it.
+const modulePath = "github.com/p2ptrace/p2ptrace"
 
 // fileHash is the SHA-256 of a file, in hex.
 func fileHash(path string) (string, error) {
@@ -76,9 +98,15 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 		return nil, fmt.Sprintf("the program %s cannot be run any more: %v", info.Program, err)
 	}
 	binary, err := fileHash(exe)
+	usesGPU := runsOnGPU(exe)
 	cleanup()
 	if err != nil || binary != info.Binary {
 		return nil, fmt.Sprintf("the program %s changed since it was recorded", info.Program)
+	}
+	if !usesGPU {
+		// A trace names what check would run: only a program built on
+		// package gpu (as p2ptrace record recorded it) is run again.
+		return nil, fmt.Sprintf("%s is not a Go program built on package gpu: not re-run", info.Program)
 	}
 	recorded := tr.Recorded()
 	return func(m replay.ForcedMatch) (replay.RerunOutcome, error) {

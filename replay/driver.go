@@ -309,7 +309,20 @@ func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error
 	return ops, nil
 }
 
+// checkSizes refuses an op whose count or size no call can have (a damaged
+// trace, or a call that failed with MPI_ERR_COUNT after the shim wrote it):
+// the engine sizes copies by them.
+func checkSizes(r int, ev *trace.Event) error {
+	if ev.Count < 0 || ev.Bytes < 0 {
+		return fmt.Errorf("%w: rank %d seq %d: %s with count %d and %d bytes", errBadTrace, r, ev.Seq, ev.Op, ev.Count, ev.Bytes)
+	}
+	return nil
+}
+
 func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
+	if err := checkSizes(r, ev); err != nil {
+		return false, err
+	}
 	e := d.e
 	switch ev.Op {
 	case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:

@@ -294,8 +294,12 @@ func (e *Engine) transferDone(r *Op) {
 
 // copyPayload copies n bytes of a message. A replayed trace has no payloads
 // (nil buffers): then nothing is copied.
+// A size below zero (a damaged or erroneous trace) copies nothing.
 func copyPayload(dst, src []byte, n int64) {
 	n = min(n, int64(len(dst)), int64(len(src)))
+	if n <= 0 {
+		return
+	}
 	copy(dst[:n], src[:n])
 }
 

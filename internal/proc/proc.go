@@ -66,3 +66,23 @@ func KillSession(sid int) int {
 	}
 	return len(pids)
 }
+
+// Children lists the live child processes of pid.
+func Children(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := strconv.Itoa(pid)
+	var pids []int
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := stat(e.Name()); len(f) >= 2 && f[1] == want && f[0] != "Z" {
+			pids = append(pids, child)
+		}
+	}
+	return pids
+}

@@ -131,6 +131,25 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			s.hdr.Size = int32(size)
 		}
 	}
+	// A rank without a segment merges as a rank without calls (it ended
+	// before creating one, or its file was not gathered), unless the
+	// header's world size is out of all proportion to the segments there
+	// (a damaged or foreign header): then listing them is the error.
+	var missing []string
+	nMissing := 0 // listed up to 10: a header may claim millions of ranks
+	for r := range size {
+		if segs[r] == nil {
+			if nMissing++; len(missing) < 10 {
+				missing = append(missing, strconv.Itoa(r))
+			}
+		}
+	}
+	if nMissing > 1024 && nMissing > 16*(size-nMissing) {
+		if nMissing > len(missing) {
+			missing = append(missing, fmt.Sprintf("and %d more", nMissing-len(missing)))
+		}
+		return nil, fmt.Errorf("merge: %s: world size %d but no segment for rank %s", dir, size, strings.Join(missing, ", "))
+	}
 	for r := range size {
 		if segs[r] == nil {
 			segs[r] = &segment{path: SegmentPath(dir, r), hdr: segHeader{Rank: int32(r), Size: int32(size), State: StateRunning},

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
 )
 
 // EnvSegDir names the directory where the shim writes one segment per rank.
@@ -238,7 +240,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrName = cstring(b[896:960])
 	h.PollFrom = le.Uint64(b[960:])
 	h.PollTo = le.Uint64(b[968:])
-	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
+	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
 	if h.State < StateRunning || h.State > StateErrored {
@@ -252,7 +254,7 @@ func parseHeader(b []byte) (segHeader, error) {
 // is os.ErrNotExist (also while the header is not yet valid); a foreign or
 // torn file is an error wrapping ErrSegment, never a panic.
 func ReadLiveState(path string) (LiveState, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return LiveState{}, err
 	}
@@ -314,6 +316,10 @@ type segment struct {
 	uninit  bool // created, but the rank ended before writing the header
 	missing bool // not even created: the rank ended before (uninit too)
 }
+
+// maxWorld bounds the world size a segment header may claim (a trace's
+// limit too): the merge works per rank of the world.
+const maxWorld = 1 << 24
 
 // maxSegment bounds the record area the decoder accepts.
 const maxSegment = 1 << 40
@@ -592,7 +598,7 @@ func decodeSegment(b []byte) (*segment, error) {
 
 // readSegment reads and decodes the segment file path; errors name the file.
 func readSegment(path string) (*segment, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,12 @@
 // A Reader streams block by block and never loads the whole file. Open
 // checks the file before trusting it: a damaged, foreign or newer file is an
 // error (ErrDamaged, ErrNotTrace, ErrNewerVersion) that names the file and
-// the problem, never a panic. Verify checks every block.
+// the problem, never a panic. Verify checks every block. A FIFO or device
+// is refused before anything is read from it; a trace a writer holds is
+// ErrLocked, "being recorded (by pid N)", never read while it changes; the
+// number of ranks is bounded by what the file holds (readers allocate per
+// rank); strings leave the Reader with control characters escaped
+// (Printable).
 //
 // # FORMAT
 //

@@ -7,7 +7,8 @@ import "errors"
 var (
 	// ErrExists: Create was asked to write a file that exists, without Force.
 	ErrExists = errors.New("trace file exists")
-	// ErrLocked: another writer (usually another process) holds the file.
+	// ErrLocked: a writer (usually another process) holds the file: Create
+	// refuses it, Open reports it as being recorded, naming the writer's pid.
 	ErrLocked = errors.New("trace file is locked by another process")
 	// ErrNotTrace: the file is empty, not a bbolt file, or a bbolt file that
 	// is not a p2ptrace trace.

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"os"
+	"io"
 )
 
 // The bbolt page layout, as far as the pre-walk needs it (bbolt v1.x file
@@ -22,7 +22,7 @@ const (
 // element offsets, so a damaged file could make it read outside the file or
 // loop forever on a cycle of pages.
 type pageWalker struct {
-	f       *os.File
+	f       io.ReaderAt
 	ps      uint64
 	hwm     uint64
 	visited []uint64 // bitset of page ids
@@ -85,6 +85,15 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 	if 16+count*elemSize > len(p) {
 		return fmt.Errorf("%s: %d elements overflow the page", name, count)
 	}
+	// bbolt takes any page without the leaf flag for a branch page, and
+	// descends into its element 0 even when it has none: a page without
+	// elements that is not a leaf could point anywhere, itself included.
+	switch {
+	case flags != pageBranch && flags != pageLeaf:
+		return fmt.Errorf("%s: not a branch or leaf page (flags %#x)", name, flags)
+	case flags == pageBranch && count == 0:
+		return fmt.Errorf("%s: a branch page without elements", name)
+	}
 	for i := 0; i < count; i++ {
 		off := 16 + i*elemSize
 		e := p[off : off+elemSize]
@@ -120,18 +129,13 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 			} else if err := w.elems(v[16:], name+" (inline bucket)", depth+1); err != nil {
 				return err
 			}
-		default:
-			if count == 0 {
-				continue
-			}
-			return fmt.Errorf("%s: not a branch or leaf page (flags %#x)", name, flags)
 		}
 	}
 	return nil
 }
 
 // prewalk walks the tree of the newest valid meta page.
-func prewalk(f *os.File, size int64) error {
+func prewalk(f io.ReaderAt, size int64) error {
 	var best []byte
 	var bestTx uint64
 	var ps uint64

@@ -17,6 +17,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
 )
 
 // guard runs f, turning a panic or a memory fault (a damaged file mapped
@@ -40,8 +42,9 @@ type Reader struct {
 	path    string
 	db      *bolt.DB
 	tx      *bolt.Tx
-	hdr     Header
-	sites   []Site // sorted by ID
+	hdr     Header // strings made Printable: what callers see
+	raw     Header // as stored: what UpdateHeader rewrites
+	sites   []Site // sorted by ID, strings made Printable
 	ranks   int
 	rankIDs []int // ranks with a bucket, ascending
 }
@@ -69,7 +72,7 @@ type boltMeta struct {
 }
 
 // readMeta parses the meta page at off of the file.
-func readMeta(f *os.File, off int64) (boltMeta, bool) {
+func readMeta(f io.ReaderAt, off int64) (boltMeta, bool) {
 	var b [boltPageHeader + 64]byte
 	if _, err := f.ReadAt(b[:], off); err != nil {
 		return boltMeta{}, false
@@ -96,20 +99,38 @@ func readMeta(f *os.File, off int64) (boltMeta, bool) {
 
 // precheck looks at the raw file before bbolt maps it: that it is a bbolt
 // file, and that the pages its meta pages point at lie inside the file.
-func precheck(path string) error {
-	f, err := os.Open(path)
+// It returns the file open and share-locked (see lockShared): the caller
+// closes it once bbolt holds its own lock.
+func precheck(path string) (*os.File, error) {
+	f, err := regfile.Open(path)
 	if err != nil {
-		return fmt.Errorf("open trace: %w", err)
+		if errors.Is(err, regfile.ErrNotRegular) {
+			return nil, bothErr{err, ErrNotTrace}
+		}
+		return nil, fmt.Errorf("open trace: %w", err)
 	}
-	defer f.Close()
+	if err := lockShared(f, DefaultLockTimeout); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := precheckFile(path, f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func precheckFile(path string, f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("open trace: %w", err)
 	}
-	if fi.IsDir() {
-		return notTrace(path, "is a directory")
-	}
-	size := fi.Size()
+	return precheckBytes(path, f, fi.Size())
+}
+
+// precheckBytes checks the bbolt structure of the size bytes of f (a file,
+// or memory in the fuzz tests).
+func precheckBytes(path string, f io.ReaderAt, size int64) error {
 	if size == 0 {
 		return notTrace(path, "the file is empty")
 	}
@@ -125,7 +146,7 @@ func precheck(path string) error {
 	}
 	if !ok0 && !ok1 {
 		var head [64]byte
-		n, _ := io.ReadFull(f, head[:])
+		n, _ := f.ReadAt(head[:], 0)
 		if size < 4096 && n > 0 && strings.HasPrefix(string(head[:n]), "\x00") {
 			return damaged(path, "truncated to %d bytes", size)
 		}
@@ -181,11 +202,15 @@ func precheck(path string) error {
 // Open opens the trace at path for reading (read-only, shared lock). It
 // checks the bbolt structure, the magic and the format version.
 func Open(path string) (*Reader, error) {
-	if err := precheck(path); err != nil {
+	pre, err := precheck(path)
+	if err != nil {
 		return nil, err
 	}
+	// Hold the pre-check's lock until bbolt holds its own: no writer can
+	// start in between.
+	defer pre.Close()
 	r := &Reader{path: path}
-	err := guard(func() error {
+	err = guard(func() error {
 		db, err := bolt.Open(path, 0o444, &bolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
 		if err != nil {
 			switch {
@@ -261,9 +286,12 @@ func (r *Reader) load() error {
 	if len(hcrc) != 4 || binary.LittleEndian.Uint32(hcrc) != crc32.Checksum(hj, castagnoli) {
 		return damaged(path, "the header fails its checksum")
 	}
-	if err := json.Unmarshal(hj, &r.hdr); err != nil {
+	if err := json.Unmarshal(hj, &r.raw); err != nil {
 		return damaged(path, "the header is not valid JSON: %v", err)
 	}
+	// Escaped here, where strings leave the file, so that every renderer
+	// (show, replay and check reports, export) prints them safely.
+	r.hdr = r.raw.printable()
 	if r.hdr.FormatVersion > FormatVersion {
 		return fmt.Errorf("%s: %w: trace format version %d is newer than this p2ptrace supports (%d); upgrade p2ptrace",
 			path, ErrNewerVersion, r.hdr.FormatVersion, FormatVersion)
@@ -288,6 +316,7 @@ func (r *Reader) load() error {
 				if err != nil {
 					return damaged(path, "site %d: %v", binary.BigEndian.Uint32(k), err)
 				}
+				s.File, s.Function = Printable(s.File), Printable(s.Function)
 				r.sites = append(r.sites, s)
 				return nil
 			}); err != nil {
@@ -313,8 +342,36 @@ func (r *Reader) load() error {
 	if err != nil && errors.Is(err, errPanicked) {
 		err = damaged(path, "%v", err)
 	}
+	if err == nil {
+		err = r.checkRanks(fi.Size())
+	}
 	sort.Slice(r.sites, func(i, j int) bool { return r.sites[i].ID < r.sites[j].ID })
 	return err
+}
+
+// maxCutRanks bounds the ranks of a trace cut short, whose header does not
+// count its ranks yet: every reader allocates per rank, so a small file must
+// not claim millions of them.
+func maxCutRanks(size int64) int { return 1024 + int(min(size/16, maxRank)) }
+
+// checkRanks bounds the number of ranks by what the file holds: a finished
+// trace's header counts the events of every rank (rank_events, at least two
+// bytes each), a cut one may claim a little more than its size.
+func (r *Reader) checkRanks(size int64) error {
+	h := &r.hdr
+	if h.Status != StatusRunning {
+		if h.WorldSize > len(h.RankEvents) {
+			return damaged(r.path, "inconsistent header: %d ranks, but rank_events counts %d", h.WorldSize, len(h.RankEvents))
+		}
+		if n := len(r.rankIDs); n > 0 && r.rankIDs[n-1] >= len(h.RankEvents) {
+			return damaged(r.path, "inconsistent header: events of rank %d, but rank_events counts %d ranks", r.rankIDs[n-1], len(h.RankEvents))
+		}
+		return nil
+	}
+	if limit := maxCutRanks(size); r.ranks > limit {
+		return damaged(r.path, "inconsistent header: %d ranks in a cut trace of %d bytes (at most %d)", r.ranks, size, limit)
+	}
+	return nil
 }
 
 // walk visits every bucket, key and value (the last byte of each value).

@@ -389,7 +389,7 @@ func TestEmptyAndForeign(t *testing.T) {
 		{empty, "the file is empty"},
 		{text, "not a bbolt database"},
 		{foreign, "not a p2ptrace trace"},
-		{dir, "is a directory"},
+		{dir, "not a regular file (it is a directory)"},
 	} {
 		_, err := trace.Open(c.path)
 		if !errors.Is(err, trace.ErrNotTrace) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), c.path) {
@@ -555,8 +555,22 @@ func FuzzOpen(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{})
 	f.Add([]byte("not a trace"))
+	// One file per fuzzing process, rewritten for each input (in memory
+	// where /dev/shm exists): a directory per input costs more than the
+	// input. It is unlinked at once and reached through /proc/self/fd, so
+	// that a fuzzing process ended without cleanup leaves nothing behind.
+	tmp := os.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		tmp = "/dev/shm"
+	}
+	file, err := os.CreateTemp(tmp, "p2ptrace-fuzz-")
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.Remove(file.Name())
+	f.Cleanup(func() { file.Close() })
+	p := fmt.Sprintf("/proc/self/fd/%d", file.Fd())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "f")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ func UpdateHeader(path string, f func(*Header)) error {
 	if err != nil {
 		return err
 	}
-	h := r.Header()
+	h := r.raw
 	r.Close()
 	keep := h
 	f(&h)

@@ -15,6 +15,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/p2ptrace/p2ptrace/internal/regfile"
 )
 
 // Defaults of WriterOptions.
@@ -138,6 +140,15 @@ type Writer struct {
 // an existing file unless opts.Force, and a file another process holds.
 func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 	opts.defaults()
+	if h.WorldSize < 0 || h.WorldSize > maxRank {
+		return nil, fmt.Errorf("create trace %s: world size %d out of range (0 to %d)", path, h.WorldSize, maxRank)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if err := regfile.Check(path, fi); err != nil {
+			// Opening a FIFO to take its lock would block for ever.
+			return nil, fmt.Errorf("create trace: %w", err)
+		}
+	}
 	if _, err := os.Lstat(path); err == nil {
 		if !opts.Force {
 			return nil, fmt.Errorf("create trace %s: %w (use --force to replace it)", path, ErrExists)
@@ -334,8 +345,15 @@ func (w *Writer) AddPayload(hash uint64, data []byte) {
 func (w *Writer) SetHeader(f func(*Header)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	old := w.hdr.WorldSize
 	f(&w.hdr)
 	w.hdr.FormatVersion = FormatVersion
+	if w.hdr.WorldSize < 0 || w.hdr.WorldSize > maxRank {
+		if w.appendErr == nil {
+			w.appendErr = fmt.Errorf("trace %s: world size %d out of range (0 to %d), kept %d", w.path, w.hdr.WorldSize, maxRank, old)
+		}
+		w.hdr.WorldSize = old
+	}
 	w.hdrDirty = true
 }
 
