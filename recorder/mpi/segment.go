@@ -57,7 +57,7 @@ type LiveState struct {
 // Segment layout constants (see FORMAT in doc.go); they match p2ptrace_shim.c.
 const (
 	segMagic   = "P2PTSEG1"
-	segVersion = 2
+	segVersion = 3 // the Python recorder's; the shim writes 2, read too
 	segHdrSize = 4096
 )
 
@@ -67,6 +67,7 @@ const (
 	recDone   = 2
 	recModule = 3
 	recComm   = 4
+	recSite   = 5 // version 3: a source site (Python file:line)
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).
@@ -114,6 +115,28 @@ const (
 	callBarrier
 	callBufferAttach
 	callBufferDetach
+	// The calls of the Python recorder (torch.distributed), from 43.
+	callTorchInit
+	callTorchDestroy
+	callTorchNewGroup
+	callTorchSend
+	callTorchRecv
+	callTorchIsend
+	callTorchIrecv
+	callTorchBatch
+	callTorchWait
+	callTorchIsCompleted
+	callTorchBarrier
+	callPyException
+	callPyExit
+	callTorchAllReduce
+	callTorchBroadcast
+	callTorchAllGather
+	callTorchReduce
+	callTorchReduceScatter
+	callTorchAllToAll
+	callTorchGather
+	callTorchScatter
 	callCount
 )
 
@@ -126,6 +149,11 @@ var callNames = [callCount]string{
 	"MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
 	"MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
 	"MPI_Buffer_attach", "MPI_Buffer_detach",
+	"dist.init_process_group", "dist.destroy_process_group", "dist.new_group", "dist.send", "dist.recv",
+	"dist.isend", "dist.irecv", "dist.batch_isend_irecv", "Work.wait", "Work.is_completed",
+	"dist.barrier", "uncaught exception", "exit", "dist.all_reduce", "dist.broadcast",
+	"dist.all_gather", "dist.reduce", "dist.reduce_scatter", "dist.all_to_all", "dist.gather",
+	"dist.scatter",
 }
 
 func callName(c uint32) string {
@@ -170,6 +198,8 @@ type segHeader struct {
 	ErrModule  uint32
 	Library    string
 	Error      string
+	CurSite    uint32 // version 3: site id of the current call (0 = none)
+	ErrSite    uint32 // version 3: site id of the error
 }
 
 func cstring(b []byte) string {
@@ -193,7 +223,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	}
 	le := binary.LittleEndian
 	h.Version = le.Uint32(b[8:])
-	if h.Version != segVersion {
+	if h.Version != segVersion && h.Version != 2 {
 		return h, fmt.Errorf("%w: version %d (this p2ptrace reads version %d)", ErrSegment, h.Version, segVersion)
 	}
 	if hs := le.Uint32(b[12:]); hs != segHdrSize {
@@ -220,6 +250,10 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrModule = le.Uint32(b[120:])
 	h.Library = cstring(b[128:384])
 	h.Error = cstring(b[384:896])
+	if h.Version >= 3 {
+		h.CurSite = le.Uint32(b[896:])
+		h.ErrSite = le.Uint32(b[900:])
+	}
 	if h.Size <= 0 || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
@@ -283,7 +317,8 @@ type record struct {
 	StatTag int32
 	SCount  int64
 	Reqs    []uint64 // post/done: request ids; comm: world ranks
-	Path    string   // module
+	Path    string   // module; site: file NUL function
+	Site    uint32   // version 3: the post's site id (site records: Module is the id, Count the line)
 }
 
 // segment is a whole decoded segment.
@@ -321,6 +356,7 @@ const (
 	fSCount
 	fReqs
 	fPath
+	fSite
 	fAll = 1<<iota - 1
 )
 
@@ -516,6 +552,13 @@ func decodeSegment(b []byte) (*segment, error) {
 		if mask&fPath != 0 {
 			r.Path = string(d.bytes(d.uvarint()))
 		}
+		if mask&fSite != 0 {
+			v := d.uvarint()
+			if v > 1<<32-1 {
+				return nil, bad("site %d", v)
+			}
+			r.Site = uint32(v)
+		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)
 		}
@@ -529,6 +572,10 @@ func decodeSegment(b []byte) (*segment, error) {
 		case recModule:
 			r.PC = pcoff
 			bases[r.Module] = pcoff
+		case recSite:
+			if h.Version < 3 {
+				return nil, bad("site record in a version %d segment", h.Version)
+			}
 		case recPost, recDone, recComm:
 			if pcoff != 0 {
 				base, ok := bases[r.Module]

@@ -1,0 +1,5 @@
+package recorder_test
+
+import "strconv"
+
+func itoa(n int) string { return strconv.Itoa(n) }
