@@ -492,6 +492,7 @@ func asRecorded(path string) ([]replay.Finding, error) {
 		return nil, err
 	}
 	defer tr.Close()
+	tr.SetRules(replay.RulesRecorded) // what the run did, on the backend it ran on
 	return replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
 }
 

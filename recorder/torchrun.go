@@ -18,7 +18,8 @@ import (
 
 // torchLauncher starts the ranks as torchrun does and, as torchrun does,
 // ends the others when one fails. $1 is the rank count, the rest the
-// command; bash's wait -n reports ranks in the order they end.
+// command; bash's wait -n (5.1 or later, for -p) reports ranks in the order
+// they end.
 const torchLauncher = `n=$1; shift
 pids=()
 for ((i = 0; i < n; i++)); do
@@ -26,9 +27,11 @@ for ((i = 0; i < n; i++)); do
   pids+=($!)
 done
 rc=0
-for ((k = 0; k < n; k++)); do
-  wait -n
+while :; do
+  unset id
+  wait -n -p id
   s=$?
+  [ -z "${id-}" ] && break # no rank left
   if [ "$s" -ne 0 ] && [ "$rc" -eq 0 ]; then
     rc=$s
     kill -TERM "${pids[@]}" 2>/dev/null

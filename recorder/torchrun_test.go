@@ -3,9 +3,12 @@ package recorder_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/internal/pytest"
 	"github.com/p2ptrace/p2ptrace/recorder"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
 )
 
 // torchScript is the absolute path of testdata/torch/name.py and its source.
@@ -29,48 +33,234 @@ func torchScript(t *testing.T, name string) (path, src string) {
 	return path, string(b)
 }
 
-// recordTorch records testdata/torch/name.py as n ranks under real
-// processes and returns the trace's path and the recording's error.
-func recordTorch(t *testing.T, name string, n int) (string, *recorder.Summary, error) {
+// recordTorch records testdata/torch/name.py with args as n ranks under
+// real processes and returns the trace's path and the recording's outcome.
+func recordTorch(t *testing.T, name string, n int, args ...string) (string, *recorder.Summary, error) {
 	t.Helper()
 	pytest.RequireTorch(t)
 	script, _ := torchScript(t, name)
 	out := filepath.Join(t.TempDir(), name+".db")
 	var stdout, stderr bytes.Buffer
 	sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
-		Program: pytest.Python, Args: []string{script}, Ranks: n, Output: out,
+		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out,
 		HangTimeout: 2 * time.Second, Stdout: &stdout, Stderr: &stderr,
 	})
-	t.Logf("%s: stdout:\n%s\nstderr:\n%s", name, stdout.String(), stderr.String())
+	if t.Failed() || testing.Verbose() {
+		t.Logf("%s: stdout:\n%s\nstderr:\n%s", name, stdout.String(), stderr.String())
+	}
 	return out, sum, err
 }
 
-func TestRecordTorchHeadToHeadSendIsHung(t *testing.T) {
-	path, sum, err := recordTorch(t, "headtohead", 2)
-	if err != nil {
-		t.Fatalf("record: %v", err)
-	}
-	if sum.Header.Status != trace.StatusHung {
-		t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
-	}
-	script, src := torchScript(t, "headtohead")
-	line := lineOf(t, src, "# both ranks block here")
-	msg := sum.Header.Message
-	for _, r := range []string{"0", "1"} {
-		want := regexp.MustCompile(`rank ` + r + ` blocked in Send to rank \d tag 0 \(64 bytes\) at \S*` + regexp.QuoteMeta(filepath.Base(script)) + `:` + itoa(line) + `\n`)
-		if !want.MatchString(msg + "\n") {
-			t.Errorf("message does not name rank %s's send at line %d:\n%s", r, line, msg)
-		}
-	}
-	if !strings.Contains(msg, "deadlock: no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0") {
-		t.Errorf("message has no wait-for cycle:\n%s", msg)
-	}
-	r, err := trace.Open(path)
+// at is "name.py:LINE" of the line of testdata/torch/name.py holding marker.
+func at(t *testing.T, name, marker string) string {
+	_, src := torchScript(t, name)
+	return fmt.Sprintf("%s.py:%d", name, lineOf(t, src, marker))
+}
+
+// checkUnder runs check's battery on the trace under rules.
+func checkUnder(t *testing.T, path string, rules replay.Rules) []replay.Finding {
+	t.Helper()
+	tr, err := replay.OpenTrace(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	if h := r.Header(); !strings.HasPrefix(h.Backend, "torch.distributed gloo") {
-		t.Errorf("backend %q, want torch.distributed gloo (torch ...)", h.Backend)
+	defer tr.Close()
+	tr.SetRules(rules)
+	res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatalf("check: %v", err)
 	}
+	return res.Findings
+}
+
+// verdict is what a finding must be: its kind, ranks, and the sites its
+// message or ops name.
+type verdict struct {
+	kind  string
+	ranks []int
+	sites []string
+}
+
+func findingText(f replay.Finding) string {
+	s := f.Message
+	for _, o := range f.Ops {
+		s += "\n" + o.Site
+	}
+	return s
+}
+
+func wantVerdict(t *testing.T, fs []replay.Finding, rules replay.Rules, v verdict) {
+	t.Helper()
+	for _, f := range fs {
+		if f.Kind != v.kind || !slices.Equal(f.Ranks, v.ranks) {
+			continue
+		}
+		text := findingText(f)
+		ok := true
+		for _, s := range v.sites {
+			ok = ok && strings.Contains(text, s)
+		}
+		if ok {
+			return
+		}
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s %v: %s", f.Kind, f.Ranks, findingText(f)))
+	}
+	t.Errorf("check --rules %s: no %s of ranks %v naming %v; findings:\n%s", rules, v.kind, v.ranks, v.sites, strings.Join(got, "\n"))
+}
+
+func wantClean(t *testing.T, fs []replay.Finding, rules replay.Rules) {
+	t.Helper()
+	for _, f := range fs {
+		t.Errorf("check --rules %s: want no findings, got %s %v: %s", rules, f.Kind, f.Ranks, findingText(f))
+	}
+}
+
+// TestRecordTorchPrograms records each program of testdata/torch under real
+// processes (gloo) and pins what the recording says and what check says
+// under NCCL's rules (the default for torch traces) and gloo's.
+//
+// Each program takes seconds (every rank imports torch): by default only
+// the three marked quick run; all run with CI set or P2PTRACE_TORCH_ALL=1.
+func TestRecordTorchPrograms(t *testing.T) {
+	const nccl, gloo = replay.RulesNCCL, replay.RulesRecorded
+	all := os.Getenv("CI") != "" || os.Getenv("P2PTRACE_TORCH_ALL") != ""
+	run := func(name string, quick bool, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			if !quick && !all {
+				t.Skip("set P2PTRACE_TORCH_ALL=1 (or CI) to record every torch program")
+			}
+			t.Parallel()
+			f(t)
+		})
+	}
+	run("headtohead", true, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "headtohead", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		line := at(t, "headtohead", "# both ranks block here")
+		msg := sum.Header.Message
+		for _, want := range []string{
+			"deadlock: no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0",
+			"rank 0 blocked in Send to rank 1 tag 0 (64 bytes) at ", "rank 1 blocked in Send to rank 0 tag 0 (64 bytes) at ",
+		} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message lacks %q:\n%s", want, msg)
+			}
+		}
+		if strings.Count(msg, line) < 2 {
+			t.Errorf("message does not name %s for both ranks:\n%s", line, msg)
+		}
+		if !strings.HasPrefix(sum.Header.Backend, "torch.distributed gloo (torch ") {
+			t.Errorf("backend %q, want torch.distributed gloo (torch ...)", sum.Header.Backend)
+		}
+		for _, rules := range []replay.Rules{nccl, gloo} {
+			wantVerdict(t, checkUnder(t, path, rules), rules, verdict{"deadlock", []int{0, 1}, []string{line}})
+		}
+	})
+	run("ordered", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "ordered", 2)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
+	run("batch_ring", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "batch_ring", 3)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+	})
+	run("pipeline_1f1b", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "pipeline_1f1b", 4)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+	})
+	run("pipeline_1f1b_wrong_order", true, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "pipeline_1f1b", 4, "--wrong-order")
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		grad := at(t, "pipeline_1f1b", "exchange([dist.P2POp(dist.irecv, grad, stage + 1)])")
+		act := at(t, "pipeline_1f1b", "exchange([dist.P2POp(dist.irecv, act, stage - 1)])")
+		msg := sum.Header.Message
+		for _, want := range []string{"wait-for cycle: rank 2 -> rank 3 -> rank 2",
+			"rank 2 blocked in Wait", "waiting for Irecv from rank 3 tag 0 (32 bytes) at ", grad,
+			"waiting for Irecv from rank 2 tag 0 (32 bytes) at ", act} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message lacks %q:\n%s", want, msg)
+			}
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, verdict{"deadlock", []int{0, 1, 2, 3}, []string{"wait-for cycle: rank 2 -> rank 3 -> rank 2", grad, act}})
+	})
+	run("isend_nowait", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "isend_nowait", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		line := at(t, "isend_nowait", "# no wait()")
+		if msg := sum.Header.Message; !strings.Contains(msg, "missing-wait: rank 0: request of Isend (peer 1, tag 0) completed but never waited") || !strings.Contains(msg, line) {
+			t.Errorf("message does not report the missing wait at %s:\n%s", line, msg)
+		}
+		for _, rules := range []replay.Rules{nccl, gloo} {
+			wantVerdict(t, checkUnder(t, path, rules), rules, verdict{"missing-wait", []int{0}, []string{line}})
+		}
+	})
+	run("inflight_mutation", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "inflight_mutation", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		isend := at(t, "inflight_mutation", "work = dist.isend(t, 1)")
+		if msg := sum.Header.Message; !strings.Contains(msg, "in-flight-mutation: rank 0: the buffer of Isend to rank 1 tag 0 (262144 bytes) was written") || !strings.Contains(msg, isend) {
+			t.Errorf("message does not report the in-flight mutation at %s:\n%s", isend, msg)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, verdict{"corrupted-data", []int{1, 0}, []string{isend, at(t, "inflight_mutation", "work.wait()")}})
+	})
+	run("count_mismatch", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "count_mismatch", 2)
+		if err != nil || !sum.Clean() {
+			// gloo completes a receive bigger than the send.
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, verdict{"count-mismatch", []int{0, 1},
+			[]string{"rank 0 sends 4 elements, rank 1 receives 8", at(t, "count_mismatch", "# 4 elements"), at(t, "count_mismatch", "# 8 elements")}})
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
+	run("isend_irecv_headtohead", true, func(t *testing.T) {
+		// Completes on gloo; deadlocks under NCCL's rules.
+		path, sum, err := recordTorch(t, "isend_irecv_headtohead", 2)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, verdict{"deadlock", []int{0, 1}, []string{
+			"waiting for Stream.Send to rank 1 (64 bytes) at ", at(t, "isend_irecv_headtohead", "# both ranks")}})
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
+	run("crash", false, func(t *testing.T) {
+		_, sum, err := recordTorch(t, "crash", 2)
+		if !errors.Is(err, recorder.ErrProgramFailed) {
+			t.Fatalf("record: %v, want ErrProgramFailed", err)
+		}
+		if sum.Header.Status != trace.StatusCrashed {
+			t.Fatalf("status %q, want crashed", sum.Header.Status)
+		}
+		want := regexp.MustCompile(`crash: rank 1: uncaught exception at \S*` + regexp.QuoteMeta(at(t, "crash", "# uncaught")) + `: ValueError: bad batch`)
+		if !want.MatchString(sum.Header.Message) {
+			t.Errorf("message does not match %s:\n%s", want, sum.Header.Message)
+		}
+	})
 }

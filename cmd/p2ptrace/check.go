@@ -11,6 +11,7 @@ import (
 type checkOptions struct {
 	json      bool
 	maxForced int
+	rules     string
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -32,7 +33,8 @@ turn. Print the findings deduplicated.
 Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
   p2ptrace check --json trace.db | jq '.findings[].kind'
-  p2ptrace check --max-forced 16 big.db`,
+  p2ptrace check --max-forced 16 big.db
+  p2ptrace check --rules gloo torch.db`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.maxForced < 1 {
@@ -43,6 +45,9 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 				return err
 			}
 			defer tr.Close()
+			if err := applyRules(tr, o.rules); err != nil {
+				return err
+			}
 			var bar *progress
 			res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
 				if bar == nil {
@@ -61,5 +66,6 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	cmd.Flags().IntVar(&o.maxForced, "max-forced", replay.MaxForcedReplays, "the most forced-match replays to run")
+	addRulesFlag(cmd, &o.rules)
 	return cmd
 }

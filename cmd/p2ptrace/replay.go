@@ -20,6 +20,7 @@ type replayOptions struct {
 	seed    uint64
 	explore int
 	json    bool
+	rules   string
 }
 
 func newReplayCmd(f *factory) *cobra.Command {
@@ -64,6 +65,9 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 				return err
 			}
 			defer tr.Close()
+			if err := applyRules(tr, o.rules); err != nil {
+				return err
+			}
 			base := tr.Config()
 			base.Force = force
 			n := max(o.explore, 1)
@@ -81,6 +85,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 	cmd.Flags().IntVar(&o.explore, "explore", 0, "replay this many seeds and deduplicate the findings")
 	cmd.Flags().StringVar(&o.force, "force-match", "", "restrict one AnySource receive to one sender: RANK:SEQ=SRC (as check reports)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	addRulesFlag(cmd, &o.rules)
 	return cmd
 }
 

@@ -168,7 +168,7 @@ class Segment:
         struct.pack_into("<I", self.mm, 108, call)
         struct.pack_into("<I", self.mm, 900, site)
         b = text.encode(errors="replace")[:511]
-        self.mm[384:384 + len(b)] = b + b"\0"
+        self.mm[384:384 + len(b) + 1] = b + b"\0"
 
     def end(self, state):
         struct.pack_into("<q", self.mm, 64, time.time_ns())
@@ -203,6 +203,7 @@ class Recorder:
         self.groups = {}  # id(group) -> comm id
         self.ncomms = 0
         self.depth = 0
+        self.batch_sites = []  # where each P2POp of the batch in progress was made
         self.finalized = False
         mode = os.environ.get("P2PTRACE_HASH", "full")
         self.hash_mode = {"full": 0, "sample": 1, "off": 2}.get(mode, 0)
@@ -256,9 +257,9 @@ class Recorder:
             self.seg = Segment(os.path.join(d, "rank-%d.seg" % rank), rank, size, self.hash_mode)
         return self.seg
 
-    def post(self, call, fields, blocking):
+    def post(self, call, fields, blocking, where=None):
         s = self.ensure()
-        site = s.site(self.where())
+        site = s.site(where or self.where())
         fields[F_SITE] = site
         s.record(POST, call, fields)
         seq = self.seq
@@ -324,7 +325,8 @@ class Recorder:
             f = {F_OP: OP_ISEND if send else OP_IRECV, F_PEER: -1 if peer is None else peer, F_TAG: tag,
                  F_COMM: rec.comm(group), F_T0: t0, F_T1: s.now(), F_REQ: req, F_HASH: h}
             f.update(rec.tfields(tensor))
-            seq, _ = rec.post(C_ISEND if send else C_IRECV, f, False)
+            where = rec.batch_sites.pop(0) if rec.depth > 0 and rec.batch_sites else None
+            seq, _ = rec.post(C_ISEND if send else C_IRECV, f, False, where)
             if work is not None:
                 rec.works[id(work)] = (work, req, seq, send, tensor, peer, tag, f.get(F_COUNT, 0))
             return work
@@ -387,6 +389,7 @@ class Recorder:
             seq, _ = rec.post(C_BATCH, {F_OP: OP_GROUPSTART, F_T0: s.now()}, False)
             rec.done(C_BATCH, seq, {})
             rec.depth += 1
+            rec.batch_sites = [getattr(op, "_p2ptrace_site", None) for op in p2p_op_list]
             try:
                 ret = orig(p2p_op_list)
             finally:
@@ -431,6 +434,26 @@ class Recorder:
             return g
         return new_group
 
+    def wrap_p2pop_init(self, orig):
+        rec = self
+
+        def __init__(op, *args, **kw):
+            orig(op, *args, **kw)
+            try:
+                op._p2ptrace_site = rec.where()  # an op's site is where the program made it
+            except AttributeError:
+                pass
+        return __init__
+
+    def wrap_init(self, orig):
+        rec = self
+
+        def init_process_group(*args, **kw):
+            ret = orig(*args, **kw)
+            rec.ensure()  # every rank has a segment from here on, calls or not
+            return ret
+        return init_process_group
+
     def wrap_destroy(self, orig):
         rec = self
 
@@ -455,6 +478,8 @@ class Recorder:
         rec = self
 
         def hook(typ, value, tb):
+            if rec.seg is None and not rec.finalized and rec.dist.is_initialized():
+                rec.ensure()
             if rec.seg is not None and not rec.finalized:
                 where = ("?", 0, "?")
                 t = tb
@@ -503,6 +528,7 @@ def install():
         "barrier": rec.wrap_collective(c10d.barrier, C_BARRIER),
         "new_group": rec.wrap_new_group(c10d.new_group),
         "destroy_process_group": rec.wrap_destroy(c10d.destroy_process_group),
+        "init_process_group": rec.wrap_init(c10d.init_process_group),
     }
     for name, code in COLLECTIVES.items():
         if hasattr(c10d, name):
@@ -510,6 +536,7 @@ def install():
     for name, fn in patches.items():
         setattr(c10d, name, fn)
         setattr(dist, name, fn)
+    c10d.P2POp.__init__ = rec.wrap_p2pop_init(c10d.P2POp.__init__)
     work = c10d.Work
     work.wait = rec.wrap_wait(work.wait)
     work.is_completed = rec.wrap_is_completed(work.is_completed)

@@ -1,5 +1,0 @@
-package recorder_test
-
-import "strconv"
-
-func itoa(n int) string { return strconv.Itoa(n) }
