@@ -108,7 +108,7 @@ class Segment:
     def _write(self, typ, call, fields):
         body = bytearray()
         mask = 0
-        for bit in sorted(fields):
+        for bit in sorted(fields) if len(fields) > 1 else fields:
             v = fields[bit]
             if not v and bit != F_PEER:
                 continue
@@ -497,8 +497,18 @@ class Recorder:
         return hook
 
 
+_RELATIVE = {}
+
+
 def _relative(fn):
     """fn relative to the working directory when under it, else as is."""
+    rel = _RELATIVE.get(fn)
+    if rel is None:
+        rel = _RELATIVE[fn] = _relative_uncached(fn)
+    return rel
+
+
+def _relative_uncached(fn):
     if os.path.isabs(fn):
         rel = os.path.relpath(fn)
         if not rel.startswith(".." + os.sep):
