@@ -73,6 +73,24 @@ func checkUnder(t *testing.T, path string, rules replay.Rules) []replay.Finding 
 	return res.Findings
 }
 
+// processesRunning lists the processes whose command line names arg.
+func processesRunning(arg string) []string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []string
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == arg {
+				pids = append(pids, filepath.Base(d))
+			}
+		}
+	}
+	return pids
+}
+
 // verdict is what a finding must be: its kind, ranks, and the sites its
 // message or ops name.
 type verdict struct {
@@ -143,6 +161,10 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		if sum.Header.Status != trace.StatusHung {
 			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		script, _ := torchScript(t, "headtohead")
+		if pids := processesRunning(script); len(pids) > 0 {
+			t.Errorf("ranks left running after the hung job was ended: %v", pids)
 		}
 		line := at(t, "headtohead", "# both ranks block here")
 		msg := sum.Header.Message

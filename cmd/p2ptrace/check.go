@@ -40,14 +40,16 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			if o.maxForced < 1 {
 				return usageErrorf("--max-forced %d: want at least 1 forced replay", o.maxForced)
 			}
+			rules, err := parseRulesFlag(o.rules)
+			if err != nil {
+				return err
+			}
 			tr, err := openReplay(f, args[0])
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
-			if err := applyRules(tr, o.rules); err != nil {
-				return err
-			}
+			setRules(tr, rules)
 			var bar *progress
 			res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{MaxForced: o.maxForced, Progress: func(done, total int) {
 				if bar == nil {

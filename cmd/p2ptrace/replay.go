@@ -60,14 +60,16 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 				}
 				force = &fm
 			}
+			rules, err := parseRulesFlag(o.rules)
+			if err != nil {
+				return err
+			}
 			tr, err := openReplay(f, args[0])
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
-			if err := applyRules(tr, o.rules); err != nil {
-				return err
-			}
+			setRules(tr, rules)
 			base := tr.Config()
 			base.Force = force
 			n := max(o.explore, 1)

@@ -11,15 +11,21 @@ func addRulesFlag(cmd *cobra.Command, rules *string) {
 	cmd.Flags().StringVar(rules, "rules", "", "semantics of the point-to-point ops: nccl, or gloo/mpi (as recorded); default nccl for torch.distributed traces, as recorded for the rest")
 }
 
-// applyRules sets the trace's rules from a --rules value ("" = the trace's default).
-func applyRules(tr *replay.Trace, rules string) error {
+// parseRulesFlag reads a --rules value ("" = the trace's default, returned as "").
+func parseRulesFlag(rules string) (replay.Rules, error) {
 	if rules == "" {
-		return nil
+		return "", nil
 	}
 	r, err := replay.ParseRules(rules)
 	if err != nil {
-		return usageErrorf("--rules: %v", err)
+		return "", usageErrorf("--rules: %v", err)
 	}
-	tr.SetRules(r)
-	return nil
+	return r, nil
+}
+
+// setRules applies parsed --rules to an opened trace.
+func setRules(tr *replay.Trace, r replay.Rules) {
+	if r != "" {
+		tr.SetRules(r)
+	}
 }
