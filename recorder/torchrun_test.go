@@ -272,6 +272,49 @@ func TestRecordTorchPrograms(t *testing.T) {
 			"waiting for Stream.Send to rank 1 (64 bytes) at ", at(t, "isend_irecv_headtohead", "# both ranks")}})
 		wantClean(t, checkUnder(t, path, gloo), gloo)
 	})
+	run("groups", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "groups", 4)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+		r, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		// What each rank's posts were, with the communicator of its sends
+		// and receives and the group size of its barriers.
+		got := map[int][]string{}
+		var ev trace.Event
+		for rank := range r.Ranks() {
+			c := r.Rank(rank)
+			for c.Next(&ev) {
+				if ev.Kind != trace.KindPost || ev.Op == trace.OpCompute {
+					continue
+				}
+				s := ev.Op.String()
+				switch {
+				case ev.Op.IsSend() || ev.Op.IsRecv():
+					s += fmt.Sprintf("(peer %d, comm %d)", ev.Peer, ev.Comm)
+				case ev.Op == trace.OpBarrier:
+					s += fmt.Sprintf("(%d ranks)", ev.Count)
+				}
+				got[rank] = append(got[rank], s)
+			}
+		}
+		want := map[int][]string{
+			0: {"Send(peer 1, comm 1)", "Barrier(4 ranks)", "Finalize"},
+			1: {"Recv(peer 0, comm 1)", "Barrier(4 ranks)", "Finalize"},
+			2: {"Isend(peer 3, comm 0)", "Wait", "Barrier(4 ranks)", "Finalize"},
+			3: {"Irecv(peer 2, comm 0)", "Test", "Wait", "Barrier(4 ranks)", "Finalize"},
+		}
+		for rank, w := range want {
+			if !slices.Equal(got[rank], w) {
+				t.Errorf("rank %d: ops %v, want %v", rank, got[rank], w)
+			}
+		}
+	})
 	run("crash", false, func(t *testing.T) {
 		_, sum, err := recordTorch(t, "crash", 2)
 		if !errors.Is(err, recorder.ErrProgramFailed) {
