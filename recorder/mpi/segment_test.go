@@ -105,6 +105,9 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 			uv(fPath, uint64(len(r.Path)))
 			f = append(f, r.Path...)
 		}
+		if r.Site != 0 {
+			uv(fSite, uint64(r.Site))
+		}
 		switch {
 		case r.T1 != 0:
 			lastT = r.T1
