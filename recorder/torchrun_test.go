@@ -262,6 +262,14 @@ func TestRecordTorchPrograms(t *testing.T) {
 			[]string{"rank 0 sends 4 elements, rank 1 receives 8", at(t, "count_mismatch", "# 4 elements"), at(t, "count_mismatch", "# 8 elements")}})
 		wantClean(t, checkUnder(t, path, gloo), gloo)
 	})
+	run("dtype_mismatch", false, func(t *testing.T) {
+		path, _, err := recordTorch(t, "dtype_mismatch", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, verdict{"type-mismatch", []int{0, 1},
+			[]string{"rank 0 sent 8 float32, rank 1 receives int32", at(t, "dtype_mismatch", "# float32"), at(t, "dtype_mismatch", "# int32")}})
+	})
 	run("isend_irecv_headtohead", true, func(t *testing.T) {
 		// Completes on gloo; deadlocks under NCCL's rules.
 		path, sum, err := recordTorch(t, "isend_irecv_headtohead", 2)

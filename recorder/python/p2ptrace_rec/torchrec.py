@@ -44,9 +44,9 @@ F_OP, F_DTYPE, F_FLAG, F_ERR, F_SEQ, F_MODULE, F_PEER, F_TAG, F_COMM = range(9)
 F_INDEX, F_COUNT, F_BYTES, F_T0, F_T1, F_PC, F_REQ, F_HASH = range(9, 17)
 F_SOURCE, F_STAG, F_SCOUNT, F_REQS, F_PATH, F_SITE = range(17, 23)
 
-# trace.Dtype codes by torch dtype name (0: other, bytes still counted).
-DTYPES = {"uint8": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5,
-          "float32": 8, "float64": 9, "bool": 1, "float16": 0, "bfloat16": 0}
+# trace.Dtype codes by torch dtype name; the rest are Opaque (6), their bytes counted.
+DTYPES = {"uint8": 1, "bool": 1, "int32": 2, "int64": 3, "float32": 4, "float64": 5}
+OPAQUE = 6
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -245,7 +245,7 @@ class Recorder:
     def tfields(self, t):
         try:
             n = t.numel()
-            return {F_DTYPE: DTYPES.get(str(t.dtype).replace("torch.", ""), 0), F_COUNT: n,
+            return {F_DTYPE: DTYPES.get(str(t.dtype).replace("torch.", ""), OPAQUE), F_COUNT: n,
                     F_BYTES: n * t.element_size()}
         except Exception:
             return {}
