@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
@@ -105,7 +106,7 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 		}
 		return nil, fmt.Errorf("%w: %s ran, but no rank recorded a torch.distributed call", ErrNoCalls, strings.Join(command, " "))
 	}
-	hungAfter := 0 * o.HangTimeout
+	var hungAfter time.Duration
 	if why.hung {
 		hungAfter = o.HangTimeout
 	}

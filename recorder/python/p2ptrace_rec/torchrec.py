@@ -200,7 +200,7 @@ class Recorder:
         self.seq = 0
         self.next_req = 1
         self.works = {}  # id(work) -> (work, req, post seq, kind, tensor, peer)
-        self.groups = {}  # id(group) -> comm id
+        self.groups = {}  # id(group) -> (group, comm id); peers are global ranks in torch's API
         self.ncomms = 0
         self.depth = 0
         self.batch_sites = []  # where each P2POp of the batch in progress was made
@@ -236,11 +236,8 @@ class Recorder:
     def comm(self, group):
         if group is None or group is self.dist.GroupMember.WORLD:
             return 0
-        return self.groups.get(id(group), 0)
-
-    def world(self, group, peer):
-        """peer is a global rank in torch's API already (group ranks are not used)."""
-        return peer
+        g = self.groups.get(id(group))
+        return g[1] if g is not None and g[0] is group else 0
 
     def tfields(self, t):
         try:
@@ -427,8 +424,7 @@ class Recorder:
             cid = rec.ncomms  # every rank calls new_group in the same order
             members = sorted(ranks) if ranks is not None else list(range(rec.dist.get_world_size()))
             if g is not None and g is not rec.dist.GroupMember.NON_GROUP_MEMBER:
-                rec.groups[id(g)] = cid
-                rec._keep = getattr(rec, "_keep", []) + [g]
+                rec.groups[id(g)] = (g, cid)  # the group is kept, so its id is never reused
             s = rec.ensure()
             s.record(COMM, C_NEWGROUP, {F_COMM: cid, F_PEER: 0, F_COUNT: len(members), F_REQS: members})
             return g
