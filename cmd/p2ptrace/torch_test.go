@@ -32,7 +32,7 @@ func TestRecordTorchFlagErrors(t *testing.T) {
 // TestRecordTorchThenCheck: the README's commands on a program where gloo
 // and NCCL differ: both ranks isend then irecv. record (gloo) is clean,
 // exit 0; check (NCCL's rules by default) finds the deadlock, exit 1;
-// check --rules gloo finds nothing, exit 0.
+// check --rules gloo finds nothing, exit 0; replay likewise.
 func TestRecordTorchThenCheck(t *testing.T) {
 	pytest.RequireTorch(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", "testdata", "torch", "isend_irecv_headtohead.py"))
@@ -52,5 +52,13 @@ func TestRecordTorchThenCheck(t *testing.T) {
 	code, out, _ = runCmd(t, "check", "--rules", "gloo", db)
 	if code != exitOK {
 		t.Fatalf("check --rules gloo: exit %d, want 0:\n%s", code, out)
+	}
+	code, out, _ = runCmd(t, "replay", db)
+	if code != exitFindings || !strings.Contains(out, "deadlock") {
+		t.Fatalf("replay: exit %d, want 1 and the NCCL deadlock:\n%s", code, out)
+	}
+	code, out, _ = runCmd(t, "replay", "--rules", "mpi", db)
+	if code != exitOK {
+		t.Fatalf("replay --rules mpi: exit %d, want 0:\n%s", code, out)
 	}
 }
