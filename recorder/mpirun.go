@@ -471,6 +471,7 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	if err != nil {
 		return err
 	}
+	tr.SetRules(replay.RulesRecorded) // what the run did, on the backend it ran on
 	fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
 	if err == nil {
 		var muts []sim.Problem

@@ -89,7 +89,7 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 	info := h.Rerun
 	switch {
 	case h.Backend != "sim":
-		return nil, "re-running MPI programs with a forced match is not supported yet"
+		return nil, fmt.Sprintf("re-running %s programs with a forced match is not supported yet", h.Backend)
 	case info == nil:
 		return nil, "the trace does not say how to re-run its program (record it with p2ptrace record)"
 	}

@@ -445,7 +445,14 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		e.Iprobe(d.msgOp(r, ev))
 		return !e.Parked(r), nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
-		e.StreamOp(d.msgOp(r, ev))
+		op := d.msgOp(r, ev)
+		if ev.Req != 0 {
+			// A stream op with a request (torch.distributed's Work under
+			// NCCLSource): waited for like an Isend.
+			e.NewRequest(op)
+			c.reqs.put(ev.Req, op)
+		}
+		e.StreamOp(op)
 		return true, nil
 	case trace.OpSynchronize:
 		return e.Synchronize(d.msgOp(r, ev)), nil

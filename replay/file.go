@@ -10,7 +10,8 @@ import (
 // Trace is an opened trace file, ready to replay: it streams each rank's
 // events block by block, so a trace bigger than memory replays.
 type Trace struct {
-	r *trace.Reader
+	r     *trace.Reader
+	rules Rules
 }
 
 // OpenTrace opens a trace file (errors wrap trace.ErrNotTrace, ErrDamaged, ErrNewerVersion).
@@ -19,8 +20,15 @@ func OpenTrace(path string) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{r: r}, nil
+	return &Trace{r: r, rules: DefaultRules(r.Header())}, nil
 }
+
+// SetRules chooses the semantics Open's sources replay under (OpenTrace
+// picks DefaultRules).
+func (t *Trace) SetRules(r Rules) { t.rules = r }
+
+// Rules are the semantics Open's sources replay under.
+func (t *Trace) Rules() Rules { return t.rules }
 
 // Close releases the file.
 func (t *Trace) Close() error { return t.r.Close() }
@@ -51,6 +59,9 @@ func (t *Trace) Open() (Source, error) {
 	src := &fileSource{r: t.r, cursors: make([]*trace.Cursor, t.r.Ranks())}
 	for i := range src.cursors {
 		src.cursors[i] = t.r.Rank(i)
+	}
+	if t.rules == RulesNCCL {
+		return NCCLSource(src), nil
 	}
 	return src, nil
 }

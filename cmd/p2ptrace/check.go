@@ -22,6 +22,7 @@ type checkOptions struct {
 
 	polls int
 	html  string
+	rules string
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -64,11 +65,16 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
   p2ptrace check --json trace.db | jq '.findings[].kind'
   p2ptrace check --max-forced 16 big.db
   p2ptrace check --no-rerun --strict race.db
-  p2ptrace check --html report.html trace.db`,
+  p2ptrace check --html report.html trace.db
+  p2ptrace check --rules gloo torch.db`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.maxForced < 1 {
 				return usageErrorf("--max-forced %d: want at least 1 forced replay", o.maxForced)
+			}
+			rules, err := parseRulesFlag(o.rules)
+			if err != nil {
+				return err
 			}
 			if o.maxReruns < 1 {
 				return usageErrorf("--max-reruns %d: want at least 1 re-run (--no-rerun turns them off)", o.maxReruns)
@@ -78,6 +84,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 				return err
 			}
 			defer tr.Close()
+			setRules(tr, rules)
 			copts := replay.CheckOptions{MaxForced: o.maxForced, MaxReruns: o.maxReruns, Strict: o.strict, NoRerun: "--no-rerun"}
 			if !o.noRerun {
 				copts.Rerun, copts.NoRerun = recorder.Rerunner(context.Background(), tr)
@@ -116,5 +123,6 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 	cmd.Flags().BoolVar(&o.noRerun, "no-rerun", false, "never re-run the program: races only a re-run could judge are unconfirmed")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "report unconfirmed races as findings")
 	cmd.Flags().IntVar(&o.polls, "poll-limit", 0, "fruitless polls in a row after which a rank waits for the world to change (0: the default, 1000; negative: never)")
+	addRulesFlag(cmd, &o.rules)
 	return cmd
 }

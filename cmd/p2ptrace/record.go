@@ -29,6 +29,7 @@ type recordOptions struct {
 	mpicc       string
 	hangTimeout time.Duration
 	segments    string
+	launcher    string // "mpirun" or "torch"
 
 	timeout   time.Duration
 	pollLimit int
@@ -66,13 +67,20 @@ Flags after PROGRAM are its own. A -- right after PROGRAM ends p2ptrace's
 arguments and is not passed on (give -- twice to pass one); every other
 argument reaches PROGRAM as given.
 
+With -n N --launcher torch, PROGRAM is a Python interpreter with PyTorch and
+ARGS its script: p2ptrace starts N ranks as torchrun does (RANK, LOCAL_RANK,
+WORLD_SIZE, MASTER_ADDR, a free MASTER_PORT) with its Python recorder on
+PYTHONPATH, which records torch.distributed's point-to-point calls with the
+script's file:line; hangs are detected as for MPI.
+
 Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`,
 		Example: `  p2ptrace record ./testdata/train/pingpong
   p2ptrace record -o ring.db --hash sample ./testdata/train/ring -- -ranks 16 -iters 1000
   p2ptrace record --eager 0 --seed 7 ./train
   p2ptrace record -n 4 -o train.db ./train_mpi --epochs 1
   p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver
-  p2ptrace record --timeout 10m ./train`,
+  p2ptrace record --timeout 10m ./train
+  p2ptrace record -n 2 --launcher torch -o t.db -- /usr/bin/python3 train.py`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%s: want PROGRAM [ARGS...]\nRun '%s --help' for usage.", cmd.CommandPath(), cmd.CommandPath())
@@ -87,7 +95,7 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			if cmd.Flags().Changed("np") {
 				return o.runMPI(cmd, f, args)
 			}
-			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments"} {
+			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments", "launcher"} {
 				if cmd.Flags().Changed(name) {
 					return usageErrorf("--%s applies to MPI programs: give the number of ranks with -n", name)
 				}
@@ -123,6 +131,7 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "end a run that outlives this (a rank spinning in its own code, a program that stops calling the runtime) with a no-progress finding, killing the program if it does not end itself (0: no bound)")
 	cmd.Flags().IntVar(&o.pollLimit, "poll-limit", 0, "fruitless polls in a row (Test answering not yet) after which a rank waits for the world to change: a livelock ends as a hang (0: the default, 1000; negative: never)")
 	cmd.Flags().DurationVar(&o.hangTimeout, "hang-timeout", recorder.DefaultHangTimeout, "MPI: end the job as hung after this long with every rank blocked")
+	cmd.Flags().StringVar(&o.launcher, "launcher", "mpirun", "with -n: mpirun (MPI programs) or torch (torch.distributed: PROGRAM is python3, ARGS its script)")
 	return cmd
 }
 
@@ -139,11 +148,20 @@ func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) er
 	if err != nil {
 		return usageErrorf("--mpi-args %q: %v", o.mpiArgs, err)
 	}
-	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+	mo := recorder.MPIOptions{
 		Program: args[0], Args: args[1:], Ranks: o.ranks, MPIRun: o.mpirun, MPIArgs: extra, MPICC: o.mpicc,
 		Output: o.output, Force: o.force, Hash: o.hash, HangTimeout: o.hangTimeout, Segments: o.segments, Timeout: o.timeout,
 		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
-	})
+	}
+	record := recorder.RecordMPI
+	switch o.launcher {
+	case "mpirun":
+	case "torch":
+		record = recorder.RecordTorch
+	default:
+		return usageErrorf("--launcher %q: want mpirun or torch", o.launcher)
+	}
+	sum, err := record(context.Background(), mo)
 	return recordResult(f, sum, err)
 }
 

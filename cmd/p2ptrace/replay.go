@@ -21,6 +21,7 @@ type replayOptions struct {
 	explore int
 	json    bool
 	polls   int
+	rules   string
 }
 
 func newReplayCmd(f *factory) *cobra.Command {
@@ -60,11 +61,16 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 				}
 				force = &fm
 			}
+			rules, err := parseRulesFlag(o.rules)
+			if err != nil {
+				return err
+			}
 			tr, err := openReplay(f, args[0])
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
+			setRules(tr, rules)
 			base := tr.Config()
 			base.Force = force
 			base.PollLimit = o.polls
@@ -88,6 +94,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 	cmd.Flags().StringVar(&o.force, "force-match", "", "restrict one AnySource receive to one sender: RANK:SEQ=SRC (as check reports)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	cmd.Flags().IntVar(&o.polls, "poll-limit", 0, "fruitless polls in a row after which a rank waits for the world to change (0: the default, 1000; negative: never)")
+	addRulesFlag(cmd, &o.rules)
 	return cmd
 }
 

@@ -50,7 +50,12 @@
 //
 // Call sites are __builtin_return_address(0) of the wrapper plus the load base
 // and path of its module (dladdr); Merge resolves them to file:line with the
-// module's DWARF line table (build the program with -g).
+// module's DWARF line table (build the program with -g). A call made from
+// mpi4py's extension module (mpi4py/MPI.*.so) is named by the Python line
+// that called it: the shim asks the interpreter (PyGILState_Ensure,
+// PyEval_GetFrame, through dlsym) for the innermost frame outside mpi4py's
+// package, and records "FILE.py:LINE" as a module of its own with load base 0,
+// which Merge takes as the site.
 //
 // At Init the shim installs an error handler on MPI_COMM_WORLD (inherited by
 // derived communicators) that records the MPI error text and the call it
@@ -108,7 +113,9 @@
 //
 // # FORMAT
 //
-// Segment format version 3. A segment is one file per world rank, written by
+// Segment format version 3, written by the shim and by the Python recorder
+// (package recorder/python); Merge also reads version 2 (an older shim:
+// version 3 without its additions). A segment is one file per world rank, written by
 // that rank only, through a shared mmap of the file (grown with ftruncate,
 // doubling up to 64 MiB at a time, remapped, and prefaulted in bulk with
 // MADV_POPULATE_WRITE): a rank killed with SIGKILL loses nothing it
@@ -138,6 +145,7 @@
 //	104 i32 MPI error class     108 u32 call of the error or abort
 //	112 u64 its pc              120 u32 its module id
 //	128 [256]byte MPI library version, first line, NUL terminated
+//	    (Python: "torch.distributed BACKEND (torch VERSION)")
 //	384 [512]byte error text (MPI_Error_string, or the MPI_Abort code), NUL terminated
 //	896 [64]byte the MPI function that failed when it is not a call the shim
 //	        records (error call 0; found by unwinding the stack to the
@@ -147,12 +155,14 @@
 //	        were polls that found nothing (MPI_Test*, MPI_Iprobe answering
 //	        no); poll_to is 0 after any other outcome (the hang monitor
 //	        counts such a rank as blocked)
+//	976 u32 site id of the current call (0: none; Python programs, pc 0)
+//	980 u32 site id of the error (an uncaught Python exception)
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:
 //
 //	u32  length of the whole record (low 24 bits) | type << 24
-//	     (type 1 post, 2 done, 3 module, 4 comm)
+//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site: version 3)
 //	u8   call code
 //	uvarint mask: bit i set when field i is present (nonzero)
 //	the present fields, in bit order
@@ -176,10 +186,12 @@
 //	17 status source zz (world rank)  18 status tag zz  19 status count zz
 //	20 trailer: uvarint n, then n zz deltas (each from the previous value,
 //	   the first from 0): request ids, or the world ranks of a comm record
-//	21 path: uvarint n, then n bytes (module records)
+//	21 path: uvarint n, then n bytes (module records; site records: the
+//	   file, a NUL, the function)
 //	22 buffer address uvarint, 23 its length uvarint: the bytes a message
 //	   op reads or writes, present when they are one range without holes
 //	   (the merge finds overlapping buffers of pending ops with them)
+//	24 site uvarint: the post's site id, from a site record (Python)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a
@@ -199,7 +211,9 @@
 // (its done's flag set: freed while active, whatever a replay's timing),
 // else no op. Datatypes: a derived type whose signature is one basic type
 // repeated is recorded as that type, count in basic elements.
-// An Iprobe that found nothing takes about 32 bytes (post and done).
+// An Iprobe that found nothing takes about 32 bytes (post and done). A
+// site record (id in module, line in count, path) comes before the first
+// post that names its id: Python programs have no pc.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,
@@ -208,5 +222,10 @@
 // 25 Testall, 26 Testany, 27 Testsome, 28 Request_free, 29 Send_init,
 // 30 Ssend_init, 31 Bsend_init, 32 Rsend_init, 33 Recv_init, 34 Start,
 // 35 Startall, 36 Sendrecv, 37 Sendrecv_replace, 38 Probe, 39 Iprobe,
-// 40 Barrier, 41 Buffer_attach, 42 Buffer_detach.
+// 40 Barrier, 41 Buffer_attach, 42 Buffer_detach. The Python recorder's
+// (torch.distributed): 43 init_process_group, 44 destroy_process_group,
+// 45 new_group, 46 send, 47 recv, 48 isend, 49 irecv, 50 batch_isend_irecv,
+// 51 Work.wait, 52 Work.is_completed, 53 barrier, 54 uncaught exception,
+// 55 exit, 56 all_reduce, 57 broadcast, 58 all_gather, 59 reduce,
+// 60 reduce_scatter, 61 all_to_all, 62 gather, 63 scatter.
 package mpi

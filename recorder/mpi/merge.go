@@ -73,6 +73,7 @@ type rankData struct {
 	matchS  []uint64 // MatchSeq
 	offset  int64    // rank's start relative to the run's start (ns)
 	modules map[uint32]record
+	pySites map[uint32]record // version 3 site records by id (Python programs)
 }
 
 // Merge reads the segments of every rank in dir and writes them as one trace
@@ -232,7 +233,23 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	siteIDs := map[siteKey]uint32{}
-	siteOf := func(rd *rankData, module uint32, pc uint64) uint32 {
+	pySiteIDs := map[string]uint32{}
+	siteOf := func(rd *rankData, module uint32, pc uint64, py uint32) uint32 {
+		if py != 0 {
+			s, ok := rd.pySites[py]
+			if !ok {
+				return 0
+			}
+			file, fn, _ := strings.Cut(s.Path, "\x00")
+			k := file + ":" + strconv.FormatInt(s.Count, 10) + ":" + fn
+			if id, ok := pySiteIDs[k]; ok {
+				return id
+			}
+			id := uint32(len(siteIDs) + len(pySiteIDs) + 1)
+			pySiteIDs[k] = id
+			w.AddSite(trace.Site{ID: id, Function: fn, File: file, Line: int(s.Count)})
+			return id
+		}
 		m, ok := rd.modules[module]
 		if !ok || pc == 0 {
 			return 0
@@ -241,13 +258,21 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		if id, ok := siteIDs[k]; ok {
 			return id
 		}
-		id := uint32(len(siteIDs) + 1)
+		id := uint32(len(siteIDs) + len(pySiteIDs) + 1)
 		siteIDs[k] = id
 		s := sites.resolve(k)
 		w.AddSite(trace.Site{ID: id, Function: s.Function, File: s.File, Line: s.Line})
 		return id
 	}
-	siteText := func(rd *rankData, module uint32, pc uint64) string {
+	siteText := func(rd *rankData, module uint32, pc uint64, py uint32) string {
+		if py != 0 {
+			s, ok := rd.pySites[py]
+			if !ok {
+				return ""
+			}
+			file, _, _ := strings.Cut(s.Path, "\x00")
+			return file + ":" + strconv.FormatInt(s.Count, 10)
+		}
 		m, ok := rd.modules[module]
 		if !ok || pc == 0 {
 			return ""
@@ -289,10 +314,21 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 				break
 			}
 			re.Blocked = callName(h.CurCall)
-			re.Site = siteText(rd, h.CurModule, h.CurPC)
+			re.Site = siteText(rd, h.CurModule, h.CurPC, h.CurSite)
 		case StateAborted, StateErrored:
-			re.Site = siteText(rd, h.ErrModule, h.ErrPC)
+			re.Site = siteText(rd, h.ErrModule, h.ErrPC, h.ErrSite)
 			re.Error = h.Error
+			if h.ErrCall == callPyException {
+				// A Python rank died of an uncaught exception: a crash at
+				// its line (the error text is the exception).
+				op := verdict.OpRef{Rank: r, Op: "uncaught exception", Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: "uncaught exception"}
+				msg := fmt.Sprintf("rank %d: uncaught exception", r)
+				if re.Error != "" {
+					msg += ": " + re.Error
+				}
+				fs = append(fs, verdict.New(verdict.Crash, []int{r}, msg, op))
+				break
+			}
 			call := callName(h.ErrCall)
 			if h.ErrCall == callNone {
 				if call = h.ErrName; call == "" {
@@ -301,7 +337,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 					call = "an MPI call p2ptrace does not record"
 					if re.Site == "" && h.CurCall != callNone {
 						call += " (after " + callName(h.CurCall)
-						if s := siteText(rd, h.CurModule, h.CurPC); s != "" {
+						if s := siteText(rd, h.CurModule, h.CurPC, h.CurSite); s != "" {
 							call += " at " + s
 						}
 						call += ")"
@@ -420,6 +456,11 @@ func prepare(s *segment) (*rankData, error) {
 			rd.doneOf[r.Seq] = i
 		case recModule:
 			rd.modules[r.Module] = r
+		case recSite:
+			if rd.pySites == nil {
+				rd.pySites = map[uint32]record{}
+			}
+			rd.pySites[r.Module] = r
 		}
 	}
 	n := len(rd.posts)
@@ -561,7 +602,7 @@ func match(ranks []*rankData) {
 }
 
 // emit appends a rank's events to w and returns how many.
-func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint32, uint64) uint32) int64 {
+func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint32, uint64, uint32) uint32) int64 {
 	var n int64
 	var ev trace.Event
 	recs := rd.seg.recs
@@ -585,7 +626,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			t := rd.offset + int64(r.T0)
 			ev = trace.Event{Kind: trace.KindPost, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
 				Peer: r.Peer, Tag: r.Tag, Comm: r.Comm, Dtype: trace.Dtype(r.Dtype), Count: r.Count, Bytes: r.Bytes,
-				Req: r.Req, Reqs: rd.reqs[i], Site: siteOf(rd, r.Module, r.PC), PostWall: t, PostVT: t,
+				Req: r.Req, Reqs: rd.reqs[i], Site: siteOf(rd, r.Module, r.PC, r.Site), PostWall: t, PostVT: t,
 				MatchRank: trace.NoRank, HashPost: r.Hash}
 			switch rd.op[i] {
 			case trace.OpBarrier:

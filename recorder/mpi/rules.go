@@ -20,7 +20,7 @@ import (
 // request-leak: a persistent request never freed before MPI_Finalize.
 
 // siteTextFunc renders the call site of a record as file:line.
-type siteTextFunc func(rd *rankData, module uint32, pc uint64) string
+type siteTextFunc func(rd *rankData, module uint32, pc uint64, py uint32) string
 
 func isInit(call uint8) bool { return call >= callSendInit && call <= callRecvInit }
 
@@ -71,7 +71,7 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 					continue
 				}
 				seen[key] = true
-				sa, sb := siteText(rd, a.Module, a.PC), siteText(rd, b.Module, b.PC)
+				sa, sb := siteText(rd, a.Module, a.PC, a.Site), siteText(rd, b.Module, b.PC, b.Site)
 				fs = append(fs, verdict.New(verdict.BufferOverlap, []int{r},
 					fmt.Sprintf("rank %d: %s at %s (%s, pending) and %s at %s (%s) use overlapping buffers (%d bytes in common)",
 						r, callName(uint32(a.Call)), siteOr(sa), access(p.writes), callName(uint32(b.Call)), siteOr(sb), access(cur.writes), hi-lo),
@@ -118,7 +118,7 @@ func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding 
 		if rec.Type != recPost || !isInit(rec.Call) || rec.Req == 0 || freed[rec.Req] {
 			continue
 		}
-		site := siteText(rd, rec.Module, rec.PC)
+		site := siteText(rd, rec.Module, rec.PC, rec.Site)
 		fs = append(fs, verdict.New(verdict.RequestLeak, []int{r},
 			fmt.Sprintf("rank %d: persistent request of %s at %s (peer %d, tag %d) never freed before MPI_Finalize", r, callName(uint32(rec.Call)), siteOr(site), rec.Peer, rec.Tag),
 			callRef(r, rec, site)))

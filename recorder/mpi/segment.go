@@ -71,7 +71,7 @@ func (s LiveState) Polling() bool {
 // them, and every other constant the shim shares with Go, against p2ptrace_shim.c.
 const (
 	segMagic   = "P2PTSEG1"
-	segVersion = 3
+	segVersion = 3 // the shim and the Python recorder write 3; version 2 (an older shim) reads too
 	segHdrSize = 4096
 )
 
@@ -81,6 +81,7 @@ const (
 	recDone   = 2
 	recModule = 3
 	recComm   = 4
+	recSite   = 5 // version 3: a source site (Python file:line)
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).
@@ -128,6 +129,28 @@ const (
 	callBarrier
 	callBufferAttach
 	callBufferDetach
+	// The calls of the Python recorder (torch.distributed), from 43.
+	callTorchInit
+	callTorchDestroy
+	callTorchNewGroup
+	callTorchSend
+	callTorchRecv
+	callTorchIsend
+	callTorchIrecv
+	callTorchBatch
+	callTorchWait
+	callTorchIsCompleted
+	callTorchBarrier
+	callPyException
+	callPyExit
+	callTorchAllReduce
+	callTorchBroadcast
+	callTorchAllGather
+	callTorchReduce
+	callTorchReduceScatter
+	callTorchAllToAll
+	callTorchGather
+	callTorchScatter
 	callCount
 )
 
@@ -140,6 +163,11 @@ var callNames = [callCount]string{
 	"MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
 	"MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
 	"MPI_Buffer_attach", "MPI_Buffer_detach",
+	"dist.init_process_group", "dist.destroy_process_group", "dist.new_group", "dist.send", "dist.recv",
+	"dist.isend", "dist.irecv", "dist.batch_isend_irecv", "Work.wait", "Work.is_completed",
+	"dist.barrier", "uncaught exception", "exit", "dist.all_reduce", "dist.broadcast",
+	"dist.all_gather", "dist.reduce", "dist.reduce_scatter", "dist.all_to_all", "dist.gather",
+	"dist.scatter",
 }
 
 func callName(c uint32) string {
@@ -187,6 +215,8 @@ type segHeader struct {
 	ErrName    string // the failed MPI function when the shim does not record it (ErrCall 0)
 	PollFrom   uint64
 	PollTo     uint64
+	CurSite    uint32 // version 3: site id of the current call (0 = none)
+	ErrSite    uint32 // version 3: site id of the error
 }
 
 func cstring(b []byte) string {
@@ -210,7 +240,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	}
 	le := binary.LittleEndian
 	h.Version = le.Uint32(b[8:])
-	if h.Version != segVersion {
+	if h.Version != segVersion && h.Version != 2 {
 		return h, fmt.Errorf("%w: version %d (this p2ptrace reads version %d)", ErrSegment, h.Version, segVersion)
 	}
 	if hs := le.Uint32(b[12:]); hs != segHdrSize {
@@ -240,6 +270,10 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrName = cstring(b[896:960])
 	h.PollFrom = le.Uint64(b[960:])
 	h.PollTo = le.Uint64(b[968:])
+	if h.Version >= 3 {
+		h.CurSite = le.Uint32(b[976:])
+		h.ErrSite = le.Uint32(b[980:])
+	}
 	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
@@ -303,9 +337,10 @@ type record struct {
 	StatTag int32
 	SCount  int64
 	Reqs    []uint64 // post/done: request ids; comm: world ranks
-	Path    string   // module
+	Path    string   // module; site: file NUL function
 	Addr    uint64   // post: first byte of its buffer when dense (0: none or not dense)
 	Span    int64    // post: the buffer's length in bytes
+	Site    uint32   // the post's site id (site records: Module is the id, Count the line)
 }
 
 // segment is a whole decoded segment.
@@ -350,6 +385,7 @@ const (
 	fPath
 	fAddr // with fSpan: the buffer's range
 	fSpan
+	fSite
 	fAll = 1<<iota - 1
 )
 
@@ -551,6 +587,13 @@ func decodeSegment(b []byte) (*segment, error) {
 		if mask&fSpan != 0 {
 			r.Span = int64(d.uvarint() & (1<<62 - 1))
 		}
+		if mask&fSite != 0 {
+			v := d.uvarint()
+			if v > 1<<32-1 {
+				return nil, bad("site %d", v)
+			}
+			r.Site = uint32(v)
+		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)
 		}
@@ -564,6 +607,10 @@ func decodeSegment(b []byte) (*segment, error) {
 		case recModule:
 			r.PC = pcoff
 			bases[r.Module] = pcoff
+		case recSite:
+			if h.Version < 3 {
+				return nil, bad("site record in a version %d segment", h.Version)
+			}
 		case recPost, recDone, recComm:
 			if pcoff != 0 {
 				base, ok := bases[r.Module]

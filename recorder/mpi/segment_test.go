@@ -109,6 +109,9 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 			uv(fAddr, r.Addr)
 			uv(fSpan, uint64(r.Span))
 		}
+		if r.Site != 0 {
+			uv(fSite, uint64(r.Site))
+		}
 		switch {
 		case r.T1 != 0:
 			lastT = r.T1

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -57,7 +58,9 @@ func TestShimConstants(t *testing.T) {
 	for i, m := range hashModes {
 		want["HASH_"+strings.ToUpper(m)] = i
 	}
-	for i, n := range callNames[1:] {
+	// The shim's calls are the MPI ones; those from callTorchInit on are
+	// the Python recorder's (TestPythonRecorderConstants).
+	for i, n := range callNames[1:callTorchInit] {
 		want["C_"+strings.ToUpper(strings.TrimPrefix(n, "MPI_"))] = i + 1
 	}
 	want["C_NONE"] = callNone
@@ -84,7 +87,7 @@ func TestShimConstants(t *testing.T) {
 		s, _ := strconv.Unquote(q)
 		names = append(names, s)
 	}
-	if !slices.Equal(names, callNames[:]) {
+	if !slices.Equal(names, callNames[:callTorchInit]) {
 		t.Errorf("call_names in the shim:\n%q\nGo's callNames:\n%q", names, callNames)
 	}
 
@@ -114,8 +117,8 @@ func TestShimConstants(t *testing.T) {
 		}
 		seen |= bits
 	}
-	if seen != fAll {
-		t.Errorf("the shim's mask bits %#x, Go's fields %#x", seen, fAll)
+	if seen != fAll&^fSite { // the site field is the Python recorder's
+		t.Errorf("the shim's mask bits %#x, Go's fields %#x", seen, fAll&^fSite)
 	}
 }
 
@@ -147,4 +150,61 @@ func cEnums(t *testing.T, src string) map[string]int {
 		t.Fatal("no enums in the shim")
 	}
 	return out
+}
+
+// TestPythonRecorderConstants: the Python recorder (recorder/python) writes
+// the same segments: its version, header size, site field bit, header
+// offsets of the site ids and call codes must be Go's.
+func TestPythonRecorderConstants(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "python", "p2ptrace_rec", "torchrec.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	num := func(re string) int {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(src)
+		if m == nil {
+			t.Fatalf("torchrec.py has no %s", re)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if v := num(`(?m)^VERSION = (\d+)`); v != segVersion {
+		t.Errorf("VERSION %d, Go %d", v, segVersion)
+	}
+	if v := num(`(?m)^HDR = (\d+)`); v != segHdrSize {
+		t.Errorf("HDR %d, Go %d", v, segHdrSize)
+	}
+	if v := num(`F_ADDR, F_SPAN, F_SITE = range\((\d+), `); 1<<(v+2) != fSite {
+		t.Errorf("F_SITE bit %d, Go %#x", v+2, fSite)
+	}
+	var offs []int
+	for _, m := range regexp.MustCompile(`pack_into\("<I", self\.mm, (\d+), site\)`).FindAllStringSubmatch(src, -1) {
+		n, _ := strconv.Atoi(m[1])
+		offs = append(offs, n)
+	}
+	if !slices.Equal(offs, []int{976, 980}) {
+		t.Errorf("site id offsets %v in the header, want 976 (current call) and 980 (error)", offs)
+	}
+	for name, want := range map[string]int{"C_SEND": callTorchSend, "C_RECV": callTorchRecv, "C_ISEND": callTorchIsend,
+		"C_IRECV": callTorchIrecv, "C_BATCH": callTorchBatch, "C_WAIT": callTorchWait, "C_BARRIER": callTorchBarrier,
+		"C_EXCEPTION": callPyException, "C_EXIT": callPyExit} {
+		m := regexp.MustCompile(`(?m)^(C_[A-Z_, ]+) = ([\d, ]+)$`).FindAllStringSubmatch(src, -1)
+		found := false
+		for _, line := range m {
+			names, vals := strings.Split(line[1], ", "), strings.Split(line[2], ", ")
+			for i, n := range names {
+				if n == name && i < len(vals) {
+					found = true
+					if v, _ := strconv.Atoi(vals[i]); v != want {
+						t.Errorf("%s = %d in torchrec.py, %d in Go", name, v, want)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: not in torchrec.py", name)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -165,6 +166,9 @@ func newSiteResolver(cwd string) *siteResolver {
 }
 
 func (r *siteResolver) resolve(k siteKey) resolvedSite {
+	if file, line, ok := pythonSite(k.path); ok {
+		return resolvedSite{File: relativeTo(r.cwd, file), Line: line}
+	}
 	m, ok := r.mods[k.path]
 	if !ok {
 		m = openModule(k.path)
@@ -181,6 +185,20 @@ func (r *siteResolver) resolve(k siteKey) resolvedSite {
 		s.Function = fmt.Sprintf("%s+%#x", filepath.Base(k.path), k.off)
 	}
 	return s
+}
+
+// pythonSite reads the module path the shim gives a Python call line of an
+// mpi4py program, "FILE.py:LINE" (see py_module in the shim).
+func pythonSite(path string) (file string, line int, ok bool) {
+	i := strings.LastIndexByte(path, ':')
+	if i < 0 || !strings.HasSuffix(path[:i], ".py") {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(path[i+1:])
+	if err != nil || n <= 0 {
+		return "", 0, false
+	}
+	return path[:i], n, true
 }
 
 func (r *siteResolver) close() {

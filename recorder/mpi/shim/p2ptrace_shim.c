@@ -397,8 +397,8 @@ static int seg_grow(size_t need) {
 }
 
 /* modules seen, by id - 1 (see module_of) */
-#define NMOD 64
-static struct { uintptr_t base; } mods[NMOD];
+#define NMOD 4096 /* loaded objects, and Python call lines (mpi4py, see py_module) */
+static struct { uintptr_t base; char *py; int pyext; } mods[NMOD];
 static int nmods;
 
 /* Records being built: a few slots, because building one can start another
@@ -524,9 +524,97 @@ static void rec_commit(struct rec *r) {
 #define PCC 1024
 static struct { uintptr_t pc; uint32_t mod; } pccache[PCC];
 
+/* mpi4py: a call made from mpi4py's extension module is named by the
+ * Python line that called it, asked of the interpreter (dlsym: nothing is
+ * linked). The line becomes a module of its own, with load base 0 and path
+ * "FILE.py:LINE" (Merge takes such a path as the site, whatever the pc).
+ * mpi4py releases the GIL around MPI calls: PyGILState_Ensure takes it back
+ * for the look-up (a Python thread holding the GIL while it waits for the
+ * shim's lock would deadlock: mpi4py programs are recorded single-threaded). */
+static struct {
+    int (*initialized)(void);
+    int (*ensure)(void);
+    void (*release)(int);
+    void *(*frame)(void);
+    void *(*back)(void *);
+    void *(*code)(void *);
+    int (*line)(void *);
+    void *(*getattr)(void *, const char *);
+    const char *(*utf8)(void *);
+    void (*decref)(void *);
+    int ok;
+    char pkg[PATH_MAX]; /* mpi4py's package directory, with its final slash */
+} py;
+
+static void py_init(void) {
+    if (py.ok) return;
+    py.ok = -1;
+#define PYSYM(f, n) if (!(*(void **)&py.f = dlsym(RTLD_DEFAULT, n))) return;
+    PYSYM(initialized, "Py_IsInitialized") PYSYM(ensure, "PyGILState_Ensure") PYSYM(release, "PyGILState_Release")
+    PYSYM(frame, "PyEval_GetFrame") PYSYM(back, "PyFrame_GetBack") PYSYM(code, "PyFrame_GetCode")
+    PYSYM(line, "PyFrame_GetLineNumber") PYSYM(getattr, "PyObject_GetAttrString") PYSYM(utf8, "PyUnicode_AsUTF8")
+    PYSYM(decref, "Py_DecRef")
+#undef PYSYM
+    py.ok = 1;
+}
+
+/* py_where writes the innermost Python frame outside mpi4py as "FILE:LINE". */
+static int py_where(char *buf, size_t n) {
+    py_init();
+    if (py.ok != 1 || !py.initialized()) return 0;
+    int g = py.ensure();
+    int found = 0;
+    void *f = py.frame(); /* borrowed */
+    void *own = NULL;
+    while (f && !found) {
+        void *code = py.code(f);
+        void *name = code ? py.getattr(code, "co_filename") : NULL;
+        const char *file = name ? py.utf8(name) : NULL;
+        if (file && strncmp(file, py.pkg, strlen(py.pkg)) != 0) {
+            char abs[PATH_MAX];
+            if (file[0] != '/' && file[0] != '<' && realpath(file, abs)) file = abs;
+            snprintf(buf, n, "%s:%d", file, py.line(f));
+            found = 1;
+        }
+        if (name) py.decref(name);
+        if (code) py.decref(code);
+        void *b = py.back(f); /* new reference */
+        if (own) py.decref(own);
+        own = b;
+        f = b;
+    }
+    if (own) py.decref(own);
+    py.release(g);
+    return found;
+}
+
+static uint32_t py_module(void) {
+    char where[PATH_MAX + 32];
+    if (!py_where(where, sizeof where)) return 0;
+    for (int i = 0; i < nmods; i++)
+        if (mods[i].py && strcmp(mods[i].py, where) == 0) return (uint32_t)i + 1;
+    if (nmods >= NMOD) return 0;
+    char *dup = strdup(where);
+    struct rec *r = dup ? rec_begin(0) : NULL;
+    if (!r) { free(dup); return 0; }
+    mods[nmods].base = 0;
+    mods[nmods].py = dup;
+    uint32_t id = ++nmods;
+    r->type = R_MODULE; r->module = id; r->pc = 0; r->path = dup;
+    rec_commit(r);
+    return id;
+}
+
 static uint32_t module_of(uintptr_t pc) {
     size_t h = (pc >> 2) & (PCC - 1);
-    if (pccache[h].pc == pc) return pccache[h].mod;
+    if (pccache[h].pc == pc) {
+        uint32_t m = pccache[h].mod;
+        if (m && mods[m - 1].pyext) {
+            uint32_t p = py_module();
+            if (p) return p;
+        }
+        return m;
+    }
     Dl_info info;
     uint32_t id = 0;
     if (dladdr((void *)pc, &info) && info.dli_fbase) {
@@ -542,6 +630,13 @@ static uint32_t module_of(uintptr_t pc) {
             struct rec *r = rec_begin(0);
             if (r) {
                 mods[nmods].base = base;
+                char *ext = strstr(path, "/mpi4py/MPI.");
+                if (ext && !py.pkg[0]) {
+                    size_t n = (size_t)(ext - path) + strlen("/mpi4py/");
+                    memcpy(py.pkg, path, n);
+                    py.pkg[n] = 0;
+                }
+                mods[nmods].pyext = ext != NULL;
                 id = ++nmods;
                 r->type = R_MODULE; r->module = id; r->pc = base; r->path = path;
                 rec_commit(r);
@@ -549,6 +644,10 @@ static uint32_t module_of(uintptr_t pc) {
         }
     }
     pccache[h].pc = pc; pccache[h].mod = id;
+    if (id && mods[id - 1].pyext) {
+        uint32_t p = py_module(); /* 0 outside Python code (mpi4py's atexit Finalize) */
+        if (p) return p;
+    }
     return id;
 }
 

@@ -1,0 +1,1 @@
+"""p2ptrace's recorders for Python programs (see torchrec)."""

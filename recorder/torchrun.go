@@ -1,0 +1,156 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/mpi"
+	"github.com/p2ptrace/p2ptrace/recorder/python"
+)
+
+// torchLauncher starts the ranks as torchrun does and, as torchrun does,
+// ends the others when one fails. $1 is the rank count, the rest the
+// command; bash's wait -n (5.1 or later, for -p) reports ranks in the order
+// they end.
+const torchLauncher = `n=$1; shift
+pids=()
+for ((i = 0; i < n; i++)); do
+  RANK=$i LOCAL_RANK=$i GROUP_RANK=0 ROLE_RANK=$i "$@" &
+  pids+=($!)
+done
+rc=0
+while :; do
+  unset id
+  wait -n -p id
+  s=$?
+  [ -z "${id-}" ] && break # no rank left
+  if [ "$s" -ne 0 ] && [ "$rc" -eq 0 ]; then
+    rc=$s
+    kill -TERM "${pids[@]}" 2>/dev/null
+  fi
+done
+exit $rc
+`
+
+// RecordTorch runs a torch.distributed program as o.Ranks processes, as
+// torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
+// MASTER_ADDR=127.0.0.1 and a free MASTER_PORT), with the Python recorder
+// (package recorder/python) on their PYTHONPATH, watches them with the MPI
+// hang monitor and merges their segments into one trace. o.Program is the
+// Python interpreter (with torch), o.Args its arguments (the script first);
+// MPIRun, MPIArgs and MPICC are not used.
+func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
+	if err := checkMPIOptions(&o); err != nil {
+		return nil, err
+	}
+	if o.Program == "" {
+		return nil, fmt.Errorf("%w: no program given", ErrUsage)
+	}
+	interp, err := exec.LookPath(o.Program)
+	if err != nil {
+		return nil, fmt.Errorf("%w: no such program: %s (with --launcher torch, PROGRAM is the Python interpreter, e.g. /usr/bin/python3 train.py)", ErrUsage, o.Program)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return nil, fmt.Errorf("%w: bash not found: it starts the ranks", ErrUsage)
+	}
+	pyDir, err := python.Install("")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("%w: no free port for MASTER_PORT: %v", ErrUsage, err)
+	}
+	segdir, err := segmentDir(o.Segments)
+	if err != nil {
+		return nil, err
+	}
+	if o.Segments == "" {
+		defer os.RemoveAll(segdir)
+	}
+	out, err := filepath.Abs(o.Output)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+
+	o.Stdout, o.Stderr, o.Log = lockWriters(o.Stdout, o.Stderr, o.Log)
+	args := append([]string{"-c", torchLauncher, "p2ptrace-torch", strconv.Itoa(o.Ranks), interp}, o.Args...)
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "p2ptrace: %d ranks of %s %s (MASTER_PORT=%d)\n", o.Ranks, interp, strings.Join(o.Args, " "), port)
+	}
+	cmd := exec.Command(bash, args...)
+	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
+	cmd.Env = torchEnv(o, pyDir, segdir, port)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, bash, err)
+	}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
+	why, runErr := job.wait(ctx)
+	job.reap()
+
+	command := append([]string{o.Program}, o.Args...)
+	if segs, _ := filepath.Glob(filepath.Join(segdir, "*")); len(segs) == 0 {
+		if runErr != nil {
+			return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything (does it call torch.distributed.init_process_group?)", ErrProgramFailed, strings.Join(command, " "), runErr)
+		}
+		return nil, fmt.Errorf("%w: %s ran, but no rank recorded a torch.distributed call", ErrNoCalls, strings.Join(command, " "))
+	}
+	var hungAfter time.Duration
+	if why.hung {
+		hungAfter = o.HangTimeout
+	}
+	if _, err := MergeMPI(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}, hungAfter); err != nil {
+		return nil, err
+	}
+	sum, err := Summarize(out)
+	if err != nil {
+		return nil, err
+	}
+	sum.Path = o.Output
+	sum.Interrupted = why.interrupted
+	if runErr != nil && !why.hung {
+		sum.ProgramError = runErr.Error()
+		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, strings.Join(command, " "), runErr)
+	}
+	return sum, nil
+}
+
+// torchEnv is the ranks' environment: torchrun's variables but RANK and
+// LOCAL_RANK (set per rank by the launcher), the recorder first on
+// PYTHONPATH, and the segment directory.
+func torchEnv(o MPIOptions, pyDir, segdir string, port int) []string {
+	env := os.Environ()
+	pp := pyDir
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pp += string(os.PathListSeparator) + old
+	}
+	n := strconv.Itoa(o.Ranks)
+	env = append(env, "PYTHONPATH="+pp, python.EnvPython+"=torch", mpi.EnvSegDir+"="+segdir,
+		"WORLD_SIZE="+n, "LOCAL_WORLD_SIZE="+n, "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port),
+		"TORCHELASTIC_RUN_ID=p2ptrace")
+	if o.Hash != "" {
+		env = append(env, gpu.EnvHash+"="+o.Hash)
+	}
+	return env
+}
+
+// freePort asks the kernel for a free TCP port on the loopback interface.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

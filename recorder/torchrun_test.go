@@ -1,0 +1,335 @@
+package recorder_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/internal/pytest"
+	"github.com/p2ptrace/p2ptrace/recorder"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// torchScript is the absolute path of testdata/torch/name.py and its source.
+func torchScript(t *testing.T, name string) (path, src string) {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("..", "testdata", "torch", name+".py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, string(b)
+}
+
+// recordTorch records testdata/torch/name.py with args as n ranks under
+// real processes and returns the trace's path and the recording's outcome.
+func recordTorch(t *testing.T, name string, n int, args ...string) (string, *recorder.Summary, error) {
+	t.Helper()
+	pytest.RequireTorch(t)
+	script, _ := torchScript(t, name)
+	out := filepath.Join(t.TempDir(), name+".db")
+	var stdout, stderr bytes.Buffer
+	sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
+		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out,
+		HangTimeout: 2 * time.Second, Stdout: &stdout, Stderr: &stderr,
+	})
+	if t.Failed() || testing.Verbose() {
+		t.Logf("%s: stdout:\n%s\nstderr:\n%s", name, stdout.String(), stderr.String())
+	}
+	return out, sum, err
+}
+
+// at is "name.py:LINE" of the line of testdata/torch/name.py holding marker.
+func at(t *testing.T, name, marker string) string {
+	_, src := torchScript(t, name)
+	return fmt.Sprintf("%s.py:%d", name, lineOf(t, src, marker))
+}
+
+// checkUnder runs check's battery on the trace under rules.
+func checkUnder(t *testing.T, path string, rules replay.Rules) []replay.Finding {
+	t.Helper()
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	tr.SetRules(rules)
+	res, err := replay.Check(tr.Open, tr.Config(), tr.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	return res.Findings
+}
+
+// processesRunning lists the processes whose command line names arg.
+func processesRunning(arg string) []string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []string
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == arg {
+				pids = append(pids, filepath.Base(d))
+			}
+		}
+	}
+	return pids
+}
+
+// expect is what a finding must be: its kind, ranks, and the sites its
+// message or ops name.
+type expect struct {
+	kind  string
+	ranks []int
+	sites []string
+}
+
+func findingText(f replay.Finding) string {
+	return f.Text(1) // the message, the blocked calls and what they wait for, the ops' sites
+}
+
+func wantVerdict(t *testing.T, fs []replay.Finding, rules replay.Rules, v expect) {
+	t.Helper()
+	for _, f := range fs {
+		if string(f.Kind) != v.kind || !slices.Equal(f.Ranks, v.ranks) {
+			continue
+		}
+		text := findingText(f)
+		ok := true
+		for _, s := range v.sites {
+			ok = ok && strings.Contains(text, s)
+		}
+		if ok {
+			return
+		}
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s %v: %s", f.Kind, f.Ranks, findingText(f)))
+	}
+	t.Errorf("check --rules %s: no %s of ranks %v naming %v; findings:\n%s", rules, v.kind, v.ranks, v.sites, strings.Join(got, "\n"))
+}
+
+func wantClean(t *testing.T, fs []replay.Finding, rules replay.Rules) {
+	t.Helper()
+	for _, f := range fs {
+		t.Errorf("check --rules %s: want no findings, got %s %v: %s", rules, f.Kind, f.Ranks, findingText(f))
+	}
+}
+
+// TestRecordTorchPrograms records each program of testdata/torch under real
+// processes (gloo) and pins what the recording says and what check says
+// under NCCL's rules (the default for torch traces) and gloo's.
+//
+// Each program takes seconds (every rank imports torch): by default only
+// the three marked quick run; all run with CI set or P2PTRACE_TORCH_ALL=1.
+func TestRecordTorchPrograms(t *testing.T) {
+	const nccl, gloo = replay.RulesNCCL, replay.RulesRecorded
+	all := os.Getenv("CI") != "" || os.Getenv("P2PTRACE_TORCH_ALL") != ""
+	run := func(name string, quick bool, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			if !quick && !all {
+				t.Skip("set P2PTRACE_TORCH_ALL=1 (or CI) to record every torch program")
+			}
+			t.Parallel()
+			f(t)
+		})
+	}
+	run("headtohead", true, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "headtohead", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		script, _ := torchScript(t, "headtohead")
+		if pids := processesRunning(script); len(pids) > 0 {
+			t.Errorf("ranks left running after the hung job was ended: %v", pids)
+		}
+		line := at(t, "headtohead", "# both ranks block here")
+		msg := sum.Text()
+		for _, want := range []string{
+			"[1] deadlock (cause: program)\n    no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0",
+			"rank 0 blocked in Send to rank 1 tag 0 (64 bytes) at ", "rank 1 blocked in Send to rank 0 tag 0 (64 bytes) at ",
+		} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message lacks %q:\n%s", want, msg)
+			}
+		}
+		if strings.Count(msg, line) < 2 {
+			t.Errorf("message does not name %s for both ranks:\n%s", line, msg)
+		}
+		if !strings.HasPrefix(sum.Header.Backend, "torch.distributed gloo (torch ") {
+			t.Errorf("backend %q, want torch.distributed gloo (torch ...)", sum.Header.Backend)
+		}
+		for _, rules := range []replay.Rules{nccl, gloo} {
+			wantVerdict(t, checkUnder(t, path, rules), rules, expect{"deadlock", []int{0, 1}, []string{line}})
+		}
+	})
+	run("ordered", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "ordered", 2)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
+	run("batch_ring", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "batch_ring", 3)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+	})
+	run("pipeline_1f1b", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "pipeline_1f1b", 4)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+	})
+	run("pipeline_1f1b_wrong_order", true, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "pipeline_1f1b", 4, "--wrong-order")
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		grad := at(t, "pipeline_1f1b", "exchange([dist.P2POp(dist.irecv, grad, stage + 1)])")
+		act := at(t, "pipeline_1f1b", "exchange([dist.P2POp(dist.irecv, act, stage - 1)])")
+		msg := sum.Text()
+		for _, want := range []string{"wait-for cycle: rank 2 -> rank 3 -> rank 2",
+			"rank 2 blocked in Wait", "waiting for Irecv from rank 3 tag 0 (32 bytes) at ", grad,
+			"waiting for Irecv from rank 2 tag 0 (32 bytes) at ", act} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message lacks %q:\n%s", want, msg)
+			}
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"deadlock", []int{0, 1, 2, 3}, []string{"wait-for cycle: rank 2 -> rank 3 -> rank 2", grad, act}})
+	})
+	run("isend_nowait", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "isend_nowait", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		line := at(t, "isend_nowait", "# no wait()")
+		if msg := sum.Text(); !strings.Contains(msg, "missing-wait (cause: program)\n    rank 0: request of Isend (peer 1, tag 0) completed but never waited") || !strings.Contains(msg, line) {
+			t.Errorf("message does not report the missing wait at %s:\n%s", line, msg)
+		}
+		for _, rules := range []replay.Rules{nccl, gloo} {
+			wantVerdict(t, checkUnder(t, path, rules), rules, expect{"missing-wait", []int{0}, []string{line}})
+		}
+	})
+	run("inflight_mutation", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "inflight_mutation", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		isend := at(t, "inflight_mutation", "work = dist.isend(t, 1)")
+		if msg := sum.Text(); !strings.Contains(msg, "in-flight-mutation (cause: program)\n    rank 0: the buffer of Isend to rank 1 tag 0 (262144 bytes) was written") || !strings.Contains(msg, isend) {
+			t.Errorf("message does not report the in-flight mutation at %s:\n%s", isend, msg)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"corrupted-data", []int{1, 0}, []string{isend, at(t, "inflight_mutation", "work.wait()")}})
+	})
+	run("count_mismatch", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "count_mismatch", 2)
+		if err != nil || !sum.Clean() {
+			// gloo completes a receive bigger than the send.
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"count-mismatch", []int{0, 1},
+			[]string{"rank 0 sends 4 elements, rank 1 receives 8", at(t, "count_mismatch", "# 4 elements"), at(t, "count_mismatch", "# 8 elements")}})
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
+	run("dtype_mismatch", false, func(t *testing.T) {
+		path, _, err := recordTorch(t, "dtype_mismatch", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"type-mismatch", []int{0, 1},
+			[]string{"rank 0 sent 8 float32, rank 1 receives int32", at(t, "dtype_mismatch", "# float32"), at(t, "dtype_mismatch", "# int32")}})
+	})
+	run("isend_irecv_headtohead", true, func(t *testing.T) {
+		// Completes on gloo; deadlocks under NCCL's rules.
+		path, sum, err := recordTorch(t, "isend_irecv_headtohead", 2)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"deadlock", []int{0, 1}, []string{
+			"waiting for Stream.Send to rank 1 (64 bytes) at ", at(t, "isend_irecv_headtohead", "# both ranks")}})
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
+	run("groups", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "groups", 4)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+		r, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		// What each rank's posts were, with the communicator of its sends
+		// and receives and the group size of its barriers.
+		got := map[int][]string{}
+		var ev trace.Event
+		for rank := range r.Ranks() {
+			c := r.Rank(rank)
+			for c.Next(&ev) {
+				if ev.Kind != trace.KindPost || ev.Op == trace.OpCompute {
+					continue
+				}
+				s := ev.Op.String()
+				switch {
+				case ev.Op.IsSend() || ev.Op.IsRecv():
+					s += fmt.Sprintf("(peer %d, comm %d)", ev.Peer, ev.Comm)
+				case ev.Op == trace.OpBarrier:
+					s += fmt.Sprintf("(%d ranks)", ev.Count)
+				}
+				got[rank] = append(got[rank], s)
+			}
+		}
+		want := map[int][]string{
+			0: {"Send(peer 1, comm 1)", "Barrier(4 ranks)", "Finalize"},
+			1: {"Recv(peer 0, comm 1)", "Barrier(4 ranks)", "Finalize"},
+			2: {"Isend(peer 3, comm 0)", "Wait", "Barrier(4 ranks)", "Finalize"},
+			3: {"Irecv(peer 2, comm 0)", "Test", "Wait", "Barrier(4 ranks)", "Finalize"},
+		}
+		for rank, w := range want {
+			if !slices.Equal(got[rank], w) {
+				t.Errorf("rank %d: ops %v, want %v", rank, got[rank], w)
+			}
+		}
+	})
+	run("crash", false, func(t *testing.T) {
+		_, sum, err := recordTorch(t, "crash", 2)
+		if !errors.Is(err, recorder.ErrProgramFailed) {
+			t.Fatalf("record: %v, want ErrProgramFailed", err)
+		}
+		if sum.Header.Status != trace.StatusCrashed {
+			t.Fatalf("status %q, want crashed", sum.Header.Status)
+		}
+		want := regexp.MustCompile(`crash \(cause: program\)\n    rank 1: uncaught exception: ValueError: bad batch\n    rank 1 op 0: uncaught exception at \S*` + regexp.QuoteMeta(at(t, "crash", "# uncaught")))
+		if !want.MatchString(sum.Text()) {
+			t.Errorf("report does not match %s:\n%s", want, sum.Text())
+		}
+	})
+}
