@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
@@ -91,7 +90,7 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	cmd := exec.Command(bash, args...)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
 	cmd.Env = torchEnv(o, pyDir, segdir, port)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = childAttr(true) // its own session; ended when the recorder dies
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, bash, err)
 	}
