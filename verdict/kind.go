@@ -1,5 +1,7 @@
 package verdict
 
+import "slices"
+
 // Kind names a kind of finding. The strings are part of the JSON report and
 // of the trace format: never rename one.
 type Kind string
@@ -43,55 +45,62 @@ type KindInfo struct {
 	Hint    string   // how to fix it, as reports print it
 }
 
+// kindTable documents every kind; it is read, never written (Kinds hands
+// out copies), so that a finding's hint costs no allocation.
+var kindTable = [...]KindInfo{
+	{Deadlock, "no rank can progress and the blocked ranks wait for each other: a cycle in the wait-for graph", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"reorder the calls so that one rank receives first, or use Sendrecv, or Isend+Irecv+Waitall"},
+	{Hang, "no rank can progress, with no cycle: a rank waits for a message nobody sends, for a rank that finished, or polls (Test, Iprobe) for a message that cannot come", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"check the peer rank and tag of the waiting call against the nearest candidate"},
+	{UnmatchedSend, "a message was sent that no receive ever took before the program ended", []string{DoorLive, DoorReplay, DoorHarness},
+		"post a matching receive on the destination rank, or remove the send"},
+	{Truncation, "a receive buffer is smaller than the message it matched", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"make the receive buffer at least as large as the largest message it can match"},
+	{TypeMismatch, "the two ends of a message use different datatypes", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"use the same datatype on both ends"},
+	{CountMismatch, "a stream send and its recv (NCCL style) disagree on the element count", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"stream send and recv of a pair must have the same count and datatype"},
+	{CorruptedData, "a receiver got data other than what was sent: the send buffer was rewritten while in flight, and the replay read it at the latest legal moment (mutate)", []string{DoorReplay, DoorHarness},
+		"do not write a send buffer until its request completed (Wait or Test)"},
+	{InFlightMutation, "a nonblocking send's buffer changed between its call and its completion (payload hashes differ)", []string{DoorLive, DoorMerge, DoorHarness},
+		"do not write a send buffer until its request completed (Wait or Test)"},
+	{MissingWait, "a request was never completed (Wait/Test), or freed while still active, or a stream never synchronized, before the rank finished", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing"},
+	{ReadyWithoutRecv, "a ready send (Rsend) was made before its receive was posted", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"post the receive before the ready send (e.g. behind a barrier), or use Send"},
+	{InvalidCall, "a call broke a rule of the API: an invalid rank, tag, count or datatype, GroupEnd without GroupStart, an MPI error", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"check the arguments of the call against the communicator's size and the API's rules"},
+	{MessageRace, "a wildcard (AnySource) receive can legally match another sender, and that order makes the program hang or fail", []string{DoorReplay, DoorHarness},
+		"receive from a specific source, or make the program independent of arrival order"},
+	{UnsafeBuffering, "a standard send completes only because the runtime buffered it: with zero buffering (sync) the program deadlocks", []string{DoorReplay, DoorHarness},
+		"the send completes only while the runtime buffers it: use Isend+Irecv+Waitall or Sendrecv, or reorder"},
+	{Crash, "a rank died: it panicked, called MPI_Abort, hit a fatal error or was killed, at its last recorded call", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+		"read the crash message; the line is the rank's last runtime call before it died"},
+	{RankError, "a rank's function returned an error of its own (its check of the data failed, or it passed a call's error on)", []string{DoorLive, DoorHarness},
+		"the program's own check failed: look for a missing Wait, a race or corrupted data that explains the values"},
+	{BufferOverlap, "two pending operations of one rank use buffers that share bytes and one of them writes (a receive), or Sendrecv's send and receive buffers overlap: the MPI standard forbids it", []string{DoorMerge},
+		"give each pending operation its own buffer, or complete one (Wait) before posting the other; Sendrecv_replace exchanges in place"},
+	{RequestLeak, "a persistent request (MPI_Send_init, MPI_Recv_init) was never freed before MPI_Finalize", []string{DoorMerge},
+		"MPI_Request_free every persistent request once it is no longer started"},
+	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
+		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
+}
+
 // Kinds lists every kind, documented.
 func Kinds() []KindInfo {
-	allDoors := []string{DoorLive, DoorMerge, DoorReplay, DoorHarness}
-	notMerged := []string{DoorLive, DoorReplay, DoorHarness}
-	replayOnly := []string{DoorReplay, DoorHarness}
-	return []KindInfo{
-		{Deadlock, "no rank can progress and the blocked ranks wait for each other: a cycle in the wait-for graph", allDoors,
-			"reorder the calls so that one rank receives first, or use Sendrecv, or Isend+Irecv+Waitall"},
-		{Hang, "no rank can progress, with no cycle: a rank waits for a message nobody sends, for a rank that finished, or polls (Test, Iprobe) for a message that cannot come", allDoors,
-			"check the peer rank and tag of the waiting call against the nearest candidate"},
-		{UnmatchedSend, "a message was sent that no receive ever took before the program ended", notMerged,
-			"post a matching receive on the destination rank, or remove the send"},
-		{Truncation, "a receive buffer is smaller than the message it matched", allDoors,
-			"make the receive buffer at least as large as the largest message it can match"},
-		{TypeMismatch, "the two ends of a message use different datatypes", allDoors,
-			"use the same datatype on both ends"},
-		{CountMismatch, "a stream send and its recv (NCCL style) disagree on the element count", allDoors,
-			"stream send and recv of a pair must have the same count and datatype"},
-		{CorruptedData, "a receiver got data other than what was sent: the send buffer was rewritten while in flight, and the replay read it at the latest legal moment (mutate)", replayOnly,
-			"do not write a send buffer until its request completed (Wait or Test)"},
-		{InFlightMutation, "a nonblocking send's buffer changed between its call and its completion (payload hashes differ)", []string{DoorLive, DoorMerge, DoorHarness},
-			"do not write a send buffer until its request completed (Wait or Test)"},
-		{MissingWait, "a request was never completed (Wait/Test), or freed while still active, or a stream never synchronized, before the rank finished", allDoors,
-			"Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing"},
-		{ReadyWithoutRecv, "a ready send (Rsend) was made before its receive was posted", allDoors,
-			"post the receive before the ready send (e.g. behind a barrier), or use Send"},
-		{InvalidCall, "a call broke a rule of the API: an invalid rank, tag, count or datatype, GroupEnd without GroupStart, an MPI error", allDoors,
-			"check the arguments of the call against the communicator's size and the API's rules"},
-		{MessageRace, "a wildcard (AnySource) receive can legally match another sender, and that order makes the program hang or fail", replayOnly,
-			"receive from a specific source, or make the program independent of arrival order"},
-		{UnsafeBuffering, "a standard send completes only because the runtime buffered it: with zero buffering (sync) the program deadlocks", replayOnly,
-			"the send completes only while the runtime buffers it: use Isend+Irecv+Waitall or Sendrecv, or reorder"},
-		{Crash, "a rank died: it panicked, called MPI_Abort, hit a fatal error or was killed, at its last recorded call", allDoors,
-			"read the crash message; the line is the rank's last runtime call before it died"},
-		{RankError, "a rank's function returned an error of its own (its check of the data failed, or it passed a call's error on)", []string{DoorLive, DoorHarness},
-			"the program's own check failed: look for a missing Wait, a race or corrupted data that explains the values"},
-		{BufferOverlap, "two pending operations of one rank use buffers that share bytes and one of them writes (a receive), or Sendrecv's send and receive buffers overlap: the MPI standard forbids it", []string{DoorMerge},
-			"give each pending operation its own buffer, or complete one (Wait) before posting the other; Sendrecv_replace exchanges in place"},
-		{RequestLeak, "a persistent request (MPI_Send_init, MPI_Recv_init) was never freed before MPI_Finalize", []string{DoorMerge},
-			"MPI_Request_free every persistent request once it is no longer started"},
-		{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
-			"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
+	out := make([]KindInfo, len(kindTable))
+	for i, k := range kindTable {
+		k.Doors = slices.Clone(k.Doors)
+		out[i] = k
 	}
+	return out
 }
 
 // Info returns the documentation of k (ok false for an unknown kind).
 func (k Kind) Info() (KindInfo, bool) {
-	for _, i := range Kinds() {
+	for _, i := range kindTable {
 		if i.Kind == k {
+			i.Doors = slices.Clone(i.Doors)
 			return i, true
 		}
 	}
@@ -100,8 +109,12 @@ func (k Kind) Info() (KindInfo, bool) {
 
 // Hint returns the fix hint of k ("" for an unknown kind).
 func (k Kind) Hint() string {
-	i, _ := k.Info()
-	return i.Hint
+	for _, i := range kindTable {
+		if i.Kind == k {
+			return i.Hint
+		}
+	}
+	return ""
 }
 
 // Known reports whether k is one of Kinds.
