@@ -79,9 +79,13 @@ type recorder struct {
 	// mutations holds the in-flight mutations seen: a send buffer whose hash
 	// changed between post and completion.
 	mutations []*sim.Op
-	wallNow   int64 // wall ns since start, refreshed every wallEvery events
-	wallN     int
-	reported  bool // EnvReported: the recorder prints the findings
+	// recvs are the nonblocking receives whose buffers are watched, and
+	// recvWrites the writes into them seen (see recvwrite.go).
+	recvs      []pendingRecv
+	recvWrites []recvWrite
+	wallNow    int64 // wall ns since start, refreshed every wallEvery events
+	wallN      int
+	reported   bool // EnvReported: the recorder prints the findings
 }
 
 // wallEvery is how many events share one reading of the wall clock: reading
@@ -125,6 +129,8 @@ func (rec *recorder) site(pc uintptr) uint32 {
 }
 
 func (rec *recorder) Posted(op *sim.Op) {
+	rec.checkRecvs(op)
+	rec.watchRecv(op)
 	ev := &rec.ev
 	reqs := ev.Reqs[:0]
 	*ev = trace.Event{Kind: trace.KindPost, Rank: int32(op.Rank), Seq: op.Seq, Op: op.Kind,
@@ -147,6 +153,9 @@ func (rec *recorder) Posted(op *sim.Op) {
 }
 
 func (rec *recorder) Completed(op *sim.Op) {
+	if len(rec.recvs) > 0 && op.Kind.IsRecv() {
+		rec.recvLanded(op)
+	}
 	ev := &rec.ev
 	reqs := ev.Reqs[:0]
 	*ev = trace.Event{Kind: trace.KindDone, Rank: int32(op.Rank), Seq: op.Seq, Op: op.Kind,
@@ -188,5 +197,6 @@ func (rec *recorder) mutationProblems() []sim.Problem {
 	for _, op := range rec.mutations {
 		out = append(out, sim.InFlightMutation(op))
 	}
+	out = append(out, rec.recvWriteProblems()...)
 	return out
 }

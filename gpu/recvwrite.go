@@ -1,0 +1,104 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// A receive buffer belongs to the runtime from the receive's call until the
+// call that retires it (Wait, Test that said done, Stream.Synchronize): a
+// program that writes it meanwhile loses the write, or the message. The
+// recorder hashes the buffer of each pending nonblocking receive when it is
+// posted and again when the message lands, and compares at each later call
+// of the rank until one retires it: a different hash is the program's write
+// (only the engine writes receive buffers, and only at completion).
+
+// pendingRecv is a nonblocking receive whose buffer the recorder watches.
+type pendingRecv struct {
+	op   *sim.Op
+	hash uint64 // the buffer as the runtime left it (at post, or at completion)
+	done bool   // the message landed
+}
+
+// watchRecv starts watching op's buffer (at its post).
+func (rec *recorder) watchRecv(op *sim.Op) {
+	if rec.hash == HashOff || op.Data == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
+		return
+	}
+	rec.recvs = append(rec.recvs, pendingRecv{op: op, hash: rec.hashOf(op.Data)})
+}
+
+// recvLanded notes the buffer as the message left it.
+func (rec *recorder) recvLanded(op *sim.Op) {
+	for i := range rec.recvs {
+		if p := &rec.recvs[i]; p.op == op {
+			p.hash, p.done = rec.hashOf(op.Data), true
+			return
+		}
+	}
+}
+
+// checkRecvs compares the watched buffers of call's rank with what the
+// runtime left in them: call is the rank's next call. Those that call
+// retires stop being watched.
+func (rec *recorder) checkRecvs(call *sim.Op) {
+	if len(rec.recvs) == 0 {
+		return
+	}
+	kept := rec.recvs[:0]
+	for _, p := range rec.recvs {
+		if p.op.Rank != call.Rank {
+			kept = append(kept, p)
+			continue
+		}
+		if rec.hashOf(p.op.Data) != p.hash {
+			rec.recvWrites = append(rec.recvWrites, recvWrite{recv: p.op, at: call, landed: p.done})
+			continue // reported once
+		}
+		if retires(call, p.op) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	rec.recvs = kept
+}
+
+// retires reports whether call ends the runtime's hold on recv's buffer.
+func retires(call, recv *sim.Op) bool {
+	switch call.Kind {
+	case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+		for _, q := range call.Reqs {
+			if q == recv {
+				return call.Kind != trace.OpTest && call.Kind != trace.OpTestall || recv.Done()
+			}
+		}
+	case trace.OpSynchronize:
+		return call.Stream == recv.Stream
+	case trace.OpFinalize:
+		return true
+	}
+	return false
+}
+
+// recvWrite is a receive buffer the program wrote while it was pending.
+type recvWrite struct {
+	recv, at *sim.Op
+	landed   bool
+}
+
+// recvWriteProblems reports the writes seen.
+func (rec *recorder) recvWriteProblems() []sim.Problem {
+	var out []sim.Problem
+	for _, w := range rec.recvWrites {
+		when := "before its message arrived (the message then overwrites the write)"
+		if w.landed {
+			when = "after its message arrived and before it was waited (the write overwrites the message)"
+		}
+		out = append(out, sim.Problem{Kind: verdict.RecvBufferWrite, Ranks: []int{w.recv.Rank}, Ops: []*sim.Op{w.recv, w.at},
+			Message: fmt.Sprintf("rank %d: the buffer of %s was written while the receive was pending, %s; noticed at its %s", w.recv.Rank, sim.Describe(w.recv), when, w.at.Kind)})
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package gpu_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// recvWrites runs fn recorded (payloads hashed) and returns the
+// recv-buffer-write findings.
+func recvWrites(t *testing.T, ranks int, fn func(*gpu.Rank) error) []verdict.Finding {
+	t.Helper()
+	err := gpu.Launch(ranks, fn, gpu.RecordTo(discard{}))
+	var re *gpu.RunError
+	if err != nil && !errors.As(err, &re) {
+		t.Fatalf("%v", err)
+	}
+	var out []verdict.Finding
+	if re != nil {
+		for _, f := range re.Findings {
+			if f.Kind == verdict.RecvBufferWrite {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// TestRecvBufferWrittenWhilePendingIsFound: writing an Irecv's buffer
+// before its Wait is a recv-buffer-write at the Irecv and the call that
+// noticed it, whether the message had landed or not; the same program that
+// writes after the Wait, or writes another buffer, is clean.
+func TestRecvBufferWrittenWhilePendingIsFound(t *testing.T) {
+	prog := func(writeBeforeWait, late bool) func(*gpu.Rank) error {
+		return func(r *gpu.Rank) error {
+			b := r.Alloc(gpu.Int32, 4)
+			if r.ID() == 1 {
+				if late {
+					if err := r.Compute(1000); err != nil {
+						return err
+					}
+				}
+				return r.Send(b, 0, 0)
+			}
+			q, err := r.Irecv(b, 1, 0) // culprit: rw-irecv
+			if err != nil {
+				return err
+			}
+			if !late {
+				if err := r.Compute(1000); err != nil { // the message lands meanwhile
+					return err
+				}
+			}
+			if writeBeforeWait {
+				b.Int32s()[0] = 7
+			}
+			if _, err := r.Wait(q); err != nil { // culprit: rw-wait
+				return err
+			}
+			b.Int32s()[1] = 7 // after the Wait: the program's to write
+			return nil
+		}
+	}
+	irecv, wait := rwHere(t, "rw-irecv"), rwHere(t, "rw-wait")
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprint("late=", late), func(t *testing.T) {
+			fs := recvWrites(t, 2, prog(true, late))
+			if len(fs) != 1 || !slices.Equal(fs[0].Ranks, []int{0}) || len(fs[0].Ops) != 2 || fs[0].Ops[0].Site != irecv || fs[0].Ops[1].Site != wait {
+				t.Fatalf("findings %+v, want one recv-buffer-write of rank 0 at %s, noticed at %s", fs, irecv, wait)
+			}
+			if fs := recvWrites(t, 2, prog(false, late)); len(fs) != 0 {
+				t.Fatalf("the fixed program: %+v", fs)
+			}
+		})
+	}
+}
+
+// TestStreamRecvBufferWrittenBeforeSynchronize: the stream form.
+func TestStreamRecvBufferWrittenBeforeSynchronize(t *testing.T) {
+	prog := func(write bool) func(*gpu.Rank) error {
+		return func(r *gpu.Rank) error {
+			b := r.Alloc(gpu.Float32, 8)
+			s := r.Stream()
+			if r.ID() == 0 {
+				if err := s.Send(b, 1); err != nil {
+					return err
+				}
+			} else {
+				if err := s.Recv(b, 0); err != nil { // culprit: rw-srecv
+					return err
+				}
+				if write {
+					b.Float32s()[0] = 1
+				}
+			}
+			return s.Synchronize()
+		}
+	}
+	fs := recvWrites(t, 2, prog(true))
+	if len(fs) != 1 || fs[0].Ops[0].Site != rwHere(t, "rw-srecv") {
+		t.Fatalf("findings %+v, want the stream recv's buffer written before Synchronize", fs)
+	}
+	if fs := recvWrites(t, 2, prog(false)); len(fs) != 0 {
+		t.Fatalf("the fixed program: %+v", fs)
+	}
+}
+
+func rwHere(t *testing.T, marker string) string {
+	t.Helper()
+	return fmt.Sprintf("recvwrite_test.go:%d", markerLine(t, "recvwrite_test.go", marker))
+}
