@@ -253,6 +253,9 @@ func (r *Rank) Irecv(buf *Buffer, src, tag int) (*Request, error) {
 	op := r.msgOp(trace.OpIrecv, buf, src, tag, callerPC())
 	r.w.eng.NewRequest(op)
 	r.w.eng.PostRecv(op)
+	if r.w.rec != nil {
+		r.w.rec.watchRecv(op) // after what the engine wrote at the post (a message already there)
+	}
 	return &Request{r: r, op: op}, nil
 }
 

@@ -130,7 +130,6 @@ func (rec *recorder) site(pc uintptr) uint32 {
 
 func (rec *recorder) Posted(op *sim.Op) {
 	rec.checkRecvs(op)
-	rec.watchRecv(op)
 	ev := &rec.ev
 	reqs := ev.Reqs[:0]
 	*ev = trace.Event{Kind: trace.KindPost, Rank: int32(op.Rank), Seq: op.Seq, Op: op.Kind,

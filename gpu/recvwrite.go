@@ -23,7 +23,8 @@ type pendingRecv struct {
 	done bool   // the message landed
 }
 
-// watchRecv starts watching op's buffer (at its post).
+// watchRecv starts watching op's buffer, once its call has posted it (and
+// the engine wrote into it the message that was already there, if any).
 func (rec *recorder) watchRecv(op *sim.Op) {
 	if rec.hash == HashOff || op.Data == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
 		return

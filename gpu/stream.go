@@ -29,6 +29,9 @@ func (s *Stream) enqueue(kind trace.Op, buf *Buffer, peer int, pc uintptr) error
 	op := r.msgOp(kind, buf, peer, 0, pc)
 	op.Stream = s.id
 	r.w.eng.StreamOp(op)
+	if r.w.rec != nil {
+		r.w.rec.watchRecv(op) // after what the engine wrote at the post
+	}
 	return nil
 }
 

@@ -62,6 +62,9 @@ type MPIOptions struct {
 	// Log, if set, is told what the recorder does (the launcher command line,
 	// a hang being detected).
 	Log io.Writer
+	// ForceMatch, "RANK:N=SRC", makes rank RANK's N-th receive from
+	// MPI_ANY_SOURCE a receive from SRC (check's re-runs; see the shim).
+	ForceMatch string
 }
 
 // RecordMPI runs an MPI program under the launcher with the p2ptrace shim
@@ -145,6 +148,9 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		if err := markTimedOut(out, o.Timeout, why.running); err != nil {
 			return nil, err
 		}
+	}
+	if err := setMPIRerun(out, o, exe); err != nil {
+		return nil, err
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -238,6 +244,9 @@ func launcherArgs(o MPIOptions, shim, segdir, exe string) []string {
 	)
 	if o.Hash != "" {
 		args = append(args, "-x", gpu.EnvHash+"="+o.Hash)
+	}
+	if o.ForceMatch != "" {
+		args = append(args, "-x", gpu.EnvForceMatch+"="+o.ForceMatch)
 	}
 	args = append(args, o.MPIArgs...)
 	return append(append(args, exe), o.Args...)

@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
@@ -78,20 +80,38 @@ func setRerun(path string, o Options, binary string) error {
 	})
 }
 
+// setMPIRerun stores in an MPI trace's header what a re-run of the job needs.
+func setMPIRerun(path string, o MPIOptions, exe string) error {
+	binary, err := fileHash(exe)
+	if err != nil {
+		return err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		h.Rerun = &trace.Rerun{Program: exe, Args: o.Args, Dir: dir, Binary: binary, Ranks: o.Ranks, MPIArgs: o.MPIArgs}
+	})
+}
+
 // Rerunner returns what check needs to judge a race by re-running the
-// program of a trace recorded by Record: it runs the program again (built
-// again if it was a directory) with the trace's seed, eager limit and hash
-// mode and one match forced. It returns nil and the reason when the trace
-// cannot be re-run: not recorded by Record, an MPI job (not supported yet),
-// or a program that changed or is gone since.
+// program of a trace recorded by Record or RecordMPI: it runs the program
+// again (built again if it was a directory; an MPI job under mpirun with the
+// shim) with one match forced. It returns nil and the reason when the trace
+// cannot be re-run: not recorded by p2ptrace record, a torch job (not
+// supported yet), or a program that changed or is gone since.
 func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 	h := tr.Header()
 	info := h.Rerun
-	switch {
-	case h.Backend != "sim":
-		return nil, fmt.Sprintf("re-running %s programs with a forced match is not supported yet", h.Backend)
-	case info == nil:
+	if info == nil {
 		return nil, "the trace does not say how to re-run its program (record it with p2ptrace record)"
+	}
+	if info.Ranks > 0 {
+		return mpiRerunner(ctx, tr)
+	}
+	if h.Backend != "sim" {
+		return nil, fmt.Sprintf("re-running %s programs with a forced match is not supported yet", h.Backend)
 	}
 	exe, cleanup, err := program(ctx, info.Program, io.Discard)
 	if err != nil {
@@ -114,6 +134,89 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 	}, ""
 }
 
+// mpiRerunner re-runs an MPI job recorded by RecordMPI under mpirun with
+// the shim, one AnySource receive pinned to the alternative sender. Only an
+// unchanged executable that links the MPI library is run again.
+func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
+	h := tr.Header()
+	info := h.Rerun
+	if binary, err := fileHash(info.Program); err != nil || binary != info.Binary {
+		return nil, fmt.Sprintf("the program %s changed or is gone since it was recorded", info.Program)
+	}
+	if !linksMPI(info.Program) {
+		return nil, fmt.Sprintf("%s does not link an MPI library: not re-run", info.Program)
+	}
+	// The shim counts a rank's receives from MPI_ANY_SOURCE (Recv, Irecv,
+	// Sendrecv): map each trace receive to its ordinal.
+	nth := map[replay.ForcedMatch]int{}
+	ordinal := func(m replay.ForcedMatch) (int, bool) {
+		k := replay.ForcedMatch{Rank: m.Rank, Seq: m.Seq}
+		if n, ok := nth[k]; ok {
+			return n, true
+		}
+		r := tr.Reader()
+		if m.Rank < 0 || m.Rank >= r.Ranks() {
+			return 0, false
+		}
+		c := r.Rank(m.Rank)
+		var ev trace.Event
+		n := 0
+		for c.Next(&ev) {
+			if ev.Kind != trace.KindPost || !(ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) || ev.Peer != trace.AnySource {
+				continue
+			}
+			if ev.Seq == m.Seq {
+				nth[k] = n
+				return n, true
+			}
+			n++
+		}
+		return 0, false
+	}
+	recorded := tr.Recorded()
+	return func(m replay.ForcedMatch) (replay.RerunOutcome, error) {
+		n, ok := ordinal(m)
+		if !ok {
+			return replay.RerunOutcome{Illegal: true}, nil
+		}
+		dir, err := os.MkdirTemp("", "p2ptrace-rerun-")
+		if err != nil {
+			return replay.RerunOutcome{}, err
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "rerun.db")
+		var stderr bytes.Buffer
+		sum, err := RecordMPI(ctx, MPIOptions{Program: info.Program, Args: info.Args, Ranks: info.Ranks, MPIArgs: info.MPIArgs,
+			Output: out, Hash: h.HashMode, HangTimeout: RerunHangTimeout, ForceMatch: fmt.Sprintf("%d:%d=%d", m.Rank, n, m.Src),
+			Stdout: io.Discard, Stderr: &stderr})
+		if sum == nil {
+			return replay.RerunOutcome{}, err
+		}
+		return judgeRerun(out, sum, stderr.String(), recorded, m)
+	}, ""
+}
+
+// RerunHangTimeout is how long a re-run MPI job may sit with every rank
+// blocked before it counts as hung (check's re-runs are short programs run
+// again: they need not wait DefaultHangTimeout).
+const RerunHangTimeout = 2 * time.Second
+
+// linksMPI reports whether the executable links an MPI library.
+func linksMPI(exe string) bool {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	libs, _ := f.ImportedLibraries()
+	for _, l := range libs {
+		if strings.HasPrefix(l, "libmpi") {
+			return true
+		}
+	}
+	return false
+}
+
 // rerun records the program once more with m forced and compares.
 func rerun(ctx context.Context, h trace.Header, recorded []verdict.Finding, m replay.ForcedMatch) (replay.RerunOutcome, error) {
 	dir, err := os.MkdirTemp("", "p2ptrace-rerun-")
@@ -134,6 +237,14 @@ func rerun(ctx context.Context, h trace.Header, recorded []verdict.Finding, m re
 	if sum == nil {
 		return replay.RerunOutcome{}, err
 	}
+	return judgeRerun(out, sum, stderr.String(), recorded, m)
+}
+
+// judgeRerun says how a re-run recorded in out ended: illegal when the
+// forced receive did not match the forced sender (and nothing failed),
+// failed on a non-zero exit, a hang or crash, or findings the recording
+// did not have.
+func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Finding, m replay.ForcedMatch) (replay.RerunOutcome, error) {
 	tr, err := replay.OpenTrace(out)
 	if err != nil {
 		return replay.RerunOutcome{}, err
@@ -148,7 +259,7 @@ func rerun(ctx context.Context, h trace.Header, recorded []verdict.Finding, m re
 	var parts []string
 	if sum.ProgramError != "" {
 		parts = append(parts, sum.ProgramError)
-		if line := firstLine(stderr.String()); line != "" {
+		if line := firstLine(stderr); line != "" {
 			parts = append(parts, line)
 		}
 	}

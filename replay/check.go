@@ -306,8 +306,12 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			all.Add(fs...) // the other order hangs or errs in the model
 			continue
 		}
+		// The race to judge is the forced receive's; the others of this
+		// run follow from it (the same re-run judges them).
 		for _, f := range fs {
-			clean = append(clean, cleanRace{a, f})
+			if len(f.Ops) > 0 && f.Ops[0].Rank == a.Rank && f.Ops[0].Seq == a.Seq {
+				clean = append(clean, cleanRace{a, f})
+			}
 		}
 	}
 	notes, err := judgeRaces(clean, opts, &all)

@@ -45,12 +45,13 @@ A message race is a finding when the other order hangs or errs in the model
 replay. When the model replays it cleanly, only the program can say what it
 does with the data: check re-runs the recorded program (p2ptrace record notes
 how: program, arguments, directory, and the executable's hash) with that one
-match forced (record --force-match). A failed re-run (non-zero exit, crash,
+match forced (record --force-match; an MPI job runs again under mpirun, the
+shim pinning that MPI_ANY_SOURCE receive to the other sender). A failed re-run (non-zero exit, crash,
 hang, or findings the recording did not have) is a message-race finding with
 the evidence; receives whose re-runs were all clean are a note. Re-runs are
 deduplicated by (receive line, other sender's line) and capped at
 --max-reruns (default %d); each costs one run of the program. When the program
-changed or is gone, for MPI traces (not yet supported), or with --no-rerun,
+changed or is gone, for torch traces (not yet supported), or with --no-rerun,
 such a race is reported as unconfirmed (a note; --strict makes it a finding).
 
 Print the findings deduplicated: first those the recording itself made

@@ -277,8 +277,10 @@ var MPIScenarios = []MPIScenario{
 
 	// anysource-race: rank 0's AnySource receive can match either sender,
 	// and the program is correct whatever the order: the model replays the
-	// other order cleanly, so only a re-run could judge it (not supported
-	// for MPI yet): an unconfirmed race, a note, no finding.
+	// other order cleanly, so only a re-run can judge it: check re-runs the
+	// job with the match forced, it runs clean, a note and no finding
+	// (recorder's TestMPIRaceJudgedByRerunningTheJob; the battery alone,
+	// as here, leaves it an unconfirmed note).
 	{Name: "anysource-race", Ranks: 3, Record: complete, Plain: PlainOK},
 	{Name: "anysource-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "anysource-race"},
 

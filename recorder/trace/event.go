@@ -220,6 +220,9 @@ type Rerun struct {
 	Args    []string `json:"args"`
 	Dir     string   `json:"dir"`    // the working directory it ran in
 	Binary  string   `json:"binary"` // SHA-256 of the executable that ran (hex): a changed program is not re-run
+	// An MPI job: the ranks and the launcher's extra arguments it ran with.
+	Ranks   int      `json:"ranks,omitempty"`
+	MPIArgs []string `json:"mpi_args,omitempty"`
 }
 
 // Status of a whole recording, kept in the header.

@@ -721,6 +721,37 @@ static struct comm *comm_get(MPI_Comm h) {
     return comm_add(h, -1, -1);
 }
 
+/* ---- forced matches (p2ptrace check's re-runs) ----
+ * P2PTRACE_FORCE_MATCH="RANK:N=SRC": rank RANK's N-th receive from
+ * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv and MPI_Sendrecv's
+ * receive, as the trace's Recv and Irecv ops from any rank) is made a
+ * receive from world rank SRC: the program runs as if SRC's message had
+ * come first. What is recorded is the call as the program made it. */
+static long force_rank = -1, force_nth = -1, force_src = -1, any_seen;
+
+static void force_init(void) {
+    const char *f = getenv("P2PTRACE_FORCE_MATCH");
+    if (f && sscanf(f, "%ld:%ld=%ld", &force_rank, &force_nth, &force_src) != 3) force_rank = -1;
+}
+
+/* source_of is the source a receive from source passes to MPI (lock held). */
+static int source_of(int source, MPI_Comm comm) {
+    if (source != MPI_ANY_SOURCE || force_rank != world_rank) return source;
+    if (any_seen++ != force_nth) return source;
+    MPI_Group wg, g;
+    int from = (int)force_src, to = MPI_UNDEFINED;
+    quiet++;
+    if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+        if (PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
+            PMPI_Group_translate_ranks(wg, 1, &from, g, &to);
+            PMPI_Group_free(&g);
+        }
+        PMPI_Group_free(&wg);
+    }
+    quiet--;
+    return to == MPI_UNDEFINED ? source : to;
+}
+
 static inline int xlate(struct comm *c, int r) {
     if (r == MPI_ANY_SOURCE) return -1;
     if (r == MPI_PROC_NULL) return -2;
@@ -1058,6 +1089,7 @@ static void start(int thread_level) {
     mono0 = mono_now();
     hdr->start_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     hdr->start_mono = mono0;
+    force_init();
     const char *hm = getenv("P2PTRACE_HASH");
     if (hm && strcmp(hm, "sample") == 0) hash_mode = HASH_SAMPLE;
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
@@ -1274,10 +1306,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
     uint32_t seq = 0;
     int64_t mult = 1;
     if (r) { mult = set_envelope(r, c, buf, source, tag, count, dt); seq = r->seq; rec_commit(r); }
+    int src = source_of(source, comm);
     set_state(ST_BLOCKED);
     unlock();
     depth++;
-    int rc = PMPI_Recv(buf, count, dt, source, tag, comm, status);
+    int rc = PMPI_Recv(buf, count, dt, src, tag, comm, status);
     depth--;
     lock();
     if ((r = done(C_RECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1, mult); rec_commit(r); }
@@ -1310,12 +1343,13 @@ static int sendrecv(int call, const void *sbuf, int scount, MPI_Datatype sdt, in
     }
     r = post(call, OP_RECV, pc, mod, t0, 0);
     if (r) { mult = set_envelope(r, c, call == C_SENDRECV ? rbuf : NULL, source, rtag, rcount, rdt); s2 = r->seq; rec_commit(r); }
+    int src = source_of(source, comm);
     set_state(ST_BLOCKED);
     unlock();
     depth++;
     int rc = call == C_SENDRECV
-                 ? PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, status)
-                 : PMPI_Sendrecv_replace(rbuf, scount, sdt, dest, stag, source, rtag, comm, status);
+                 ? PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, status)
+                 : PMPI_Sendrecv_replace(rbuf, scount, sdt, dest, stag, src, rtag, comm, status);
     depth--;
     lock();
     if ((r = done(call, s1, 0))) { r->hash = h; rec_commit(r); }
@@ -1486,8 +1520,11 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     if (PASS) return PMPI_Irecv(buf, count, dt, source, tag, comm, req);
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
+    lock();
+    int src = source_of(source, comm);
+    unlock();
     uint32_t mod = enter_nonblocking(C_IRECV, pc);
-    int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
+    int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, req);
     depth--;
     lock();
     if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL);
