@@ -92,17 +92,11 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	segdir, err := segmentDir(o.Segments)
+	segdir, out, cleanup, err := jobPaths(o.Segments, o.Output)
 	if err != nil {
 		return nil, err
 	}
-	if o.Segments == "" {
-		defer os.RemoveAll(segdir)
-	}
-	out, err := filepath.Abs(o.Output)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
+	defer cleanup()
 
 	// The launcher's output is copied by goroutines of exec while the
 	// monitor logs: writers shared between them are locked.
@@ -194,6 +188,25 @@ func checkMPIOptions(o *MPIOptions) error {
 
 // segmentDir returns the absolute segment directory: dir, created if needed
 // and refused if it holds segments of an earlier run, or a new temporary one.
+// jobPaths prepares a job's segment directory (removed by cleanup when it
+// is a temporary one) and the trace's absolute path.
+func jobPaths(segments, output string) (segdir, out string, cleanup func(), err error) {
+	segdir, err = segmentDir(segments)
+	if err != nil {
+		return "", "", nil, err
+	}
+	cleanup = func() {}
+	if segments == "" {
+		cleanup = func() { os.RemoveAll(segdir) }
+	}
+	out, err = filepath.Abs(output)
+	if err != nil {
+		cleanup()
+		return "", "", nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return segdir, out, cleanup, nil
+}
+
 func segmentDir(dir string) (string, error) {
 	if dir == "" {
 		return tempDir("segments")

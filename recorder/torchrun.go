@@ -70,17 +70,11 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: no free port for MASTER_PORT: %v", ErrUsage, err)
 	}
-	segdir, err := segmentDir(o.Segments)
+	segdir, out, cleanup, err := jobPaths(o.Segments, o.Output)
 	if err != nil {
 		return nil, err
 	}
-	if o.Segments == "" {
-		defer os.RemoveAll(segdir)
-	}
-	out, err := filepath.Abs(o.Output)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
+	defer cleanup()
 
 	o.Stdout, o.Stderr, o.Log = lockWriters(o.Stdout, o.Stderr, o.Log)
 	args := append([]string{"-c", torchLauncher, "p2ptrace-torch", strconv.Itoa(o.Ranks), interp}, o.Args...)
