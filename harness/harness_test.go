@@ -396,6 +396,22 @@ func BenchmarkRunRing8(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 }
 
+// BenchmarkRunRing8Seeds: 16 seeds of one path cost one check battery.
+func BenchmarkRunRing8Seeds(b *testing.B) {
+	for b.Loop() {
+		harness.Run(b, 8, ring8, harness.Seeds(16))
+	}
+	b.ReportMetric(16*float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}
+
+// BenchmarkRunRing8NoCheck: the live runs alone.
+func BenchmarkRunRing8NoCheck(b *testing.B) {
+	for b.Loop() {
+		harness.Run(b, 8, ring8, harness.Seeds(1), harness.NoCheck())
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}
+
 func TestScribbleRevealsReadBeforeWait(t *testing.T) {
 	// The plain run hides the bug (the data has landed by the early read);
 	// mutate:scribble=true fills pending receive buffers, so the program's
