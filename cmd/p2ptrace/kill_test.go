@@ -132,14 +132,7 @@ int main(int argc, char **argv) {
 func TestRecordMPIKilled(t *testing.T) {
 	mpitest.RequireMPI(t)
 	tmp := t.TempDir()
-	src := filepath.Join(tmp, "forever.c")
-	if err := os.WriteFile(src, []byte(foreverC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(tmp, "forever")
-	if out, err := exec.Command("mpicc", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
-	}
+	exe := buildForever(t, tmp)
 	rec := cli(t, tmp, "record", "-n", "2", "-o", filepath.Join(tmp, "mpi.p2ptrace"), exe)
 	var pids []int
 	if !waitFor(time.Minute, func() bool {
@@ -157,6 +150,20 @@ func TestRecordMPIKilled(t *testing.T) {
 	rec.Process.Signal(syscall.SIGKILL)
 	rec.Wait()
 	assertEnded(t, pids)
+}
+
+// buildForever compiles foreverC into dir.
+func buildForever(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(dir, "forever.c")
+	if err := os.WriteFile(src, []byte(foreverC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "forever")
+	if out, err := exec.Command("mpicc", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	return exe
 }
 
 // assertEnded fails the test unless every pid ends within 10 s (and kills them).
@@ -182,14 +189,7 @@ func assertEnded(t *testing.T, pids []int) {
 func TestRecordMPIRankKilled(t *testing.T) {
 	mpitest.RequireMPI(t)
 	tmp := t.TempDir()
-	src := filepath.Join(tmp, "forever.c")
-	if err := os.WriteFile(src, []byte(foreverC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(tmp, "forever")
-	if out, err := exec.Command("mpicc", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
-	}
+	exe := buildForever(t, tmp)
 	out := filepath.Join(tmp, "mpi.p2ptrace")
 	rec := cli(t, tmp, "record", "-n", "2", "-o", out, exe)
 	ranks := map[int]int{}
