@@ -113,23 +113,38 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 	if h.Backend != "sim" {
 		return nil, fmt.Sprintf("re-running %s programs with a forced match is not supported yet", h.Backend)
 	}
-	exe, cleanup, err := program(ctx, info.Program, io.Discard)
-	if err != nil {
-		return nil, fmt.Sprintf("the program %s cannot be run any more: %v", info.Program, err)
-	}
-	binary, err := fileHash(exe)
-	usesGPU := runsOnGPU(exe)
-	cleanup()
-	if err != nil || binary != info.Binary {
-		return nil, fmt.Sprintf("the program %s changed since it was recorded", info.Program)
-	}
-	if !usesGPU {
-		// A trace names what check would run: only a program built on
-		// package gpu (as p2ptrace record recorded it) is run again.
-		return nil, fmt.Sprintf("%s is not a Go program built on package gpu: not re-run", info.Program)
+	// The program is checked (built, for a directory) at the first re-run,
+	// so that a check with no race to judge builds nothing.
+	var checked bool
+	var unjudged string
+	validate := func() string {
+		if checked {
+			return unjudged
+		}
+		checked = true
+		exe, cleanup, err := program(ctx, info.Program, io.Discard)
+		if err != nil {
+			unjudged = fmt.Sprintf("the program %s cannot be run any more: %v", info.Program, err)
+			return unjudged
+		}
+		binary, err := fileHash(exe)
+		usesGPU := runsOnGPU(exe)
+		cleanup()
+		switch {
+		case err != nil || binary != info.Binary:
+			unjudged = fmt.Sprintf("the program %s changed since it was recorded", info.Program)
+		case !usesGPU:
+			// A trace names what check would run: only a program built on
+			// package gpu (as p2ptrace record recorded it) is run again.
+			unjudged = fmt.Sprintf("%s is not a Go program built on package gpu: not re-run", info.Program)
+		}
+		return unjudged
 	}
 	recorded := tr.Recorded()
 	return func(m replay.ForcedMatch) (replay.RerunOutcome, error) {
+		if why := validate(); why != "" {
+			return replay.RerunOutcome{Unjudged: why}, nil
+		}
 		return rerun(ctx, h, recorded, m)
 	}, ""
 }

@@ -198,6 +198,9 @@ type RerunOutcome struct {
 	// Illegal: the forced receive never matched the forced sender in the
 	// real run: no evidence either way.
 	Illegal bool
+	// Unjudged, if set, says why the program could not be re-run at all
+	// (it changed since it was recorded...): the race stays unconfirmed.
+	Unjudged string
 	// Failed: the program failed: a non-zero exit, an abort or MPI error,
 	// a hang, or findings the recorded run did not have.
 	Failed bool
@@ -354,6 +357,7 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 	var order []string
 	recvs := map[string]*perRecv{}
 	reruns := 0
+	unjudged := "" // why the program could not be re-run, when it could not
 	for _, c := range races {
 		recvSite, altSite := c.race.Ops[0].Site, ""
 		if n := len(c.race.Ops); n > 1 {
@@ -386,6 +390,9 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 			return nil, fmt.Errorf("re-running the program with --force-match %s: %w", c.match, err)
 		}
 		switch {
+		case o.Unjudged != "":
+			pr.left++
+			unjudged = o.Unjudged
 		case o.Illegal:
 			pr.left++
 		case o.Failed:
@@ -409,7 +416,10 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 			notes = append(notes, fmt.Sprintf("%s is nondeterministic: %d alternative(s) re-run, all clean", pr.at, pr.clean))
 		case pr.left > 0:
 			why := opts.NoRerun
-			if opts.Rerun != nil {
+			switch {
+			case unjudged != "":
+				why = unjudged
+			case opts.Rerun != nil:
 				why = fmt.Sprintf("past the cap of %d re-runs (--max-reruns), or the forced match did not happen in the real run", limit)
 			}
 			if why == "" {

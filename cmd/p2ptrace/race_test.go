@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +53,36 @@ func TestCheckJudgesRacesByRerunning(t *testing.T) {
 	}
 	if code, _, errs := runCmd(t, "record", "--force-match", "nope", "-o", filepath.Join(dir, "x.db"), filepath.Join(root, "testdata", "train", "pingpong")); code != 2 || !strings.Contains(errs, "want RANK:SEQ=SRC") {
 		t.Fatalf("--force-match nope: exit %d %s", code, errs)
+	}
+}
+
+// TestCheckDoesNotRerunAChangedProgram: an executable that changed since it
+// was recorded is not run again: the race stays unconfirmed, and the note
+// says why.
+func TestCheckDoesNotRerunAChangedProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program; skipped with -short")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "assume")
+	build := exec.Command("go", "build", "-o", exe, ".")
+	build.Dir = filepath.Join("..", "..", "testdata", "train", "anysource-assume")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "assume.db")
+	if code, _, errs := runCmd(t, "record", "-o", db, exe); code != 0 {
+		t.Fatalf("record: exit %d\n%s", code, errs)
+	}
+	f, err := os.OpenFile(exe, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{0})
+	f.Close()
+	code, out, errs := runCmd(t, "check", db)
+	if code != 0 || !strings.Contains(out, "note: unconfirmed race: rank 0's Recv at testdata/train/anysource-assume/main.go:22") ||
+		!strings.Contains(out, "(the program "+exe+" changed since it was recorded)") {
+		t.Fatalf("check of a changed program: exit %d\n%s%s", code, out, errs)
 	}
 }
