@@ -100,7 +100,8 @@ func Launch(ranks int, fn func(r *Rank) error, opts ...Option) error {
 		if hs, ok := cfg.sink.(interface{ SetHeader(func(*trace.Header)) }); ok {
 			hs.SetHeader(func(h *trace.Header) {
 				h.WorldSize, h.Backend, h.EagerLimit, h.Seed = ranks, "sim", cfg.eager, cfg.seed
-				h.LatencyNS, h.BandwidthBps, h.HashMode = int64(cfg.latency), cfg.bandwidth, HashFull
+				h.LatencyNS, h.BandwidthBps = int64(cfg.latency), cfg.bandwidth
+				rec.setHeader(h)
 			})
 		}
 	}

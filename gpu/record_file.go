@@ -69,7 +69,7 @@ func recordingFromEnv(cfg *config, ranks int, sites *siteTable) (*recorder, erro
 	}
 	hdr := trace.Header{
 		Command: command, ToolVersion: toolVersion(), WorldSize: ranks, Backend: "sim", EagerLimit: cfg.eager,
-		LatencyNS: int64(cfg.latency), BandwidthBps: cfg.bandwidth, Seed: cfg.seed, HashMode: hash,
+		LatencyNS: int64(cfg.latency), BandwidthBps: cfg.bandwidth, Seed: cfg.seed, HashMode: hash, HashAlgo: payloadHashAlgo,
 	}
 	w, err := trace.Create(path, hdr, trace.WriterOptions{Force: os.Getenv(EnvForce) == "1"})
 	if err != nil {

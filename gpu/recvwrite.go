@@ -26,7 +26,7 @@ type pendingRecv struct {
 // watchRecv starts watching op's buffer, once its call has posted it (and
 // the engine wrote into it the message that was already there, if any).
 func (rec *recorder) watchRecv(op *sim.Op) {
-	if rec.hash == HashOff || op.Data == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
+	if rec.hasher.Off() || op.Data == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
 		return
 	}
 	rec.recvs = append(rec.recvs, pendingRecv{op: op, hash: rec.hashOf(op.Data)})

@@ -248,9 +248,13 @@ type Header struct {
 	BandwidthBps  float64  `json:"bandwidth_bytes_per_s"`
 	Seed          uint64   `json:"seed"`
 	HashMode      string   `json:"hash"` // full, sample, off
-	StartUnixNano int64    `json:"start_unix_ns"`
-	EndUnixNano   int64    `json:"end_unix_ns"`
-	Status        Status   `json:"status"`
+	// HashAlgo is the function of the payload hashes (HashXXH64,
+	// HashXXH3); "" in traces written before it was recorded: HashXXH64.
+	// Read it through HashAlgorithm.
+	HashAlgo      string `json:"hash_algo,omitempty"`
+	StartUnixNano int64  `json:"start_unix_ns"`
+	EndUnixNano   int64  `json:"end_unix_ns"`
+	Status        Status `json:"status"`
 	// Message is a note on how the recording ended, in words ("interrupted
 	// by terminated"). Traces written before structured findings (no
 	// FindingsVersion) hold the run's findings here as prose.

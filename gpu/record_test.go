@@ -1,0 +1,115 @@
+package gpu_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// headerSink is a payloadSink that also takes the header, as a trace file does.
+type headerSink struct {
+	payloadSink
+	hdr trace.Header
+}
+
+func (s *headerSink) SetHeader(f func(*trace.Header)) { f(&s.hdr) }
+
+// TestRecordNamesItsHashAlgorithm: the header names XXH3 and a send's hash
+// at post is XXH3's of its payload.
+func TestRecordNamesItsHashAlgorithm(t *testing.T) {
+	sink := &headerSink{payloadSink: payloadSink{payloads: map[uint64][]byte{}}}
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Uint8, 3000)
+		if r.ID() == 0 {
+			for i := range b.Uint8s() {
+				b.Uint8s()[i] = byte(i * 7)
+			}
+			return r.Send(b, 1, 0)
+		}
+		_, err := r.Recv(b, 0, 0)
+		return err
+	}, gpu.RecordTo(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sink.hdr.HashAlgorithm() != trace.HashXXH3 || sink.hdr.HashMode != trace.HashFull {
+		t.Fatalf("header: hash %q, algorithm %q", sink.hdr.HashMode, sink.hdr.HashAlgo)
+	}
+	h, err := trace.NewPayloadHasher(trace.HashXXH3, trace.HashFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 3000)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	for _, ev := range sink.events {
+		if ev.Kind == trace.KindPost && ev.Op == trace.OpSend {
+			if ev.HashPost != h.Hash(want) {
+				t.Fatalf("send's hash at post %016x, want XXH3's %016x", ev.HashPost, h.Hash(want))
+			}
+			return
+		}
+	}
+	t.Fatal("no send recorded")
+}
+
+// TestRecordEventsCarryNothingOver: the recorder reuses one event per kind,
+// so each must clear what the previous op of another kind set (a compute's
+// duration, a Waitany's index, a send's hashes).
+func TestRecordEventsCarryNothingOver(t *testing.T) {
+	sink := &payloadSink{payloads: map[uint64][]byte{}}
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 8)
+		peer := 1 - r.ID()
+		for range 2 {
+			if err := r.Compute(time.Microsecond); err != nil {
+				return err
+			}
+			q, err := r.Isend(b, peer, 0)
+			if err != nil {
+				return err
+			}
+			p, err := r.Irecv(r.Alloc(gpu.Int32, 8), peer, 0)
+			if err != nil {
+				return err
+			}
+			if _, _, err := r.Waitany(p, q); err != nil { // q, eager, is done: index 1
+				return err
+			}
+			if err := r.Waitall(q, p); err != nil {
+				return err
+			}
+			if err := r.Barrier(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, gpu.RecordTo(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waitanys int
+	for _, ev := range sink.events {
+		if ev.Kind == trace.KindPost && ev.Op != trace.OpCompute && ev.Duration != 0 {
+			t.Errorf("rank %d seq %d %s post: duration %d", ev.Rank, ev.Seq, ev.Op, ev.Duration)
+		}
+		if !ev.Op.IsSend() && ev.HashPost != 0 || !ev.Op.IsSend() && !ev.Op.IsRecv() && ev.HashDone != 0 {
+			t.Errorf("rank %d seq %d %s: hashes %x %x", ev.Rank, ev.Seq, ev.Op, ev.HashPost, ev.HashDone)
+		}
+		if ev.Kind == trace.KindDone && ev.Op == trace.OpWaitany {
+			waitanys++
+		} else if ev.Index != 0 || ev.Kind == trace.KindDone && len(ev.Reqs) != 0 {
+			t.Errorf("rank %d seq %d %s: index %d, reqs %v", ev.Rank, ev.Seq, ev.Op, ev.Index, ev.Reqs)
+		}
+		if ev.Kind == trace.KindPost && (ev.DoneVT != 0 || ev.MatchSeq != 0 || ev.StatusCnt != 0) ||
+			ev.Kind == trace.KindDone && (ev.PostVT != 0 || ev.Peer != 0 || ev.Bytes != 0 || ev.Site != 0) {
+			t.Errorf("rank %d seq %d %s: a field of the other kind of event is set: %+v", ev.Rank, ev.Seq, ev.Op, ev)
+		}
+	}
+	if waitanys != 4 {
+		t.Errorf("%d Waitany completions, want 4", waitanys)
+	}
+}
