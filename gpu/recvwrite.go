@@ -36,10 +36,21 @@ func (rec *recorder) watchRecv(op *sim.Op) {
 func (rec *recorder) recvLanded(op *sim.Op) {
 	for i := range rec.recvs {
 		if p := &rec.recvs[i]; p.op == op {
-			p.hash, p.done = rec.hashOf(op.Data), true
+			p.hash, p.done = rec.landedHash(op), true
 			return
 		}
 	}
+}
+
+// landedHash is the hash of op's whole buffer once its message landed.
+// When the message is the send buffer as it was posted (hashed then) and
+// fills the buffer, the buffer holds exactly those bytes: the send's hash,
+// without a second pass over them.
+func (rec *recorder) landedHash(op *sim.Op) uint64 {
+	if s := op.Matched(); s != nil && op.DeliveredAtPost() && op.Err == trace.ErrNone && s.HashPost != 0 && s.Bytes == int64(len(op.Data)) {
+		return s.HashPost
+	}
+	return rec.hashOf(op.Data)
 }
 
 // checkRecvs compares the watched buffers of call's rank with what the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -112,4 +113,63 @@ func TestStreamRecvBufferWrittenBeforeSynchronize(t *testing.T) {
 func rwHere(t *testing.T, marker string) string {
 	t.Helper()
 	return fmt.Sprintf("recvwrite_test.go:%d", markerLine(t, "recvwrite_test.go", marker))
+}
+
+// TestRecvLandedMessageIsNotAWrite: a message that lands in a pending
+// Irecv's buffer (whole or in part, eager or rendezvous, the send's hash
+// reused or the buffer hashed) is the runtime's write, not the program's;
+// a program write after it still is one.
+func TestRecvLandedMessageIsNotAWrite(t *testing.T) {
+	prog := func(recvLen, eager int, write bool) func(*gpu.Rank) error {
+		return func(r *gpu.Rank) error {
+			if r.ID() == 1 {
+				b := r.Alloc(gpu.Int32, 4)
+				copy(b.Int32s(), []int32{1, 2, 3, 4})
+				return r.Send(b, 0, 0)
+			}
+			b := r.Alloc(gpu.Int32, recvLen)
+			b.Int32s()[0] = 9 // what the message overwrites
+			q, err := r.Irecv(b, 1, 0)
+			if err != nil {
+				return err
+			}
+			// The message lands meanwhile (a link latency after the send).
+			if err := r.Compute(time.Millisecond); err != nil {
+				return err
+			}
+			if write {
+				b.Int32s()[1] = 7
+			}
+			_, err = r.Wait(q)
+			return err
+		}
+	}
+	for _, recvLen := range []int{4, 6} {
+		for _, eager := range []int{64, 0} {
+			t.Run(fmt.Sprintf("len=%d,eager=%d", recvLen, eager), func(t *testing.T) {
+				run := func(write bool) []verdict.Finding {
+					var out []verdict.Finding
+					err := gpu.Launch(2, prog(recvLen, eager, write), gpu.RecordTo(discard{}), gpu.EagerLimit(int64(eager)))
+					var re *gpu.RunError
+					if err != nil && !errors.As(err, &re) {
+						t.Fatal(err)
+					}
+					if re != nil {
+						for _, f := range re.Findings {
+							if f.Kind == verdict.RecvBufferWrite {
+								out = append(out, f)
+							}
+						}
+					}
+					return out
+				}
+				if fs := run(false); len(fs) != 0 {
+					t.Errorf("no write: %+v", fs)
+				}
+				if fs := run(true); len(fs) != 1 {
+					t.Errorf("a write after the message landed: %d findings, want 1", len(fs))
+				}
+			})
+		}
+	}
 }
