@@ -14,13 +14,17 @@ import (
 // recorder hashes the buffer of each pending nonblocking receive when it is
 // posted and again when the message lands, and compares at each later call
 // of the rank until one retires it: a different hash is the program's write
-// (only the engine writes receive buffers, and only at completion).
+// (only the engine writes receive buffers: when it matches the message, or
+// at completion; see copiedIn).
 
 // pendingRecv is a nonblocking receive whose buffer the recorder watches.
 type pendingRecv struct {
 	op   *sim.Op
 	hash uint64 // the buffer as the runtime left it (at post, or at completion)
 	done bool   // the message landed
+	// matched: the receive had matched its message when the watch began
+	// (the engine had copied it in, or copies it in at completion).
+	matched bool
 }
 
 // watchRecv starts watching op's buffer, once its call has posted it (and
@@ -29,7 +33,7 @@ func (rec *recorder) watchRecv(op *sim.Op) {
 	if rec.hasher.Off() || op.Data == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
 		return
 	}
-	rec.recvs = append(rec.recvs, pendingRecv{op: op, hash: rec.hashOf(op.Data)})
+	rec.recvs = append(rec.recvs, pendingRecv{op: op, hash: rec.hashOf(op.Data), matched: op.Matched() != nil})
 }
 
 // recvLanded notes the buffer as the message left it.
@@ -42,15 +46,24 @@ func (rec *recorder) recvLanded(op *sim.Op) {
 	}
 }
 
-// landedHash is the hash of op's whole buffer once its message landed.
-// When the message is the send buffer as it was posted (hashed then) and
-// fills the buffer, the buffer holds exactly those bytes: the send's hash,
-// without a second pass over them.
+// landedHash is the hash of op's whole buffer once its message landed:
+// sentHash's when the message fills the buffer, without a second pass.
 func (rec *recorder) landedHash(op *sim.Op) uint64 {
-	if s := op.Matched(); s != nil && op.DeliveredAtPost() && op.Err == trace.ErrNone && s.HashPost != 0 && s.Bytes == int64(len(op.Data)) {
-		return s.HashPost
+	if h, n, ok := sentHash(op); ok && n == len(op.Data) {
+		return h
 	}
 	return rec.hashOf(op.Data)
+}
+
+// sentHash is the hash of the first n bytes of op's buffer once its message
+// landed, when that is known without reading them: the message is the send
+// buffer as it was posted (hashed then).
+func sentHash(op *sim.Op) (hash uint64, n int, ok bool) {
+	s := op.Matched()
+	if s == nil || !op.DeliveredAtPost() || op.Err != trace.ErrNone || s.HashPost == 0 || s.Bytes > int64(len(op.Data)) {
+		return 0, 0, false
+	}
+	return s.HashPost, int(s.Bytes), true
 }
 
 // checkRecvs compares the watched buffers of call's rank with what the
@@ -66,7 +79,11 @@ func (rec *recorder) checkRecvs(call *sim.Op) {
 			kept = append(kept, p)
 			continue
 		}
-		if rec.hashOf(p.op.Data) != p.hash {
+		h := rec.hashOf(p.op.Data)
+		if h != p.hash && !p.done && !p.matched && p.op.Matched() != nil && rec.copiedIn(p.op, h) {
+			p.hash, p.done = h, true
+		}
+		if h != p.hash {
 			rec.recvWrites = append(rec.recvWrites, recvWrite{recv: p.op, at: call, landed: p.done})
 			continue // reported once
 		}
@@ -76,6 +93,25 @@ func (rec *recorder) checkRecvs(call *sim.Op) {
 		kept = append(kept, p)
 	}
 	rec.recvs = kept
+}
+
+// copiedIn reports whether a change of recv's buffer since the watch
+// began, the receive matched meanwhile but not completed, may be the
+// engine's: it copies a message in when it matches the receive and
+// completes the receive (recvLanded) a transfer later. It is unless the
+// part the message wrote differs from the message. (When the message is
+// not the send buffer as posted, that is unknown: the buffer is taken as
+// the message's, and a write between the match and this call goes unseen.)
+// h is the hash of the whole buffer now.
+func (rec *recorder) copiedIn(recv *sim.Op, h uint64) bool {
+	want, n, ok := sentHash(recv)
+	switch {
+	case !ok:
+		return true
+	case n == len(recv.Data):
+		return h == want
+	}
+	return rec.hashOf(recv.Data[:n]) == want
 }
 
 // retires reports whether call ends the runtime's hold on recv's buffer.

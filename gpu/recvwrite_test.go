@@ -121,7 +121,7 @@ func rwHere(t *testing.T, marker string) string {
 // runtime's write, not the program's; a program write after it still is
 // one.
 func TestRecvLandedMessageIsNotAWrite(t *testing.T) {
-	prog := func(recvLen int, early, write bool) func(*gpu.Rank) error {
+	prog := func(recvLen int, early bool, wait time.Duration, write bool) func(*gpu.Rank) error {
 		return func(r *gpu.Rank) error {
 			if r.ID() == 1 {
 				b := r.Alloc(gpu.Int32, 4)
@@ -131,7 +131,8 @@ func TestRecvLandedMessageIsNotAWrite(t *testing.T) {
 			b := r.Alloc(gpu.Int32, recvLen)
 			b.Int32s()[0] = 9 // what the message overwrites
 			// The message lands (a link latency after the send) before the
-			// Irecv (early) or after it.
+			// Irecv (early) or after it: before the Wait, or (wait shorter
+			// than the latency) matched and copied in, not landed yet.
 			if early {
 				if err := r.Compute(time.Millisecond); err != nil {
 					return err
@@ -142,7 +143,7 @@ func TestRecvLandedMessageIsNotAWrite(t *testing.T) {
 				return err
 			}
 			if !early {
-				if err := r.Compute(time.Millisecond); err != nil {
+				if err := r.Compute(wait); err != nil {
 					return err
 				}
 			}
@@ -155,14 +156,18 @@ func TestRecvLandedMessageIsNotAWrite(t *testing.T) {
 	}
 	for _, recvLen := range []int{4, 6} {
 		for _, eager := range []int{64, 0} {
-			for _, early := range []bool{false, true} {
+			for _, c := range []struct {
+				early bool
+				wait  time.Duration
+			}{{false, time.Millisecond}, {false, time.Microsecond}, {true, 0}} {
+				early, wait := c.early, c.wait
 				if early && eager == 0 {
 					continue // a rendezvous message waits for its receive
 				}
-				t.Run(fmt.Sprintf("len=%d,eager=%d,early=%v", recvLen, eager, early), func(t *testing.T) {
+				t.Run(fmt.Sprintf("len=%d,eager=%d,early=%v,wait=%v", recvLen, eager, early, wait), func(t *testing.T) {
 					run := func(write bool) []verdict.Finding {
 						var out []verdict.Finding
-						err := gpu.Launch(2, prog(recvLen, early, write), gpu.RecordTo(discard{}), gpu.EagerLimit(int64(eager)))
+						err := gpu.Launch(2, prog(recvLen, early, wait, write), gpu.RecordTo(discard{}), gpu.EagerLimit(int64(eager)))
 						var re *gpu.RunError
 						if err != nil && !errors.As(err, &re) {
 							t.Fatal(err)
