@@ -54,8 +54,11 @@
 //	          "header" -> Header as JSON (keys as in the Header struct tags):
 //	                      format_version, tool_version, command, ranks,
 //	                      backend, eager_limit, latency_ns,
-//	                      bandwidth_bytes_per_s, seed, hash, start_unix_ns,
-//	                      end_unix_ns, status, message, events, rank_events
+//	                      bandwidth_bytes_per_s, seed, hash, hash_algo
+//	                      (the payload hash function, Header.HashAlgo:
+//	                      absent in older traces, which are xxh64),
+//	                      start_unix_ns, end_unix_ns, status, message,
+//	                      events, rank_events
 //	          "header_crc32c" -> CRC32C (LE uint32) of the header JSON
 //	sites     uint32 BE site ID -> uvarint line, uvarint len + function,
 //	                      uvarint len + file, CRC32C (LE uint32) of the rest
