@@ -87,6 +87,9 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("P2PTRACE_RECORDING_CHILD"); p != "" {
 		recordingChild(p)
 	}
+	if p := os.Getenv("P2PTRACE_KILLED_CHILD"); p != "" {
+		killedWriterChild(p)
+	}
 	os.Exit(m.Run())
 }
 
