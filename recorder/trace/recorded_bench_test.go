@@ -68,3 +68,31 @@ func traceSize(b *testing.B, path string) {
 	b.ReportMetric(float64(blocks), "blocks")
 	b.ReportMetric(float64(events), "events")
 }
+
+// BenchmarkReadRecordedRing decodes every event of the recorded 1024x163
+// ring (1.0M events) with Cursors, rank after rank: the decoding a replay
+// from the file pays on top of the engine (BenchmarkReplayRecordedRing* in
+// package replay).
+func BenchmarkReadRecordedRing(b *testing.B) {
+	path := benchtrace.Record(b, "ring", "", "-ranks", "1024", "-iters", "163")
+	r, err := trace.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	b.ReportAllocs()
+	var events int64
+	var ev trace.Event
+	for b.Loop() {
+		for rank := range r.Ranks() {
+			c := r.Rank(rank)
+			for c.Next(&ev) {
+				events++
+			}
+			if err := c.Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
