@@ -41,14 +41,14 @@ func rankValues(t *testing.T, path string) map[string][]string {
 	return m
 }
 
-// A writer flushed after every event (or by a 1 ms ticker) stores the same
+// A writer flushed every few events (and by a 1 ms ticker) stores the same
 // blocks, byte for byte, as one never flushed: a flush rewrites a rank's
 // open block until it is full instead of cutting it short.
 func TestFlushedWriterKeepsFullBlocks(t *testing.T) {
 	dir := t.TempDir()
-	evs := ring(4, 400)
+	evs := ring(4, 150)
 	opts := fastOpts
-	opts.BlockSize = 1024
+	opts.BlockSize = 256
 	unflushed := filepath.Join(dir, "unflushed.p2ptrace")
 	writeTrace(t, unflushed, trace.Header{WorldSize: 4}, opts, evs)
 
@@ -61,8 +61,10 @@ func TestFlushedWriterKeepsFullBlocks(t *testing.T) {
 	}
 	for i := range evs {
 		w.Append(&evs[i])
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
+		if i%7 == 0 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := w.Close(trace.StatusComplete, ""); err != nil {
@@ -121,14 +123,14 @@ func usedPages(t *testing.T, path string) (size, used, free int64) {
 // compacting copy drops them): within a few pages of the data.
 func TestClosedFileHoldsTheData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.p2ptrace")
-	evs := ring(64, 400) // about 10 KiB, three pages, per rank
-	w, err := trace.Create(path, trace.Header{WorldSize: 64}, fastOpts)
+	evs := ring(32, 300) // about 8 KiB, two pages, per rank
+	w, err := trace.Create(path, trace.Header{WorldSize: 32}, fastOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range evs {
 		w.Append(&evs[i])
-		if i%(64*6*40) == 0 { // every rank's block rewritten, ten times
+		if i%(32*6*30) == 0 { // every rank's block rewritten, ten times
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +154,7 @@ func TestClosedFileHoldsTheData(t *testing.T) {
 	}
 	// A page per rank (the bucket's last, partly filled) and a few for
 	// the meta, sites and tree pages.
-	if limit := data + 64*4096 + 16*4096; size > limit {
+	if limit := data + 32*4096 + 16*4096; size > limit {
 		t.Errorf("file %d bytes for %d bytes of blocks (limit %d)", size, data, limit)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
@@ -204,7 +206,7 @@ func TestOldWriterFileReads(t *testing.T) {
 
 // killedIters is the length of killedWriterChild's ring (48 events an
 // iteration): more than it appends before it is killed.
-const killedIters = 2000
+const killedIters = 800
 
 // killedWriterChild appends and flushes (1 ms ticker and explicit flushes)
 // for ever, printing the events appended at each explicit flush, until it
@@ -252,7 +254,7 @@ func TestKilledWriterLeavesReadableTrace(t *testing.T) {
 	defer cmd.Wait()
 	sc := bufio.NewScanner(stdout)
 	flushed := 0
-	for sc.Scan() && flushed < 20000 {
+	for sc.Scan() && flushed < 8000 {
 		if sc.Text() == "END" {
 			break
 		}
@@ -282,7 +284,7 @@ func TestKilledWriterLeavesReadableTrace(t *testing.T) {
 	if res.Events < int64(flushed) {
 		t.Errorf("%d events in the file, %d were flushed", res.Events, flushed)
 	}
-	// Blocks of 2 KiB at a few bytes per event, whatever the ~200
+	// Blocks of 2 KiB at a few bytes per event, whatever the ~80
 	// flushes: flushed blocks cut short would be one per rank and flush.
 	if res.Blocks*100 > res.Events {
 		t.Errorf("%d blocks for %d events: flushes cut blocks short", res.Blocks, res.Events)
