@@ -11,7 +11,7 @@ import (
 
 // compactTxBytes bounds the data of one write transaction of the compacting
 // copy: bbolt keeps a transaction's pages in memory until it commits.
-const compactTxBytes = 64 << 20
+const compactTxBytes = 8 << 20
 
 // compactFraction: the writer compacts a finished trace when more than
 // 1/compactFraction of its pages are free (old versions of rewritten
