@@ -22,8 +22,9 @@ const compactFraction = 8
 // bbolt's slack: the free pages left by rewritten blocks (a compacting copy
 // when they are many, see compactFraction) and the growth bbolt allocates
 // ahead (trimFile). db is open for writing and stays open (and locked):
-// the caller closes it. It returns the database that now backs path (db,
-// or the compacted copy, open and locked) which the caller closes too.
+// the caller closes it. It returns the compacted copy that now backs
+// path, if it made one (open and locked, even with an error), which the
+// caller closes too.
 //
 // Crash safety: the file at path is a complete trace at every moment. The
 // copy is written beside it, made durable, and renamed over it in one step;
@@ -45,16 +46,21 @@ func finishFile(db *bolt.DB, path string, noSync bool) (*bolt.DB, error) {
 		return nil, trimFile(db, noSync)
 	}
 	dst, err := compactCopy(db, path, noSync)
-	if err != nil {
+	switch {
+	case err != nil && dst == nil:
 		// The file is a complete trace, only bigger than it needs be.
 		return nil, errors.Join(fmt.Errorf("compact trace %s: %w (kept uncompacted)", path, err), trimFile(db, noSync))
+	case err != nil:
+		// Renamed, but the directory was not synced.
+		return dst, fmt.Errorf("compact trace %s: %w", path, err)
 	}
 	return dst, nil
 }
 
 // compactCopy copies db into a new file beside path with every page full,
 // trims it, and renames it over path. It returns the copy, still open (and
-// locked, so that no reader reads it before the caller is done).
+// locked, so that no reader reads it before the caller is done), once it
+// is renamed, even if an error follows.
 func compactCopy(src *bolt.DB, path string, noSync bool) (*bolt.DB, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".compact-*")
 	if err != nil {
