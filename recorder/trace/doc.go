@@ -136,8 +136,8 @@
 //
 // Writers set FillPercent 1.0 on every bucket (keys are appended in order)
 // and size blocks (DefaultBlockSize) to fill whole bbolt pages; a ring
-// trace (Isend/Irecv/Waitall, no hashes) uses about 5.6 bytes of pages per
-// event (BenchmarkBytesPerEvent). A finished file is its pages (no growth
+// trace (Isend/Irecv/Waitall, no hashes) uses about 4.9 bytes per event
+// (BenchmarkBytesPerEvent). A finished file is its pages (no growth
 // slack): the ring recorded by `p2ptrace record` with full hashes (1024
 // ranks, 163 rounds, 1.0M events) is 12.6 bytes per event, 11.9 of them
 // the blocks (BenchmarkRecordedRingSize).
