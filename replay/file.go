@@ -10,8 +10,9 @@ import (
 // Trace is an opened trace file, ready to replay: it streams each rank's
 // events block by block, so a trace bigger than memory replays.
 type Trace struct {
-	r     *trace.Reader
-	rules Rules
+	r          *trace.Reader
+	rules      Rules
+	prefetches prefetches // of the Sources Open returned
 }
 
 // OpenTrace opens a trace file (errors wrap trace.ErrNotTrace, ErrDamaged, ErrNewerVersion).
@@ -30,8 +31,11 @@ func (t *Trace) SetRules(r Rules) { t.rules = r }
 // Rules are the semantics Open's sources replay under.
 func (t *Trace) Rules() Rules { return t.rules }
 
-// Close releases the file.
-func (t *Trace) Close() error { return t.r.Close() }
+// Close releases the file. Sources from Open stop reading it.
+func (t *Trace) Close() error {
+	t.prefetches.closeAll()
+	return t.r.Close()
+}
 
 // Header is the trace's header.
 func (t *Trace) Header() trace.Header { return t.r.Header() }
@@ -54,40 +58,20 @@ func (t *Trace) Site(id uintptr) string {
 	return s.File + ":" + strconv.Itoa(s.Line)
 }
 
-// Open returns a fresh Source over the trace (an Opener).
+// Open returns a fresh Source over the trace (an Opener). It decodes the
+// ranks' events ahead of the replay, in goroutines of its own (see
+// decodingSource), until they are read, the Trace is closed, or the Source
+// is dropped.
 func (t *Trace) Open() (Source, error) {
-	src := &fileSource{r: t.r, cursors: make([]*trace.Cursor, t.r.Ranks())}
-	for i := range src.cursors {
-		src.cursors[i] = t.r.Rank(i)
+	src, err := openDecoding(t)
+	if err != nil {
+		return nil, err
 	}
 	if t.rules == RulesNCCL {
 		return NCCLSource(src), nil
 	}
 	return src, nil
 }
-
-type fileSource struct {
-	r       *trace.Reader
-	cursors []*trace.Cursor
-	err     error
-}
-
-// Payload returns a payload the trace stored (record --payloads).
-func (s *fileSource) Payload(hash uint64) ([]byte, bool) { return s.r.Payload(hash) }
-
-func (s *fileSource) Ranks() int { return len(s.cursors) }
-
-func (s *fileSource) Next(r int, ev *trace.Event) bool {
-	if s.cursors[r].Next(ev) {
-		return true
-	}
-	if err := s.cursors[r].Err(); err != nil && s.err == nil {
-		s.err = err
-	}
-	return false
-}
-
-func (s *fileSource) Err() error { return s.err }
 
 // Reader is the trace's reader, for what a replay does not read.
 func (t *Trace) Reader() *trace.Reader { return t.r }

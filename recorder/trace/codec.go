@@ -65,7 +65,17 @@ type context struct {
 	reqs      []byte     // encoded Reqs
 	cold      coldFields // encoder only: the raw cold fields of vals
 	coldValid bool
+	// Decoder only: tmpl is an event whose Kind, Rank and cold fields
+	// (fPeer to fErr) are decoded from vals, valid while tmplOK. Most
+	// events repeat their context's cold fields (their mask has none of
+	// coldBits): the decoder copies tmpl instead of decoding them again.
+	tmpl   Event
+	tmplOK bool
 }
+
+// coldBits are the mask bits of the fields a decoder keeps decoded in its
+// context's tmpl: fPeer to fErr (not the hashes, which are stored raw).
+const coldBits = (1<<fHashPost - 1) &^ (1<<(fReqs+1) - 1)
 
 // timeState is the per-rank running state the transforms are relative to.
 type timeState struct {
@@ -388,19 +398,50 @@ func (d *decoder) context(i int) *context {
 		c.gen = d.gen
 		c.vals = [nFields]uint64{}
 		c.reqs = append(c.reqs[:0], 0)
+		c.tmplOK = false
 	}
 	return c
 }
 
 var errTrailing = errors.New("bytes after the last event of the block")
 
-func (d *decoder) uvarint() (uint64, error) {
-	v, k := binary.Uvarint(d.data)
-	if k <= 0 {
-		return 0, errors.New("truncated or overlong varint")
+var errVarint = errors.New("truncated or overlong varint")
+
+// uvarint is binary.Uvarint, unrolled for the values of up to five bytes
+// that most fields and masks take when ten bytes are readable (inside a
+// block, all but its last event).
+func uvarint(b []byte) (uint64, int) {
+	if len(b) < binary.MaxVarintLen64 {
+		return binary.Uvarint(b)
 	}
-	d.data = d.data[k:]
-	return v, nil
+	all := b
+	b = b[:binary.MaxVarintLen64]
+	x := uint64(b[0])
+	if x < 0x80 {
+		return x, 1
+	}
+	x &= 0x7f
+	y := uint64(b[1])
+	x |= (y & 0x7f) << 7
+	if y < 0x80 {
+		return x, 2
+	}
+	y = uint64(b[2])
+	x |= (y & 0x7f) << 14
+	if y < 0x80 {
+		return x, 3
+	}
+	y = uint64(b[3])
+	x |= (y & 0x7f) << 21
+	if y < 0x80 {
+		return x, 4
+	}
+	y = uint64(b[4])
+	x |= (y & 0x7f) << 28
+	if y < 0x80 {
+		return x, 5
+	}
+	return binary.Uvarint(all)
 }
 
 // next decodes the next event into ev. It returns false with a nil error at
@@ -412,18 +453,23 @@ func (d *decoder) next(ev *Event) (bool, error) {
 		}
 		return false, nil
 	}
-	tag, err := d.uvarint()
-	if err != nil {
-		return false, err
+	// p is the rest of the block: a local, stored back once the event is
+	// decoded (the decoder's own field would be written at every field).
+	p := d.data
+	tag, k := uvarint(p)
+	if k <= 0 {
+		return false, errVarint
 	}
+	p = p[k:]
 	if tag>>1 > math.MaxUint8 {
 		return false, fmt.Errorf("bad op %d", tag>>1)
 	}
 	op, done := Op(tag>>1), tag&1 == 1
-	mask, err := d.uvarint()
-	if err != nil {
-		return false, err
+	mask, k := uvarint(p)
+	if k <= 0 {
+		return false, errVarint
 	}
+	p = p[k:]
 	if mask>>nFields != 0 {
 		return false, fmt.Errorf("unknown fields in mask %#x", mask)
 	}
@@ -434,39 +480,55 @@ func (d *decoder) next(ev *Event) (bool, error) {
 		i := bits.TrailingZeros64(m)
 		switch i {
 		case fReqs:
-			start := d.data
-			n, err := d.uvarint()
-			if err != nil {
-				return false, err
+			start := p
+			n, k := uvarint(p)
+			if k <= 0 {
+				return false, errVarint
 			}
-			if n > maxReqs || n > uint64(len(d.data)) {
+			p = p[k:]
+			if n > maxReqs || n > uint64(len(p)) {
 				return false, fmt.Errorf("bad request count %d", n)
 			}
 			for j := uint64(0); j < n; j++ {
-				if _, err := d.uvarint(); err != nil {
-					return false, err
+				_, k := uvarint(p)
+				if k <= 0 {
+					return false, errVarint
 				}
+				p = p[k:]
 			}
-			c.reqs = append(c.reqs[:0], start[:len(start)-len(d.data)]...)
+			c.reqs = append(c.reqs[:0], start[:len(start)-len(p)]...)
 		case fHashPost, fHashDone:
-			if len(d.data) < 8 {
+			if len(p) < 8 {
 				return false, errors.New("truncated hash")
 			}
-			vals[i] = binary.LittleEndian.Uint64(d.data)
-			d.data = d.data[8:]
+			vals[i] = binary.LittleEndian.Uint64(p)
+			p = p[8:]
 		default:
-			v, k := binary.Uvarint(d.data)
+			v, k := uvarint(p)
 			if k <= 0 {
-				return false, errors.New("truncated or overlong varint")
+				return false, errVarint
 			}
-			d.data = d.data[k:]
+			p = p[k:]
 			vals[i] = v
 		}
 	}
+	d.data = p
 	if mask&(1<<fReqs) == 0 && len(c.reqs) == 0 {
 		return false, errors.New("corrupt request context")
 	}
-	if err := d.build(ev, vals, op, done, reqs, c.reqs); err != nil {
+	if !c.tmplOK {
+		if err := d.cold(c, op, done); err != nil {
+			return false, err
+		}
+	} else {
+		for m := mask & coldBits; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			if err := d.coldField(&c.tmpl, i, vals[i]); err != nil {
+				return false, err
+			}
+		}
+	}
+	if err := d.build(ev, c, op, done, reqs); err != nil {
 		return false, err
 	}
 	d.left--
@@ -474,16 +536,105 @@ func (d *decoder) next(ev *Event) (bool, error) {
 	return true, nil
 }
 
-func fits32(x int64) bool { return int64(int32(x)) == x }
-
-// build inverts transform.
-func (d *decoder) build(ev *Event, v *[nFields]uint64, op Op, done bool, reqs []uint64, encReqs []byte) error {
-	st := &d.st
-	*ev = Event{Reqs: reqs}
-	ev.Rank = d.rank
-	ev.Op = op
+// cold decodes the context's Kind, Rank and cold fields into its tmpl.
+func (d *decoder) cold(c *context, op Op, done bool) error {
+	t := &c.tmpl
+	*t = Event{Kind: KindPost, Rank: d.rank, Op: op}
 	if done {
-		ev.Kind = KindDone
+		t.Kind = KindDone
+	}
+	for i := fPeer; i < fHashPost; i++ {
+		if err := d.coldField(t, i, c.vals[i]); err != nil {
+			return err
+		}
+	}
+	c.tmplOK = true
+	return nil
+}
+
+var errRange = errors.New("field value out of range")
+
+// coldField decodes cold field i of transformed value v into t.
+func (d *decoder) coldField(t *Event, i int, v uint64) error {
+	// The int32 fields: zz of a value that must fit.
+	i32 := func(x int64) (int32, error) {
+		if int64(int32(x)) != x {
+			return 0, errRange
+		}
+		return int32(x), nil
+	}
+	var err error
+	switch i {
+	case fPeer:
+		t.Peer, err = i32(unzz(v))
+	case fTag:
+		t.Tag, err = i32(unzz(v))
+	case fBytes:
+		t.Bytes = unzz(v)
+	case fCount:
+		t.Count = unzz(v)
+	case fDtype:
+		if v > math.MaxUint8 {
+			return errRange
+		}
+		t.Dtype = Dtype(v)
+	case fSite:
+		if v > math.MaxUint32 {
+			return errRange
+		}
+		t.Site = uint32(v)
+	case fMatchRank:
+		t.MatchRank, err = i32(unzz(v) + int64(d.rank))
+	case fSource:
+		t.Source, err = i32(unzz(v))
+	case fStatusTag:
+		t.StatusTag, err = i32(unzz(v))
+	case fStatusCnt:
+		t.StatusCnt = unzz(v)
+	case fComm:
+		t.Comm, err = i32(unzz(v))
+	case fStream:
+		t.Stream, err = i32(unzz(v))
+	case fGroup:
+		t.Group, err = i32(unzz(v))
+	case fAlloc:
+		if v > math.MaxUint32 {
+			return errRange
+		}
+		t.Alloc = uint32(v)
+	case fOffset:
+		t.Offset = unzz(v)
+	case fLength:
+		t.Length = unzz(v)
+	case fDuration:
+		t.Duration = unzz(v)
+	case fFlag:
+		if v > 1 {
+			return errRange
+		}
+		t.Flag = v == 1
+	case fIndex:
+		t.Index, err = i32(unzz(v))
+	case fErr:
+		if v > math.MaxUint8 {
+			return errRange
+		}
+		t.Err = ErrCode(v)
+	}
+	return err
+}
+
+// build inverts transform: the context's tmpl (see cold), then the hot
+// fields, the hashes and Reqs (into reqs, the caller's buffer).
+func (d *decoder) build(ev *Event, c *context, op Op, done bool, reqs []uint64) error {
+	st := &d.st
+	v := &c.vals
+	*ev = c.tmpl
+	ev.Op = op // contexts are by Op&63
+	ev.Reqs = reqs
+	ev.HashPost = v[fHashPost]
+	ev.HashDone = v[fHashDone]
+	if done {
 		ev.Seq = st.next - 1 - uint64(unzz(v[fSeq]))
 		ev.PostVT = unzz(v[fPostVT])
 		ev.PostWall = unzz(v[fPostWall])
@@ -493,7 +644,6 @@ func (d *decoder) build(ev *Event, v *[nFields]uint64, op Op, done bool, reqs []
 		ev.MatchSeq = ev.Seq + uint64(unzz(v[fMatchSeq]))
 		ev.Req = v[fReq]
 	} else {
-		ev.Kind = KindPost
 		ev.Seq = st.next + uint64(unzz(v[fSeq]))
 		ev.PostVT = st.lastVT + unzz(v[fPostVT])
 		ev.PostWall = st.lastWall + unzz(v[fPostWall])
@@ -503,33 +653,7 @@ func (d *decoder) build(ev *Event, v *[nFields]uint64, op Op, done bool, reqs []
 		ev.MatchSeq = v[fMatchSeq]
 		ev.Req = reqInverse(v[fReq], st.lastReq)
 	}
-	peer, tag := unzz(v[fPeer]), unzz(v[fTag])
-	mr := unzz(v[fMatchRank]) + int64(d.rank)
-	src, stag := unzz(v[fSource]), unzz(v[fStatusTag])
-	comm, stream, group := unzz(v[fComm]), unzz(v[fStream]), unzz(v[fGroup])
-	index := unzz(v[fIndex])
-	if !fits32(peer) || !fits32(tag) || !fits32(mr) || !fits32(src) || !fits32(stag) ||
-		!fits32(comm) || !fits32(stream) || !fits32(group) || !fits32(index) ||
-		v[fDtype] > math.MaxUint8 || v[fErr] > math.MaxUint8 || v[fFlag] > 1 ||
-		v[fSite] > math.MaxUint32 || v[fAlloc] > math.MaxUint32 {
-		return errors.New("field value out of range")
-	}
-	ev.Peer, ev.Tag, ev.MatchRank = int32(peer), int32(tag), int32(mr)
-	ev.Source, ev.StatusTag = int32(src), int32(stag)
-	ev.Comm, ev.Stream, ev.Group, ev.Index = int32(comm), int32(stream), int32(group), int32(index)
-	ev.Dtype = Dtype(v[fDtype])
-	ev.Err = ErrCode(v[fErr])
-	ev.Flag = v[fFlag] == 1
-	ev.Site = uint32(v[fSite])
-	ev.Alloc = uint32(v[fAlloc])
-	ev.Bytes = unzz(v[fBytes])
-	ev.Count = unzz(v[fCount])
-	ev.StatusCnt = unzz(v[fStatusCnt])
-	ev.Offset = unzz(v[fOffset])
-	ev.Length = unzz(v[fLength])
-	ev.Duration = unzz(v[fDuration])
-	ev.HashPost = v[fHashPost]
-	ev.HashDone = v[fHashDone]
+	encReqs := c.reqs
 	if len(encReqs) == 1 && encReqs[0] == 0 {
 		return nil
 	}

@@ -258,3 +258,23 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// uvarint decodes what binary.Uvarint decodes, overlong and truncated
+// encodings included, at every length and with bytes after.
+func TestUvarintAsBinary(t *testing.T) {
+	var cases [][]byte
+	for _, v := range []uint64{0, 1, 127, 128, 300, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<35 - 1, 1 << 35, 1<<63 + 5, math.MaxUint64} {
+		b := binary.AppendUvarint(nil, v)
+		cases = append(cases, b, append(b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), b[:len(b)-1])
+	}
+	cases = append(cases, []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+		[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0},
+		[]byte{0x80, 0x00, 0, 0, 0, 0, 0, 0, 0, 0})
+	for _, b := range cases {
+		v, k := uvarint(b)
+		wv, wk := binary.Uvarint(b)
+		if v != wv || k != wk {
+			t.Errorf("uvarint(%x) = %d, %d; binary.Uvarint %d, %d", b, v, k, wv, wk)
+		}
+	}
+}

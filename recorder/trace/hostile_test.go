@@ -87,6 +87,9 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("P2PTRACE_RECORDING_CHILD"); p != "" {
 		recordingChild(p)
 	}
+	if p := os.Getenv("P2PTRACE_KILLED_CHILD"); p != "" {
+		killedWriterChild(p)
+	}
 	os.Exit(m.Run())
 }
 
@@ -156,7 +159,7 @@ func TestHugeRankCountsRefused(t *testing.T) {
 		{"complete", `{"format_version":1,"ranks":16777215,"status":"complete","events":12,"rank_events":[6,6]}`, 0,
 			"inconsistent header: 16777215 ranks, but rank_events counts 2"},
 		{"running", `{"format_version":1,"ranks":16777215,"status":"running"}`, 0,
-			"inconsistent header: 16777215 ranks in a cut trace of 32768 bytes (at most 3072)"},
+			"inconsistent header: 16777215 ranks in a cut trace of 28672 bytes (at most 2816)"},
 		{"complete-rank", `{"format_version":1,"ranks":2,"status":"complete","events":12,"rank_events":[6,6]}`, 16777215,
 			"inconsistent header: events of rank 16777215, but rank_events counts 2 ranks"},
 		{"running-rank", `{"format_version":1,"ranks":2,"status":"running"}`, 16777215,

@@ -47,6 +47,7 @@ type Reader struct {
 	sites   []Site // sorted by ID, strings made Printable
 	ranks   int
 	rankIDs []int // ranks with a bucket, ascending
+	forked  bool  // a Fork: Close ends its transaction, not the file
 }
 
 func damaged(path, format string, args ...any) error {
@@ -425,7 +426,33 @@ func (r *Reader) check() error {
 	return nil
 }
 
-// Close releases the file.
+// Fork returns a Reader of the same trace, checked and opened, with a read
+// transaction of its own: a Reader and its Cursors are for one goroutine
+// at a time, a Fork lets another goroutine read at the same time (a
+// replay's decoder, ahead of the engine). Close the Fork before r: r's
+// Close waits for the Forks' transactions to end.
+func (r *Reader) Fork() (*Reader, error) {
+	f := *r
+	f.forked = true
+	f.tx = nil
+	if r.tx == nil {
+		return nil, fmt.Errorf("trace %s: %w", r.path, ErrClosed)
+	}
+	err := guard(func() error {
+		tx, err := r.db.Begin(false)
+		if err != nil {
+			return err
+		}
+		f.tx = tx
+		return nil
+	})
+	if err != nil {
+		return nil, damagedIfPanic(r.path, err)
+	}
+	return &f, nil
+}
+
+// Close releases the file (a Fork: its transaction).
 func (r *Reader) Close() error {
 	if r == nil {
 		return nil
@@ -434,6 +461,9 @@ func (r *Reader) Close() error {
 	if r.tx != nil {
 		guard(func() error { return r.tx.Rollback() })
 		r.tx = nil
+	}
+	if r.forked {
+		return nil
 	}
 	if r.db != nil {
 		err = r.db.Close()

@@ -42,6 +42,10 @@ func UpdateHeader(path string, f func(*Header)) error {
 		}
 		return putHeader(meta, hj)
 	})
+	if err == nil {
+		// The rewrite may have grown the file by bbolt's step.
+		err = trimFile(db, false)
+	}
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -87,7 +87,8 @@ const Magic = "p2ptrace trace\n"
 
 type rankBuf struct {
 	enc    encoder
-	next   uint64 // index of the next block
+	next   uint64 // index of the open block (enc's)
+	stored int    // events of the open block already stored by a timed flush
 	events int64
 }
 
@@ -298,7 +299,9 @@ func (w *Writer) Append(ev *Event) {
 	w.mu.Unlock()
 }
 
-// cutLocked moves the rank's current block to pending.
+// cutLocked moves the rank's open block, full, to pending: it is stored
+// under its index for good (replacing what a timed flush stored there), and
+// the rank's next events start the next block.
 func (w *Writer) cutLocked(rb *rankBuf) {
 	if rb.enc.n == 0 {
 		return
@@ -308,8 +311,28 @@ func (w *Writer) cutLocked(rb *rankBuf) {
 	w.pending = append(w.pending, block{rank: uint32(rb.enc.rank), index: rb.next, data: v, buf: buf})
 	w.pendingBytes += len(v)
 	rb.next++
+	rb.stored = 0
 	rb.enc.buf = w.newBuf()
 	rb.enc.reset()
+}
+
+// snapshotLocked moves a copy of the rank's open block to pending, if it
+// has events not stored yet: a timed flush stores the block as it is so far
+// under its index, and the encoder goes on filling the same block. The next
+// flush rewrites that key with the longer block, until the block is full
+// (cutLocked). A timed flush thus never cuts a block short: blocks stay
+// BlockSize long (few keys, the codec rarely restarts) however often the
+// writer flushes, and a killed recorder still leaves every event of the
+// last flush in the file.
+func (w *Writer) snapshotLocked(rb *rankBuf) {
+	if rb.enc.n == rb.stored {
+		return
+	}
+	v := rb.enc.finish()
+	buf := append(w.newBuf()[:0], v...)
+	w.pending = append(w.pending, block{rank: uint32(rb.enc.rank), index: rb.next, data: buf, buf: buf})
+	w.pendingBytes += len(buf)
+	rb.stored = rb.enc.n
 }
 
 // AddSite adds an entry of the call-site table (written with the next flush).
@@ -385,8 +408,9 @@ func (w *Writer) loop() {
 	}
 }
 
-// write stores the pending blocks (and, with partial, every rank's current
-// block), sites, payloads and a changed header in one transaction.
+// write stores the pending blocks (and, with partial, every rank's open
+// block as it is so far), sites, payloads and a changed header in one
+// transaction.
 func (w *Writer) write(partial bool) error {
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
@@ -399,7 +423,7 @@ func (w *Writer) write(partial bool) error {
 	if partial {
 		for _, rb := range w.ranks {
 			if rb != nil {
-				w.cutLocked(rb)
+				w.snapshotLocked(rb)
 			}
 		}
 	}
@@ -614,11 +638,20 @@ func (w *Writer) close(status Status, message string) error {
 			herr = fmt.Errorf("write trace header %s: %w", w.path, herr)
 		}
 	}
+	// The file now holds the complete trace; make it hold only that.
+	var ferr error
+	var compacted *bolt.DB
+	if werr == nil && herr == nil {
+		compacted, ferr = finishFile(w.db, w.path, w.opts.NoSync)
+	}
 	cerr := w.db.Close()
+	if compacted != nil {
+		cerr = errors.Join(cerr, compacted.Close())
+	}
 	if cerr != nil {
 		cerr = fmt.Errorf("close trace %s: %w", w.path, cerr)
 	}
-	return errors.Join(werr, herr, cerr, aerr)
+	return errors.Join(werr, herr, ferr, cerr, aerr)
 }
 
 // putHeader stores the header JSON and its checksum.

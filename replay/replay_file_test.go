@@ -1,0 +1,79 @@
+package replay_test
+
+import (
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/internal/benchtrace"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// recordedRing is the issue's recorded ring: 1024 ranks, 163 rounds, about
+// 1.0M events, recorded by `p2ptrace record`'s code path (benchtrace).
+func recordedRing(b *testing.B) string {
+	return benchtrace.Record(b, "ring", "", "-ranks", "1024", "-iters", "163")
+}
+
+// BenchmarkReplayRecordedRingFile replays the recorded ring from its file,
+// as `p2ptrace replay` does: open, decode and replay every event.
+func BenchmarkReplayRecordedRingFile(b *testing.B) {
+	path := recordedRing(b)
+	b.ReportAllocs()
+	var events int64
+	for b.Loop() {
+		t, err := replay.OpenTrace(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, err := t.Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := replay.Replay(src, t.Config())
+		if err != nil || out.Stuck || len(out.Problems) > 0 {
+			b.Fatal(err, out.Problems)
+		}
+		events += out.Events
+		t.Close()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
+
+// BenchmarkReplayRecordedRingMemory replays the same recorded events from
+// memory (loaded before the timer starts): the engine alone, the bound of
+// BenchmarkReplayRecordedRingFile.
+func BenchmarkReplayRecordedRingMemory(b *testing.B) {
+	path := recordedRing(b)
+	t, err := replay.OpenTrace(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := t.Config()
+	r := t.Reader()
+	evs := make(replay.Events, r.Ranks())
+	for rank := range evs {
+		c := r.Rank(rank)
+		var ev trace.Event
+		for c.Next(&ev) {
+			e := ev
+			e.Reqs = append([]uint64(nil), ev.Reqs...)
+			evs[rank] = append(evs[rank], e)
+		}
+		if err := c.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	t.Close()
+	b.ReportAllocs()
+	var events int64
+	for b.Loop() {
+		out, err := replay.Replay(evs.Source(), cfg)
+		if err != nil || out.Stuck || len(out.Problems) > 0 {
+			b.Fatal(err, out.Problems)
+		}
+		events += out.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}

@@ -1,0 +1,223 @@
+package replay_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
+)
+
+// writeRing writes a ring trace of ranks ranks (posts and dones, as a
+// recorder would) with iters rounds, rank skip left without events, and
+// returns its events by rank.
+func writeRing(t *testing.T, path string, ranks, iters, skip int) replay.Events {
+	t.Helper()
+	w, err := trace.Create(path, trace.Header{WorldSize: ranks}, trace.WriterOptions{NoSync: true, BlockSize: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make(replay.Events, ranks)
+	for r := range ranks {
+		if r == skip {
+			continue
+		}
+		add := func(e trace.Event) {
+			e.Rank = int32(r)
+			evs[r] = append(evs[r], e)
+			w.Append(&e)
+		}
+		right, left := int32((r+1)%ranks), int32((r+ranks-1)%ranks)
+		seq := uint64(0)
+		for i := range uint64(iters) {
+			add(trace.Event{Kind: trace.KindPost, Seq: seq, Op: trace.OpIsend, Peer: right, Dtype: trace.Uint8, Count: 64, Bytes: 64, Req: 2*i + 1, Tag: int32(i)})
+			add(trace.Event{Kind: trace.KindPost, Seq: seq + 1, Op: trace.OpIrecv, Peer: left, Dtype: trace.Uint8, Count: 64, Bytes: 64, Req: 2*i + 2, Tag: int32(i)})
+			add(trace.Event{Kind: trace.KindPost, Seq: seq + 2, Op: trace.OpWaitall, Reqs: []uint64{2*i + 1, 2*i + 2}})
+			add(trace.Event{Kind: trace.KindDone, Seq: seq + 2, Op: trace.OpWaitall, MatchRank: trace.NoRank})
+			seq += 3
+		}
+		add(trace.Event{Kind: trace.KindPost, Seq: seq, Op: trace.OpFinalize})
+	}
+	if err := w.Close(trace.StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// A trace file's Source hands out each rank's events in order, whatever
+// order the ranks are read in and however the decoders run ahead: through
+// Next and in place, across batch ends, for a rank without events too.
+func TestFileSourceReadsEveryRankInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.p2ptrace")
+	const ranks = 2000 // batches of 16 events: a few per rank
+	want := writeRing(t, path, ranks, 9, 7)
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	src, err := tr.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(replay.Events, ranks)
+	rng := rand.New(rand.NewPCG(1, 2))
+	open := make([]int, ranks)
+	for r := range open {
+		open[r] = r
+	}
+	var ev trace.Event
+	for len(open) > 0 {
+		i := rng.IntN(len(open))
+		r := open[i]
+		if !src.Next(r, &ev) {
+			open[i] = open[len(open)-1]
+			open = open[:len(open)-1]
+			continue
+		}
+		e := ev
+		e.Reqs = append([]uint64(nil), ev.Reqs...)
+		got[r] = append(got[r], e)
+	}
+	if err := src.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for r := range ranks {
+		if len(got[r]) != len(want[r]) {
+			t.Fatalf("rank %d: %d events, want %d", r, len(got[r]), len(want[r]))
+		}
+		for i := range want[r] {
+			w, g := want[r][i], got[r][i]
+			if len(w.Reqs) == 0 && len(g.Reqs) == 0 {
+				w.Reqs, g.Reqs = nil, nil
+			}
+			if !reflect.DeepEqual(w, g) {
+				t.Fatalf("rank %d event %d:\n got %+v\nwant %+v", r, i, g, w)
+			}
+		}
+	}
+}
+
+// A replay from the file is the replay from memory: same outcome.
+func TestFileReplayIsMemoryReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.p2ptrace")
+	evs := writeRing(t, path, 64, 20, -1)
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for seed := range uint64(3) {
+		src, err := tr.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := replay.Config{Seed: seed}
+		fromFile, err := replay.Replay(src, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromMemory, err := replay.Replay(evs.Source(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromFile.Events != fromMemory.Events || fromFile.Stuck != fromMemory.Stuck ||
+			len(fromFile.Problems) != len(fromMemory.Problems) || fromFile.Events != 64*(4*20+1) {
+			t.Fatalf("seed %d: from the file %d events (stuck %v, %d problems), from memory %d (%v, %d)", seed,
+				fromFile.Events, fromFile.Stuck, len(fromFile.Problems), fromMemory.Events, fromMemory.Stuck, len(fromMemory.Problems))
+		}
+	}
+}
+
+// Sources dropped midway (as a lookup or an abandoned replay leaves them)
+// do not keep their decoders: Close stops them, and returns.
+func TestDroppedSourcesStopAtClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.p2ptrace")
+	writeRing(t, path, 16, 200, -1)
+	before := runtime.NumGoroutine()
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev trace.Event
+	for range 20 {
+		src, err := tr.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Next(3, &ev) // the decoders are now ahead, waiting
+	}
+	done := make(chan error, 1)
+	go func() { done <- tr.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs on the decoders of dropped Sources")
+	}
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		if i > 1000 {
+			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A damaged block ends its rank with the error, which Replay returns.
+func TestFileSourceReportsDamage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.p2ptrace")
+	writeRing(t, path, 4, 200, -1)
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := r.Rank(2)
+	var ev trace.Event
+	for blocks.Next(&ev) {
+	}
+	r.Close()
+	if blocks.Blocks() < 3 {
+		t.Fatalf("rank 2 has %d blocks: too few", blocks.Blocks())
+	}
+	if err := damageBlock(path, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	src, err := tr.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replay.Replay(src, tr.Config()); !errors.Is(err, trace.ErrDamaged) {
+		t.Fatalf("replay of a damaged trace: %v, want ErrDamaged", err)
+	}
+}
+
+// damageBlock flips a byte of block index of rank in the trace at path.
+func damageBlock(path string, rank uint32, index uint64) error {
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("ranks")).Bucket(binary.BigEndian.AppendUint32(nil, rank))
+		k := binary.BigEndian.AppendUint64(nil, index)
+		v := append([]byte(nil), b.Get(k)...)
+		v[len(v)/2] ^= 0x40
+		return b.Put(k, v)
+	})
+}
