@@ -83,7 +83,7 @@ var kindTable = [...]KindInfo{
 		"give each pending operation its own buffer, or complete one (Wait) before posting the other; Sendrecv_replace exchanges in place"},
 	{RequestLeak, "a persistent request (MPI_Send_init, MPI_Recv_init) was never freed before MPI_Finalize", []string{DoorMerge},
 		"MPI_Request_free every persistent request once it is no longer started"},
-	{RecvBufferWrite, "the program wrote a receive buffer while its receive was pending (after the Irecv or stream recv, before the Wait, Test or Synchronize that retires it): the write or the message is lost", []string{DoorLive, DoorHarness},
+	{RecvBufferWrite, "the program wrote a receive buffer while its receive was pending (after the Irecv, MPI_Start or stream recv, before the Wait, Test or Synchronize that retires it): the write or the message is lost", []string{DoorLive, DoorMerge, DoorHarness},
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},

@@ -403,6 +403,20 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusComplete, verdict.BufferOverlap, []int{0, 1}, "irecv", "isend")},
 	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"sendrecv"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
 	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"pending"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
+
+	// recv-buffer-write: the program writes the buffer of a pending receive
+	// (irecv: MPI_Irecv; persistent: after MPI_Start): the recording's
+	// finding (the shim hashes pending receive buffers between MPI calls),
+	// naming the receive and the call that saw the change. Fixed: the
+	// buffers are touched after the Wait only, and Open MPI delivers both
+	// messages (one eager, one past the eager limit) during an MPI_Allreduce,
+	// which the shim does not record: not the program's write.
+	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"irecv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "irecv", "barrier")},
+	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"persistent"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "start", "barrier")},
+	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"irecv"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
+	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"persistent"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

@@ -162,7 +162,7 @@
 // then published by advancing "used", so a reader never sees half of one:
 //
 //	u32  length of the whole record (low 24 bits) | type << 24
-//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site: version 3)
+//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site, 6 write: version 3)
 //	u8   call code
 //	uvarint mask: bit i set when field i is present (nonzero)
 //	the present fields, in bit order
@@ -214,6 +214,12 @@
 // An Iprobe that found nothing takes about 32 bytes (post and done). A
 // site record (id in module, line in count, path) comes before the first
 // post that names its id: Python programs have no pc.
+// A write record says that the buffer of a pending receive (its post in seq,
+// its request id in req) changed between the return of one MPI call of the
+// rank and the entry of the next: the program wrote it. Its call, pc and
+// module are the call that saw the change (the rule: recvWriteFindings;
+// how the shim watches: the shim's "receive buffers written while their
+// receive is pending").
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,

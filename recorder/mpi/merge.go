@@ -351,6 +351,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		}
 		res.Ranks[r] = re
 		fs = append(fs, overlapFindings(r, rd, siteText)...)
+		fs = append(fs, recvWriteFindings(r, rd, siteText)...)
 		if re.State == StateFinalized {
 			fs = append(fs, leakFindings(r, rd, siteText)...)
 		}

@@ -125,3 +125,60 @@ func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding 
 	}
 	return fs
 }
+
+// recvWriteFindings reports rank r's receive buffers the shim saw written
+// while their receive was pending (write records): the buffer changed
+// between the return of one MPI call of the rank and the entry of the next,
+// when only the program runs (see the shim's "receive buffers written while
+// their receive is pending"). recv-buffer-write: one finding per pair of
+// sites (the receive, the call that noticed).
+func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	var fs []verdict.Finding
+	seen := map[[2]uint64]bool{}
+	recs := rd.seg.recs
+	for i := range recs {
+		w := &recs[i]
+		if w.Type != recWrite || int(w.Seq) >= len(rd.posts) {
+			continue
+		}
+		recv := &recs[rd.posts[w.Seq]]
+		key := [2]uint64{recv.PC ^ uint64(recv.Site)<<32, w.PC}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		sr, sw := siteText(rd, recv.Module, recv.PC, recv.Site), siteText(rd, w.Module, w.PC, w.Site)
+		at := callName(uint32(w.Call))
+		notice := verdict.OpRef{Rank: r, Seq: noticeSeq(recs, i), Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at}
+		fs = append(fs, verdict.New(verdict.RecvBufferWrite, []int{r},
+			fmt.Sprintf("rank %d: the buffer of %s at %s (from rank %d, tag %d) was written by the program while the receive was pending: it changed after the rank's previous MPI call returned and before %s at %s",
+				r, callName(uint32(recv.Call)), siteOr(sr), recv.Peer, recv.Tag, at, siteOr(sw)),
+			callRef(r, recv, sr), notice))
+	}
+	return fs
+}
+
+// noticeSeq is the post of the call that wrote write record i: the shim
+// checks at a call's entry, which is just before its post (Recv, Send...)
+// or just after it (Barrier, the Wait family).
+func noticeSeq(recs []record, i int) uint64 {
+	w := &recs[i]
+	is := func(p *record) bool { return p.Type == recPost && p.Call == w.Call && p.PC == w.PC }
+	for j := i - 1; j >= 0 && recs[j].Type != recDone; j-- {
+		if recs[j].Type == recPost {
+			if is(&recs[j]) {
+				return uint64(recs[j].Seq)
+			}
+			break
+		}
+	}
+	for j := i + 1; j < len(recs); j++ {
+		if recs[j].Type == recPost {
+			if is(&recs[j]) {
+				return uint64(recs[j].Seq)
+			}
+			break
+		}
+	}
+	return 0
+}

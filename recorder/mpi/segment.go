@@ -82,6 +82,7 @@ const (
 	recModule = 3
 	recComm   = 4
 	recSite   = 5 // version 3: a source site (Python file:line)
+	recWrite  = 6 // version 3: a pending receive's buffer the program wrote (Seq: its post; Call, PC: the call that saw it)
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).
@@ -611,7 +612,7 @@ func decodeSegment(b []byte) (*segment, error) {
 			if h.Version < 3 {
 				return nil, bad("site record in a version %d segment", h.Version)
 			}
-		case recPost, recDone, recComm:
+		case recPost, recDone, recComm, recWrite:
 			if pcoff != 0 {
 				base, ok := bases[r.Module]
 				if !ok {
@@ -632,7 +633,7 @@ func decodeSegment(b []byte) (*segment, error) {
 		case recPost:
 			r.Seq = seq
 			seq++
-		case recDone:
+		case recDone, recWrite:
 			if r.Seq >= seq {
 				return nil, bad("done of call %d before its post", r.Seq)
 			}

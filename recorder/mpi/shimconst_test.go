@@ -44,7 +44,7 @@ func TestShimConstants(t *testing.T) {
 	want := map[string]int{
 		"ST_RUNNING": int(StateRunning), "ST_BLOCKED": int(StateBlocked), "ST_FINALIZED": int(StateFinalized),
 		"ST_ABORTED": int(StateAborted), "ST_ERRORED": int(StateErrored),
-		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm,
+		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm, "R_WRITE": recWrite,
 		"OP_SEND": int(trace.OpSend), "OP_SSEND": int(trace.OpSsend), "OP_BSEND": int(trace.OpBsend),
 		"OP_RSEND": int(trace.OpRsend), "OP_RECV": int(trace.OpRecv), "OP_ISEND": int(trace.OpIsend),
 		"OP_ISSEND": int(trace.OpIssend), "OP_IBSEND": int(trace.OpIbsend), "OP_IRSEND": int(trace.OpIrsend),

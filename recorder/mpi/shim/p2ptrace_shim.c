@@ -40,7 +40,7 @@
 #define SEG_HDR 4096
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
-enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4 };
+enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6 };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -860,8 +860,112 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
     return e;
 }
 
+/* ---- receive buffers written while their receive is pending ----
+ * A pending receive's buffer belongs to the MPI library until the request
+ * completes. Open MPI (without a progress thread) writes receive buffers only
+ * inside MPI calls, when it progresses: so a buffer that changed between the
+ * return of one MPI call of the rank and the entry of its next one was
+ * written by the program. The shim hashes each watched buffer (a pending
+ * Irecv, or persistent receive after MPI_Start, whose buffer is one dense
+ * range) when the posting call returns and at the exit of every later
+ * recorded call (re-baseline: the library may have delivered into it), and
+ * compares at the entry of every recorded call; a difference is written as a
+ * write record (R_WRITE) naming the receive's post and the call that noticed
+ * it, and the buffer is no longer watched (reported once).
+ *
+ * Calls the shim does not record (collectives, MPI_Mprobe...) progress too,
+ * and may deliver into a pending buffer: Open MPI's progress engine calls
+ * progress_seen (registered with opal_progress_register) on every progress
+ * loop; one outside a recorded call (depth 0) marks the baseline stale, and
+ * the next recorded call re-baselines without judging. Without that hook (an
+ * MPI library other than Open MPI), under MPI_THREAD_MULTIPLE (another thread
+ * may be inside MPI at any time) or with hashing off, nothing is watched.
+ *
+ * Cost, only while receives are pending: a buffer up to WATCH_FULL bytes is
+ * hashed whole; a larger one by its first WATCH_HEAD bytes and
+ * WATCH_SAMPLES windows of 64 bytes spread over it (a write elsewhere is not
+ * seen); at most WATCH_MAX receives are watched at once (the others are
+ * not). Two hashes per recorded call per watched buffer. */
+#define WATCH_FULL 16384
+#define WATCH_HEAD 4096
+#define WATCH_SAMPLES 64
+#define WATCH_MAX 64
+struct watch { uint64_t id, hash; uint32_t seq; const unsigned char *buf; size_t len; };
+static struct watch watches[WATCH_MAX];
+static int nwatch, watch_on, unseen;
+
+static uint64_t watch_hash(const unsigned char *b, size_t len) {
+    struct xxh s;
+    xxh_init(&s);
+    if (len <= WATCH_FULL) {
+        xxh_update(&s, b, len);
+    } else {
+        xxh_update(&s, b, WATCH_HEAD);
+        size_t step = (len - WATCH_HEAD) / WATCH_SAMPLES;
+        for (size_t i = WATCH_HEAD; i + 64 <= len; i += step) xxh_update(&s, b + i, 64);
+    }
+    return xxh_digest(&s);
+}
+/* progress_seen is Open MPI's progress callback: progress outside the
+ * recorded calls (depth 0) makes the watched hashes stale. */
+static int progress_seen(void) {
+    if (!depth) __atomic_store_n(&unseen, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+static void watch_init(int thread_level) {
+    int (*reg)(int (*)(void)) = NULL;
+    *(void **)&reg = dlsym(RTLD_DEFAULT, "opal_progress_register");
+    if (!reg || thread_level == MPI_THREAD_MULTIPLE || hash_mode == HASH_OFF) return;
+    watch_on = reg(progress_seen) == 0;
+}
+static void watch_stop(void) {
+    int (*unreg)(int (*)(void)) = NULL;
+    if (!watch_on) return;
+    *(void **)&unreg = dlsym(RTLD_DEFAULT, "opal_progress_unregister");
+    if (unreg) unreg(progress_seen);
+    watch_on = 0;
+    nwatch = 0;
+}
+/* watch_add watches the buffer of receive id (post seq) from now on. Lock held. */
+static void watch_add(uint64_t id, uint32_t seq, uint64_t addr, int64_t span) {
+    if (!watch_on || !addr || span <= 0 || nwatch == WATCH_MAX) return;
+    struct watch *w = &watches[nwatch++];
+    w->id = id; w->seq = seq; w->buf = (const unsigned char *)(uintptr_t)addr; w->len = (size_t)span;
+    w->hash = watch_hash(w->buf, w->len);
+}
+/* watch_del stops watching receive id (it completed or was freed). Lock held. */
+static void watch_del(uint64_t id) {
+    for (int i = 0; i < nwatch; i++)
+        if (watches[i].id == id) { watches[i] = watches[--nwatch]; return; }
+}
+/* watch_rebase takes the watched buffers as they are now: at the exit of a
+ * recorded call (the library may have written them). Lock held. */
+static void watch_rebase(void) {
+    for (int i = 0; i < nwatch; i++) watches[i].hash = watch_hash(watches[i].buf, watches[i].len);
+    __atomic_store_n(&unseen, 0, __ATOMIC_RELAXED);
+}
+/* watch_check, at the entry of recorded call `call`, records each watched
+ * buffer the program wrote since the last recorded call returned. Lock held. */
+static void watch_check(int call, uintptr_t pc, uint32_t mod) {
+    if (!nwatch) return;
+    if (__atomic_load_n(&unseen, __ATOMIC_RELAXED)) { watch_rebase(); return; } /* a call the shim did not see progressed */
+    for (int i = 0; i < nwatch;) {
+        struct watch *w = &watches[i];
+        if (watch_hash(w->buf, w->len) == w->hash) { i++; continue; }
+        struct rec *r = rec_begin(0);
+        if (r) { r->type = R_WRITE; r->call = call; r->seq = w->seq; r->req = w->id; r->pc = pc; r->module = mod; rec_commit(r); }
+        *w = watches[--nwatch];
+    }
+}
+
+/* watch_exit re-baselines at the exit of a recorded call. Lock held. */
+static inline void watch_exit(void) {
+    if (nwatch) watch_rebase();
+}
+
 /* ---- records ---- */
 static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
+    watch_check(call, pc, mod);
     hdr->cur_call = call;
     hdr->cur_pc = pc;
     hdr->cur_module = mod;
@@ -1094,6 +1198,7 @@ static void start(int thread_level) {
     if (hm && strcmp(hm, "sample") == 0) hash_mode = HASH_SAMPLE;
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
     hdr->hash_mode = hash_mode;
+    watch_init(thread_level);
     set_state(ST_RUNNING);
     /* The header is valid from here on (a monitor may read it; a rank killed
      * from now on merges as a rank without calls). */
@@ -1146,6 +1251,7 @@ int MPI_Finalize(void) {
     uint32_t seq = r ? r->seq : 0;
     if (r) rec_commit(r);
     enter_call(C_FINALIZE, pc, mod);
+    watch_stop();
     set_state(ST_BLOCKED);
     unlock();
     depth++;
@@ -1223,6 +1329,7 @@ static int comm_create(int call, MPI_Comm parent, int color, int key, MPI_Comm *
     lock();
     if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL)
         comm_add(*out, comm_id_of(pid, counter, call == C_COMM_DUP ? 0x7fffffff : color), pid);
+    watch_exit();
     set_state(ST_RUNNING);
     unlock();
     return rc;
@@ -1269,6 +1376,7 @@ static int blocking_send(int call, int op, send_fn fn, const void *buf, int coun
     int rc = fn(buf, count, dt, dest, tag, comm);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(call, seq, 0))) { r->hash = h; rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
@@ -1313,6 +1421,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
     int rc = PMPI_Recv(buf, count, dt, src, tag, comm, status);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(C_RECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1, mult); rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
@@ -1352,6 +1461,7 @@ static int sendrecv(int call, const void *sbuf, int scount, MPI_Datatype sdt, in
                  : PMPI_Sendrecv_replace(rbuf, scount, sdt, dest, stag, src, rtag, comm, status);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(call, s1, 0))) { r->hash = h; rec_commit(r); }
     if ((r = done(call, s2, 0))) { complete_status(r, c, status, rbuf, rdt, 1, mult); rec_commit(r); }
     set_state(ST_RUNNING);
@@ -1388,6 +1498,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int rc = PMPI_Probe(source, tag, comm, status);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(C_PROBE, seq, 0))) {
         complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
         int n = 0;
@@ -1413,6 +1524,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     depth--;
     lock();
+    watch_exit();
     note_poll(rc != MPI_SUCCESS || *flag);
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
@@ -1456,6 +1568,7 @@ int MPI_Barrier(MPI_Comm comm) {
     int rc = PMPI_Barrier(comm);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(C_BARRIER, seq, 0))) rec_commit(r);
     set_state(ST_RUNNING);
     unlock();
@@ -1480,6 +1593,7 @@ static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, con
     }
     e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult;
     e->buf = buf; e->count = count; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
+    if (op == OP_IRECV) watch_add(r->req, r->seq, r->addr, r->span);
     rec_commit(r);
 }
 
@@ -1496,6 +1610,7 @@ static int isend(int call, int op, isend_fn fn, const void *buf, int count, MPI_
     int rc = fn(buf, count, dt, dest, tag, comm, req);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), req, h, NULL);
     unlock();
     return rc;
@@ -1527,6 +1642,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, req);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL);
     unlock();
     return rc;
@@ -1587,6 +1703,7 @@ int MPI_Start(MPI_Request *req) {
     int rc = PMPI_Start(req);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS) start_one(C_START, h, req, pc, mod, t0);
     unlock();
     return rc;
@@ -1599,6 +1716,7 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     int rc = PMPI_Startall(n, reqs);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS)
         for (int i = 0; i < n; i++) start_one(C_STARTALL, reqs[i], &reqs[i], pc, mod, t0);
     unlock();
@@ -1619,6 +1737,7 @@ static void complete_req(int call, struct req *e, MPI_Status *st) {
         }
         rec_commit(r);
     }
+    if (e->op == OP_IRECV) watch_del(e->id);
     if (e->persistent) e->active = 0;
     else req_del(e);
 }
@@ -1737,6 +1856,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         if (blocking) set_state(ST_RUNNING);
     }
     if (!blocking) note_poll(found);
+    watch_exit();
     unlock();
     if (big) { free(hs); free(ids); free(dids); }
     if (status_ignore && sts != st_s) free(sts);
@@ -1793,6 +1913,7 @@ int MPI_Request_free(MPI_Request *req) {
     struct req *e = req_pick(h, req);
     if (e) {
         if (e->active) {
+            watch_del(e->id);
             struct rec *r = post(C_REQUEST_FREE, OP_FREE, pc, mod, tnow(), 1);
             if (r) {
                 rec_reqs(r)[0] = e->id;
