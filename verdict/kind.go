@@ -79,7 +79,7 @@ var kindTable = [...]KindInfo{
 		"read the crash message; the line is the rank's last runtime call before it died"},
 	{RankError, "a rank's function returned an error of its own (its check of the data failed, or it passed a call's error on)", []string{DoorLive, DoorHarness},
 		"the program's own check failed: look for a missing Wait, a race or corrupted data that explains the values"},
-	{BufferOverlap, "two pending operations of one rank use buffers that share bytes and one of them writes (a receive), or Sendrecv's send and receive buffers overlap: the MPI standard forbids it", []string{DoorMerge},
+	{BufferOverlap, "two pending operations of one rank use buffers that share bytes and one of them writes (a receive), or Sendrecv's send and receive buffers overlap: the MPI standard forbids it", []string{DoorLive, DoorMerge, DoorHarness},
 		"give each pending operation its own buffer, or complete one (Wait) before posting the other; Sendrecv_replace exchanges in place"},
 	{RequestLeak, "a persistent request (MPI_Send_init, MPI_Recv_init) was never freed before MPI_Finalize", []string{DoorMerge},
 		"MPI_Request_free every persistent request once it is no longer started"},
