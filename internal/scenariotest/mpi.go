@@ -373,6 +373,15 @@ var MPIScenarios = []MPIScenario{
 		}},
 	{Name: "type-signature-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "type-signature"},
 
+	// type-struct: mixed type signatures: struct {int, double} x 4 sent,
+	// struct {double, int} x 4 received (same sizes) is a type mismatch,
+	// the recording's finding (a trace records mixed types as opaque); the
+	// fixed version receives contiguous(4, struct {int, double}): one
+	// signature, clean.
+	{Name: "type-struct", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.TypeMismatch, []int{0, 1}, "send", "recv")},
+	{Name: "type-struct-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "type-struct"},
+
 	// persistent-bugs: free: a persistent request freed while active is a
 	// missing Wait every time, whatever the replay's timing (the eager
 	// send completed long before); leak: never freed before MPI_Finalize, a

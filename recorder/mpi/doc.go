@@ -192,6 +192,10 @@
 //	   op reads or writes, present when they are one range without holes
 //	   (the merge finds overlapping buffers of pending ops with them)
 //	24 site uvarint: the post's site id, from a site record (Python)
+//	25 signature: uvarint n, then n runs (u8 trace.Dtype, uvarint count):
+//	   the type signature of one element of a mixed derived datatype (the
+//	   post's dtype is opaque), adjacent runs of one type merged, at most 64
+//	   (the shim's; the merge compares matched pairs: signatureFindings)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a
@@ -210,7 +214,8 @@
 // in req: op Free with the current request in the trailer if it was active
 // (its done's flag set: freed while active, whatever a replay's timing),
 // else no op. Datatypes: a derived type whose signature is one basic type
-// repeated is recorded as that type, count in basic elements.
+// repeated is recorded as that type, count in basic elements; a mixed one
+// as opaque with its signature (field 25).
 // An Iprobe that found nothing takes about 32 bytes (post and done). A
 // site record (id in module, line in count, path) comes before the first
 // post that names its id: Python programs have no pc.

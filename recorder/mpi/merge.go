@@ -183,7 +183,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		rd.offset = segs[r].hdr.StartUnix - start
 		ranks[r] = rd
 	}
-	match(ranks)
+	mixed := match(ranks)
 
 	cwd, _ := os.Getwd()
 	sites := newSiteResolver(cwd)
@@ -388,6 +388,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		f.Message = "rank " + strings.Join(names, ", ") + " ended without MPI_Finalize (killed?)"
 		fs = append(fs, f)
 	}
+	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -560,8 +561,10 @@ func dropNull(reqs []uint64, null map[uint64]bool) []uint64 {
 
 // match fills MatchRank/MatchSeq offline: a receive with actual source s
 // and tag t on comm c took the earliest not yet taken send of s to this rank
-// on c with tag t; receives are taken in post order.
-func match(ranks []*rankData) {
+// on c with tag t; receives are taken in post order. It returns the matched
+// pairs whose two datatypes are mixed (signatureFindings compares them).
+func match(ranks []*rankData) []sigPair {
+	var mixed []sigPair
 	type key struct{ src, dst, comm, tag int32 }
 	type sendRef struct {
 		rank int32
@@ -598,8 +601,12 @@ func match(ranks []*rankData) {
 			sd := ranks[s.rank]
 			rd.matchR[i], rd.matchS[i] = s.rank, sd.tseq[s.i]
 			sd.matchR[s.i], sd.matchS[s.i] = int32(r), rd.tseq[i]
+			if len(p.Sig) > 0 && len(sd.seg.recs[sd.posts[s.i]].Sig) > 0 {
+				mixed = append(mixed, sigPair{send: int(s.rank), si: s.i, recv: r, ri: i})
+			}
 		}
 	}
+	return mixed
 }
 
 // emit appends a rank's events to w and returns how many.

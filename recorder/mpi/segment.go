@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/p2ptrace/p2ptrace/internal/regfile"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // EnvSegDir names the directory where the shim writes one segment per rank.
@@ -342,6 +343,13 @@ type record struct {
 	Addr    uint64   // post: first byte of its buffer when dense (0: none or not dense)
 	Span    int64    // post: the buffer's length in bytes
 	Site    uint32   // the post's site id (site records: Module is the id, Count the line)
+	Sig     []sigRun // post: the type signature of one element of a mixed derived datatype (Dtype opaque)
+}
+
+// sigRun is a run of a type signature: N basic elements of type Dtype.
+type sigRun struct {
+	Dtype trace.Dtype
+	N     int64
 }
 
 // segment is a whole decoded segment.
@@ -387,6 +395,7 @@ const (
 	fAddr // with fSpan: the buffer's range
 	fSpan
 	fSite
+	fSig // the shim's: the type signature of a mixed derived datatype
 	fAll = 1<<iota - 1
 )
 
@@ -594,6 +603,16 @@ func decodeSegment(b []byte) (*segment, error) {
 				return nil, bad("site %d", v)
 			}
 			r.Site = uint32(v)
+		}
+		if mask&fSig != 0 {
+			cnt := d.uvarint()
+			if cnt > uint64(len(d.b))/2 { // each takes at least two bytes
+				return nil, bad("%d signature runs in %d bytes", cnt, len(d.b))
+			}
+			r.Sig = make([]sigRun, cnt)
+			for i := range r.Sig {
+				r.Sig[i] = sigRun{Dtype: trace.Dtype(d.byte1()), N: int64(d.uvarint() & (1<<62 - 1))}
+			}
 		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)

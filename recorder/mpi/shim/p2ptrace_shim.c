@@ -97,6 +97,9 @@ struct seg_hdr {
 
 /* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
  * encodes it compactly into the segment (see FORMAT). */
+/* a run of a type signature: n basic elements of type dt (a DT_ code) */
+struct run { uint8_t dt; int64_t n; };
+
 struct rec {
     uint8_t type, call, op, dtype, flag, err;
     uint32_t seq, module;
@@ -109,6 +112,8 @@ struct rec {
     uint64_t addr; /* first byte of a dense buffer, 0 if none or not dense */
     int64_t span;  /* its length */
     uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
+    const struct run *sig; /* the type signature of one element, when mixed (nsig runs) */
+    uint32_t nsig;
     const char *path; /* module record */
     size_t cap;
 };
@@ -239,21 +244,42 @@ static int contiguous(MPI_Datatype dt) { return named(dt); }
 
 #define SIG_DEPTH 16
 #define SIG_STACK 64
-/* signature flattens dt's type signature (the sequence of basic types) when
- * it is one basic type repeated: it returns that type's DT_ code and sets *n
- * to how many of it one element of dt holds; DT_OPAQUE when the signature
- * mixes types, holds a type p2ptrace does not know, or cannot be read.
+#define SIG_RUNS 64
+/* sig_push appends n elements of type dt to the k runs of runs (merged with
+ * the last run when it has that type); -1 when cap runs do not suffice. */
+static int sig_push(struct run *runs, int k, int cap, int dt, int64_t n) {
+    if (k < 0) return -1;
+    if (n == 0) return k;
+    if (k > 0 && runs[k - 1].dt == dt) { runs[k - 1].n += n; return k; }
+    if (k == cap) return -1;
+    runs[k].dt = (uint8_t)dt; runs[k].n = n;
+    return k + 1;
+}
+/* sig_append appends rep copies of the ns runs of sub. */
+static int sig_append(struct run *runs, int k, int cap, const struct run *sub, int ns, int64_t rep) {
+    if (k < 0 || ns < 0) return -1;
+    if (rep <= 0 || ns == 0) return k;
+    if (ns == 1) return sig_push(runs, k, cap, sub[0].dt, sub[0].n * rep);
+    for (int64_t j = 0; j < rep && k >= 0; j++) /* ends within about cap pushes: adjacent runs differ */
+        for (int i = 0; i < ns && k >= 0; i++) k = sig_push(runs, k, cap, sub[i].dt, sub[i].n);
+    return k;
+}
+
+/* signature flattens the type signature of one element of dt (the sequence
+ * of basic types, MPI 3.3.1) into at most cap runs, adjacent runs of one type
+ * merged, and returns how many; -1 when it cannot: a basic type p2ptrace does
+ * not know, darray or Fortran types, more than cap runs, or unreadable.
  * contiguous(2, MPI_INT), vector(2, 1, 4, MPI_INT) and MPI_INT count 2 have
- * one signature (int32 x 2); contiguous(2, MPI_DOUBLE) another. */
-static int signature(MPI_Datatype dt, int64_t *n, int level) {
-    int ni, na, nd, comb, code = DT_OPAQUE;
-    *n = 0;
-    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return DT_OPAQUE;
-    if ((code = dtype_code(dt)) != DT_OPAQUE) { *n = 1; return code; }
+ * one signature (int32 x 2); contiguous(2, MPI_DOUBLE) another; a struct
+ * {int, double} has two runs (int32 x 1, float64 x 1). */
+static int signature(MPI_Datatype dt, struct run *runs, int cap, int level) {
+    int ni, na, nd, comb, code, k = -1;
+    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return -1;
+    if ((code = dtype_code(dt)) != DT_OPAQUE) return sig_push(runs, 0, cap, code, 1);
     quiet++;
     if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb == MPI_COMBINER_NAMED) {
         quiet--;
-        return DT_OPAQUE; /* a basic type p2ptrace does not know */
+        return -1; /* a basic type p2ptrace does not know */
     }
     int is[SIG_STACK];
     MPI_Aint as[SIG_STACK];
@@ -261,37 +287,29 @@ static int signature(MPI_Datatype dt, int64_t *n, int level) {
     int *iv = ni > SIG_STACK ? malloc(sizeof *iv * ni) : is;
     MPI_Aint *av = na > SIG_STACK ? malloc(sizeof *av * na) : as;
     MPI_Datatype *dv = nd > SIG_STACK ? malloc(sizeof *dv * nd) : ds;
-    code = DT_OPAQUE;
     if (iv && av && dv && PMPI_Type_get_contents(dt, ni, na, nd, iv, av, dv) == MPI_SUCCESS) {
-        int64_t m = 0, k = 0;
-        int c0 = DT_OPAQUE;
-        if (comb != MPI_COMBINER_STRUCT && nd >= 1) c0 = signature(dv[0], &m, level + 1);
+        struct run sub[SIG_RUNS];
+        int64_t rep = 0;
+        k = 0;
         switch (comb) {
-        case MPI_COMBINER_DUP: case MPI_COMBINER_RESIZED: k = 1; break;
-        case MPI_COMBINER_CONTIGUOUS: k = iv[0]; break;
+        case MPI_COMBINER_DUP: case MPI_COMBINER_RESIZED: rep = 1; break;
+        case MPI_COMBINER_CONTIGUOUS: rep = iv[0]; break;
         case MPI_COMBINER_VECTOR: case MPI_COMBINER_HVECTOR:
-        case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: k = (int64_t)iv[0] * iv[1]; break;
+        case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: rep = (int64_t)iv[0] * iv[1]; break;
         case MPI_COMBINER_INDEXED: case MPI_COMBINER_HINDEXED:
-            for (int i = 0; i < iv[0]; i++) k += iv[1 + i];
+            for (int i = 0; i < iv[0]; i++) rep += iv[1 + i];
             break;
         case MPI_COMBINER_SUBARRAY:
-            k = 1;
-            for (int i = 0; i < iv[0]; i++) k *= iv[1 + iv[0] + i];
+            rep = 1;
+            for (int i = 0; i < iv[0]; i++) rep *= iv[1 + iv[0] + i];
             break;
         case MPI_COMBINER_STRUCT:
-            for (int i = 0; i < iv[0]; i++) {
-                int64_t mi = 0;
-                int ci = signature(dv[i], &mi, level + 1);
-                if (iv[1 + i] == 0) continue;
-                if (ci == DT_OPAQUE || (c0 != DT_OPAQUE && ci != c0)) { c0 = DT_OPAQUE; k = -1; break; }
-                c0 = ci;
-                k += (int64_t)iv[1 + i] * mi;
-            }
-            m = 1;
+            for (int i = 0; i < iv[0] && k >= 0; i++)
+                if (iv[1 + i] != 0) k = sig_append(runs, k, cap, sub, signature(dv[i], sub, cap, level + 1), iv[1 + i]);
             break;
-        default: c0 = DT_OPAQUE; break; /* darray, f90 types: not flattened */
+        default: k = -1; break; /* darray, f90 types: not flattened */
         }
-        if (c0 != DT_OPAQUE && k >= 0) { code = c0; *n = k * m; }
+        if (comb != MPI_COMBINER_STRUCT && k >= 0) k = nd >= 1 ? sig_append(runs, 0, cap, sub, signature(dv[0], sub, cap, level + 1), rep) : -1;
         for (int i = 0; i < nd; i++) {
             int dni, dna, dnd, dcomb;
             if (PMPI_Type_get_envelope(dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
@@ -302,7 +320,7 @@ static int signature(MPI_Datatype dt, int64_t *n, int level) {
     if (av != as) free(av);
     if (dv != ds) free(dv);
     quiet--;
-    return code;
+    return k;
 }
 
 /* keep_type returns a handle of dt that stays valid until drop_type, even
@@ -438,7 +456,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
  * advancing hdr->used; then releases the slot. Lock held. */
 static void rec_commit(struct rec *r) {
     size_t plen = r->path ? strlen(r->path) : 0;
-    size_t max = 4 + 1 + 5 + 24 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10;
+    size_t max = 4 + 1 + 5 + 24 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
     size_t off = SEG_HDR + hdr->used;
     nslots--;
     if (max >= (1u << 24)) return;
@@ -474,6 +492,7 @@ static void rec_commit(struct rec *r) {
     if (r->nreqs) mask |= 1u << 20;
     if (plen) mask |= 1u << 21;
     if (r->addr && r->span > 0) mask |= (1u << 22) | (1u << 23);
+    if (r->nsig) mask |= 1u << 25;
     p = put_uv(p, mask);
     if (r->op) *p++ = r->op;
     if (r->dtype) *p++ = r->dtype;
@@ -502,6 +521,10 @@ static void rec_commit(struct rec *r) {
     }
     if (plen) { p = put_uv(p, plen); memcpy(p, r->path, plen); p += plen; }
     if (mask & (1u << 22)) { p = put_uv(p, r->addr); p = put_uv(p, (uint64_t)r->span); }
+    if (r->nsig) {
+        p = put_uv(p, r->nsig);
+        for (uint32_t i = 0; i < r->nsig; i++) { *p++ = r->sig[i].dt; p = put_uv(p, (uint64_t)r->sig[i].n); }
+    }
     if (r->t1) last_t = r->t1;
     else if (r->t0) last_t = r->t0;
     uint32_t len = (uint32_t)(p - p0);
@@ -1011,6 +1034,9 @@ static struct rec *done(int call, uint32_t seq, size_t nreqs) {
 }
 static inline uint64_t *rec_reqs(struct rec *r) { return r->reqs; }
 
+/* sig_buf holds the signature of the record being built (lock held). */
+static struct run sig_buf[SIG_RUNS];
+
 /* set_envelope fills the envelope of a message op. A derived datatype whose
  * signature is one basic type repeated is recorded as that type, with the
  * count in basic elements (see signature); the buffer's address range when
@@ -1023,9 +1049,14 @@ static int64_t set_envelope(struct rec *r, struct comm *c, const void *buf, int 
     r->comm = c ? c->id : -1;
     r->dtype = dtype_code(dt);
     if (r->dtype == DT_OPAQUE && dt != MPI_DATATYPE_NULL) {
-        int code = signature(dt, &n, 0);
-        if (code != DT_OPAQUE) r->dtype = code;
-        else n = 1;
+        int k = signature(dt, sig_buf, SIG_RUNS, 0);
+        if (k == 1) { /* one basic type repeated: recorded as that type */
+            r->dtype = sig_buf[0].dt;
+            n = sig_buf[0].n;
+        } else if (k > 1) { /* mixed: opaque, with its signature */
+            r->sig = sig_buf;
+            r->nsig = (uint32_t)k;
+        }
     }
     r->count = (int64_t)count * n;
     if (dt != MPI_DATATYPE_NULL) {
