@@ -286,9 +286,11 @@ var MPIScenarios = []MPIScenario{
 	// anysource-assume: the race whose other order aborts (only the data
 	// tells): the battery alone leaves it unconfirmed; check's re-run with
 	// the receive pinned to rank 2 finds it (recorder's
-	// TestMPIRaceJudgedByRerunningTheJob). Its correct version is
-	// anysource-race.
+	// TestMPIRaceJudgedByRerunningTheJob). persistent: the first receive
+	// is a persistent one (MPI_Recv_init, MPI_Start), pinned the same way.
+	// Its correct version is anysource-race.
 	{Name: "anysource-assume", Ranks: 3, Record: complete, Plain: PlainOK},
+	{Name: "anysource-assume", Ranks: 3, Args: []string{"persistent"}, Record: complete, Plain: PlainOK},
 	// master-worker: results collected from MPI_ANY_SOURCE on purpose,
 	// correct whatever their order: clean, every re-run clean.
 	{Name: "master-worker", Ranks: 4, Record: complete, Plain: PlainOK},

@@ -746,10 +746,14 @@ static struct comm *comm_get(MPI_Comm h) {
 
 /* ---- forced matches (p2ptrace check's re-runs) ----
  * P2PTRACE_FORCE_MATCH="RANK:N=SRC": rank RANK's N-th receive from
- * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv and MPI_Sendrecv's
- * receive, as the trace's Recv and Irecv ops from any rank) is made a
- * receive from world rank SRC: the program runs as if SRC's message had
- * come first. What is recorded is the call as the program made it. */
+ * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv, MPI_Sendrecv's
+ * receive and each MPI_Start of a persistent receive, as the trace's Recv
+ * and Irecv ops from any rank) is made a receive from world rank SRC: the
+ * program runs as if SRC's message had come first. What is recorded is the
+ * call as the program made it. A persistent request's source cannot change:
+ * its forced start posts a nonblocking receive from SRC instead (same
+ * buffer, type, tag and communicator), which stands in for the request in
+ * the Wait/Test calls and MPI_Request_free that name it (start_forced). */
 static long force_rank = -1, force_nth = -1, force_src = -1, any_seen;
 
 static void force_init(void) {
@@ -796,6 +800,8 @@ struct req {
     uint64_t id;
     uint32_t seq, mark;
     uint8_t op, dtype, persistent, active, owned;
+    uint8_t has_forced;  /* a forced persistent receive: forced stands in for the request (start_forced) */
+    MPI_Request forced;
     uint64_t pid; /* a persistent request's id (its init record's req) */
     int64_t mult; /* basic elements per element of dt (see signature) */
     const void *buf;
@@ -1725,13 +1731,38 @@ static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, 
     track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, addr, hash, e);
     e->persistent = 1;
 }
+/* start_forced counts the start of persistent request h (in variable addr)
+ * when it is a receive from MPI_ANY_SOURCE (source_of) and, when it is the
+ * forced one, posts a nonblocking receive from the forced source in its
+ * place: *started says so, and the result is that receive's. Lock held. */
+static int start_forced(MPI_Request h, MPI_Request *addr, int *started) {
+    *started = 0;
+    if (force_rank != world_rank) return MPI_SUCCESS;
+    epoch++;
+    struct req *e = req_pick(h, addr);
+    if (!e || !e->persistent || e->op != OP_IRECV || e->peer != MPI_ANY_SOURCE || !e->comm || e->comm->h == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    int src = source_of(MPI_ANY_SOURCE, e->comm->h);
+    if (src == MPI_ANY_SOURCE) return MPI_SUCCESS;
+    *started = 1;
+    depth++;
+    int rc = PMPI_Irecv((void *)e->buf, e->count, e->dt, src, e->tag, e->comm->h, &e->forced);
+    depth--;
+    e->has_forced = rc == MPI_SUCCESS;
+    return rc;
+}
+
 int MPI_Start(MPI_Request *req) {
     if (PASS) return PMPI_Start(req);
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
     MPI_Request h = *req;
     uint32_t mod = enter_nonblocking(C_START, pc);
-    int rc = PMPI_Start(req);
+    int forced;
+    lock();
+    int rc = start_forced(h, req, &forced);
+    unlock();
+    if (!forced) rc = PMPI_Start(req);
     depth--;
     lock();
     watch_exit();
@@ -1744,7 +1775,18 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
     uint32_t mod = enter_nonblocking(C_STARTALL, pc);
-    int rc = PMPI_Startall(n, reqs);
+    int rc = MPI_SUCCESS;
+    if (force_rank == world_rank) { /* one at a time: one of them may be forced */
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+            int forced;
+            lock();
+            rc = start_forced(reqs[i], &reqs[i], &forced);
+            unlock();
+            if (!forced) rc = PMPI_Start(&reqs[i]);
+        }
+    } else {
+        rc = PMPI_Startall(n, reqs);
+    }
     depth--;
     lock();
     watch_exit();
@@ -1827,6 +1869,12 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     }
     enter_call(call, pc, mod);
     if (blocking && nact > 0) set_state(ST_BLOCKED);
+    int nsub = 0; /* forced persistent receives stand in for their requests (start_forced) */
+    if (force_rank == world_rank)
+        for (int i = 0; i < n; i++) {
+            struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+            if (e && e->has_forced) { reqs[i] = e->forced; nsub++; }
+        }
     unlock();
 
     depth++;
@@ -1844,6 +1892,14 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     depth--;
 
     lock();
+    for (int i = 0; nsub > 0 && i < n; i++) {
+        struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+        if (!e || !e->has_forced) continue;
+        if (reqs[i] == MPI_REQUEST_NULL) e->has_forced = 0; /* it completed */
+        else e->forced = reqs[i];
+        reqs[i] = hs[i]; /* the persistent request, inactive or still active */
+        nsub--;
+    }
     int found = 1; /* a poll of no active request answers at once */
     if (nact > 0) {
         int nd = 0, ridx = -1, fl = 0;
@@ -1942,7 +1998,9 @@ int MPI_Request_free(MPI_Request *req) {
     enter_call(C_REQUEST_FREE, pc, mod);
     epoch++;
     struct req *e = req_pick(h, req);
+    MPI_Request forced = MPI_REQUEST_NULL;
     if (e) {
+        if (e->has_forced) forced = e->forced;
         if (e->active) {
             watch_del(e->id);
             struct rec *r = post(C_REQUEST_FREE, OP_FREE, pc, mod, tnow(), 1);
@@ -1962,6 +2020,7 @@ int MPI_Request_free(MPI_Request *req) {
     unlock();
     depth++;
     int rc = PMPI_Request_free(req);
+    if (forced != MPI_REQUEST_NULL) PMPI_Request_free(&forced); /* what stood in for it (start_forced) */
     depth--;
     return rc;
 }
