@@ -157,6 +157,10 @@
 //	        counts such a rank as blocked)
 //	976 u32 site id of the current call (0: none; Python programs, pc 0)
 //	980 u32 site id of the error (an uncaught Python exception)
+//	984 [32]byte the devices of the rank's tensors, comma separated in
+//	        first-use order ("cpu", "cpu,cuda:0"), NUL terminated (Python
+//	        recorder; zero from the shim); the merge makes it the trace
+//	        header's Devices
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:

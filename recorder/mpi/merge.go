@@ -217,6 +217,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	if hdr.HashMode == "" {
 		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
+	hdr.Devices = rankDevices(segs, size)
 	end := start
 	for r, rd := range ranks {
 		h := rd.seg.hdr
@@ -680,4 +681,20 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 		}
 	}
 	return n
+}
+
+// rankDevices is the devices of each rank's tensors, as the Python recorder
+// noted them in the segment headers; nil when no rank noted any (an MPI job).
+func rankDevices(segs map[int]*segment, size int) []string {
+	var out []string
+	for r, s := range segs {
+		if s.hdr.Devices == "" || r < 0 || r >= size {
+			continue
+		}
+		if out == nil {
+			out = make([]string, size)
+		}
+		out[r] = s.hdr.Devices
+	}
+	return out
 }

@@ -74,6 +74,10 @@ const (
 	segMagic   = "P2PTSEG1"
 	segVersion = 3 // the shim and the Python recorder write 3; version 2 (an older shim) reads too
 	segHdrSize = 4096
+	// segDevicesOff is where the Python recorder notes the devices of the
+	// rank's tensors (segDevicesLen bytes, NUL terminated; zero from the shim).
+	segDevicesOff = 984
+	segDevicesLen = 32
 )
 
 // Record types.
@@ -219,6 +223,7 @@ type segHeader struct {
 	PollTo     uint64
 	CurSite    uint32 // version 3: site id of the current call (0 = none)
 	ErrSite    uint32 // version 3: site id of the error
+	Devices    string // version 3, Python recorder: the devices of the rank's tensors ("cpu", "cpu,cuda:0")
 }
 
 func cstring(b []byte) string {
@@ -275,6 +280,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	if h.Version >= 3 {
 		h.CurSite = le.Uint32(b[976:])
 		h.ErrSite = le.Uint32(b[980:])
+		h.Devices = cstring(b[segDevicesOff : segDevicesOff+segDevicesLen])
 	}
 	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)

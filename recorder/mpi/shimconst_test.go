@@ -176,6 +176,9 @@ func TestPythonRecorderConstants(t *testing.T) {
 	if v := num(`(?m)^HDR = (\d+)`); v != segHdrSize {
 		t.Errorf("HDR %d, Go %d", v, segHdrSize)
 	}
+	if m := regexp.MustCompile(`(?m)^DEVICES, DEVICES_LEN = (\d+), (\d+)$`).FindStringSubmatch(src); m == nil || m[1] != strconv.Itoa(segDevicesOff) || m[2] != strconv.Itoa(segDevicesLen) {
+		t.Errorf("torchrec.py's DEVICES, DEVICES_LEN %v, Go %d, %d", m, segDevicesOff, segDevicesLen)
+	}
 	if v := num(`F_ADDR, F_SPAN, F_SITE = range\((\d+), `); 1<<(v+2) != fSite {
 		t.Errorf("F_SITE bit %d, Go %#x", v+2, fSite)
 	}
