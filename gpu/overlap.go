@@ -98,13 +98,17 @@ func (w *world) overlapProblems() []sim.Problem {
 				continue
 			}
 			seen[key] = true
-			what := "is pending"
-			if o.a.Kind == trace.OpSendrecv {
-				what = "is the send of the same Sendrecv"
+			msg := fmt.Sprintf("rank %d: the send and receive buffers of %s overlap (%d bytes in common): the receive writes bytes the send reads",
+				r.id, sim.Describe(o.a), o.n)
+			if o.a.Kind != trace.OpSendrecv {
+				who := "the send reads" // then o.b is the receive
+				if o.a.Kind.IsRecv() {
+					who = "the receive writes"
+				}
+				msg = fmt.Sprintf("rank %d: %s uses %d bytes of the buffer of %s while it is pending, and %s them",
+					r.id, sim.Describe(o.b), o.n, sim.Describe(o.a), who)
 			}
-			out = append(out, sim.Problem{Kind: verdict.BufferOverlap, Ranks: []int{r.id}, Ops: []*sim.Op{o.a, o.b},
-				Message: fmt.Sprintf("rank %d: %s and %s use overlapping buffers (%d bytes in common) while %s %s: one of them writes them",
-					r.id, sim.Describe(o.a), sim.Describe(o.b), o.n, sim.Describe(o.a), what)})
+			out = append(out, sim.Problem{Kind: verdict.BufferOverlap, Ranks: []int{r.id}, Ops: []*sim.Op{o.a, o.b}, Message: msg})
 		}
 	}
 	return out
