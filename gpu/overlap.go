@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -19,17 +20,17 @@ import (
 // operations only, so the check costs one pass over a handful of ops. Stream
 // operations are not checked: one stream runs its operations in order.
 
-// pendingBuf is the buffer of a pending nonblocking operation.
+// pendingBuf is the buffer of a pending nonblocking operation: its bytes
+// lo..hi of allocation alloc.
 type pendingBuf struct {
 	op     *sim.Op
 	alloc  uint32
-	lo, hi int // byte range in the allocation
-	writes bool
+	lo, hi int
 }
 
 // overlapState is a rank's pending buffers and the overlaps found.
 type overlapState struct {
-	pending []pendingBuf
+	pending []pendingBuf // in post order; retired ones dropped lazily
 	found   []bufOverlap
 }
 
@@ -39,41 +40,49 @@ type bufOverlap struct {
 	n    int
 }
 
-func bufRange(op *sim.Op, buf *Buffer) pendingBuf {
-	return pendingBuf{op: op, alloc: buf.alloc, lo: buf.off, hi: buf.off + len(buf.data), writes: op.Kind.IsRecv()}
-}
-
-func (p pendingBuf) shared(q pendingBuf) int {
-	if p.alloc != q.alloc || !(p.writes || q.writes) {
+// shared is how many bytes of p both ranges hold, when one of the two ops
+// writes them (0 otherwise).
+func shared(a *sim.Op, aBuf pendingBuf, b *sim.Op, bBuf pendingBuf) int {
+	if aBuf.alloc != bBuf.alloc || aBuf.lo >= bBuf.hi || bBuf.lo >= aBuf.hi || !(a.Kind.IsRecv() || b.Kind.IsRecv()) {
 		return 0
 	}
-	return max(0, min(p.hi, q.hi)-max(p.lo, q.lo))
+	return min(aBuf.hi, bBuf.hi) - max(aBuf.lo, bBuf.lo)
 }
+
+// pendingKinds are the ops whose buffer stays the runtime's after the call.
+const pendingKinds = 1<<trace.OpIsend | 1<<trace.OpIssend | 1<<trace.OpIbsend | 1<<trace.OpIrsend | 1<<trace.OpIrecv
 
 // noteBuffer checks the buffer of op, a message call of the rank just made,
 // against the rank's pending operations; a nonblocking op becomes pending
-// itself (until retired).
+// itself (until retired). Inlined: a blocking call with nothing pending
+// costs a length test and a bit test.
 func (r *Rank) noteBuffer(op *sim.Op, buf *Buffer) {
-	s := &r.ovl
-	if len(buf.data) == 0 || op.Kind == trace.OpStreamSend || op.Kind == trace.OpStreamRecv {
-		return
+	if len(r.ovl.pending) != 0 || pendingKinds&(1<<op.Kind) != 0 {
+		r.ovl.note(op, buf)
 	}
-	cur := bufRange(op, buf)
-	kept := s.pending[:0]
-	for _, p := range s.pending {
-		if p.op.Waited() {
-			continue
+}
+
+func (s *overlapState) note(op *sim.Op, buf *Buffer) {
+	p := s.pending
+	for len(p) > 0 && p[len(p)-1].op.Waited() { // the usual case: a Waitall retired them all
+		p[len(p)-1].op = nil
+		p = p[:len(p)-1]
+	}
+	if len(buf.data) != 0 && op.Kind != trace.OpStreamSend && op.Kind != trace.OpStreamRecv {
+		cur := pendingBuf{op: op, alloc: buf.alloc, lo: buf.off, hi: buf.off + len(buf.data)}
+		for i := range p {
+			if n := shared(p[i].op, p[i], op, cur); n > 0 && !p[i].op.Waited() {
+				s.found = append(s.found, bufOverlap{a: p[i].op, b: op, n: n})
+			}
 		}
-		kept = append(kept, p)
-		if n := p.shared(cur); n > 0 {
-			s.found = append(s.found, bufOverlap{a: p.op, b: op, n: n})
+		if pendingKinds&(1<<op.Kind) != 0 {
+			if len(p) == cap(p) { // drop the retired ones before growing
+				p = slices.DeleteFunc(p, func(q pendingBuf) bool { return q.op.Waited() })
+			}
+			p = append(p, cur)
 		}
 	}
-	switch op.Kind {
-	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend, trace.OpIrecv:
-		kept = append(kept, cur)
-	}
-	s.pending = kept
+	s.pending = p
 }
 
 // noteSendrecv checks the two buffers of one Sendrecv against each other.
@@ -81,7 +90,9 @@ func (r *Rank) noteSendrecv(send *sim.Op, sendbuf *Buffer, recv *sim.Op, recvbuf
 	if sendbuf == nil || recvbuf == nil {
 		return
 	}
-	if n := bufRange(send, sendbuf).shared(bufRange(recv, recvbuf)); n > 0 {
+	sb := pendingBuf{alloc: sendbuf.alloc, lo: sendbuf.off, hi: sendbuf.off + len(sendbuf.data)}
+	rb := pendingBuf{alloc: recvbuf.alloc, lo: recvbuf.off, hi: recvbuf.off + len(recvbuf.data)}
+	if n := shared(send, sb, recv, rb); n > 0 {
 		r.ovl.found = append(r.ovl.found, bufOverlap{a: send, b: recv, n: n})
 	}
 }
