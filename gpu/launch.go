@@ -336,6 +336,9 @@ func (w *world) schedule(from *Rank) {
 
 func (w *world) result() error {
 	problems := w.eng.Problems()
+	if ov := w.overlapProblems(); len(ov) > 0 {
+		problems = append(problems[:len(problems):len(problems)], ov...)
+	}
 	if w.rec != nil {
 		// Only a recording hashes payloads, so only it sees in-flight mutations.
 		problems = append(problems, w.rec.mutationProblems()...)

@@ -41,6 +41,7 @@ type Rank struct {
 	last atomic.Pointer[sim.Op]
 	// panicAt is the file:line where the rank's function panicked.
 	panicAt string
+	ovl     overlapState // pending buffers (overlap.go)
 }
 
 // ID is this rank's number, 0..Size()-1.
@@ -106,6 +107,7 @@ func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim
 	}
 	if buf != nil {
 		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
+		r.noteBuffer(op, buf)
 	}
 	r.last.Store(op)
 	return op
@@ -417,6 +419,7 @@ func (r *Rank) Sendrecv(sendbuf *Buffer, dst, sendtag int, recvbuf *Buffer, src,
 	s := r.msgOp(trace.OpSendrecv, sendbuf, dst, sendtag, pc)
 	r.w.eng.PostSend(s)
 	rv := r.msgOp(trace.OpRecv, recvbuf, src, recvtag, pc)
+	r.noteSendrecv(s, sendbuf, rv, recvbuf)
 	r.w.eng.PostRecv(rv)
 	err := r.block(rv, []*sim.Op{s, rv}, false)
 	return status(rv), err

@@ -185,6 +185,22 @@ func TestScenarioPrograms(t *testing.T) {
 				"rank 0: Request.Free at {free}",
 			},
 			kinds: []string{"missing-wait"}},
+		{name: "buffer-overlap",
+			head: "rank 0: Isend to rank 1 tag 0 (16 bytes) uses 8 bytes of the buffer of Irecv from rank 1 tag 0 (16 bytes) while it is pending, and the receive writes them",
+			lines: []string{
+				"rank 0: Irecv from rank 1 tag 0 (16 bytes) at {irecv}",
+				"rank 0: Isend to rank 1 tag 0 (16 bytes) at {isend}",
+				"rank 1: Isend to rank 0 tag 0 (16 bytes) uses 8 bytes of the buffer of Irecv from rank 0 tag 0 (16 bytes) while it is pending, and the receive writes them",
+			},
+			kinds: []string{"buffer-overlap", "buffer-overlap"}},
+		{name: "buffer-overlap", args: []string{"-mode", "sendrecv"},
+			head: "rank 0: the send and receive buffers of Sendrecv to rank 1 tag 0 (16 bytes) overlap (8 bytes in common): the receive writes bytes the send reads",
+			lines: []string{
+				"rank 0: Sendrecv to rank 1 tag 0 (16 bytes) at {sendrecv}",
+				"rank 0: Recv from rank 1 tag 0 (16 bytes) at {sendrecv}",
+			},
+			kinds: []string{"buffer-overlap", "buffer-overlap"}},
+		{name: "buffer-overlap", args: []string{"-mode", "fixed"}, clean: true},
 		// The data lands before the early read in a plain run: the bug hides.
 		{name: "irecv-read-early", clean: true},
 		{name: "matrix-scatter", clean: true},

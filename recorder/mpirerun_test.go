@@ -26,15 +26,15 @@ func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 	mpitest.RequireMPI(t)
 	dir := t.TempDir()
 	root := scenariotest.ModuleRoot(t)
-	check := func(name string, ranks int) *replay.Report {
+	check := func(name string, ranks int, args ...string) *replay.Report {
 		exe := filepath.Join(dir, name)
 		build := exec.Command("mpicc", "-g", "-O0", "-o", exe, "testdata/mpi/"+name+".c")
 		build.Dir = root // sites read testdata/mpi/NAME.c
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("mpicc %s: %v\n%s", name, err, out)
 		}
-		out := filepath.Join(dir, name+".db")
-		sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{Program: exe, Ranks: ranks, Output: out,
+		out := filepath.Join(dir, name+strings.Join(args, "-")+".db")
+		sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{Program: exe, Args: args, Ranks: ranks, Output: out,
 			HangTimeout: 10 * time.Second, Stdout: io.Discard, Stderr: io.Discard})
 		if err != nil || !sum.Clean() {
 			t.Fatalf("record %s: %v\n%s", name, err, sum.Text())
@@ -55,17 +55,26 @@ func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 		return rep
 	}
 
-	rep := check("anysource-assume", 3)
-	line := scenariotest.MPICulprit(t, root, "anysource-assume", "recv-any")
-	var race *verdict.Finding
-	for i := range rep.Findings {
-		if rep.Findings[i].Kind == verdict.MessageRace {
-			race = &rep.Findings[i]
+	// The first receive as MPI_Recv, then as the start of a persistent
+	// receive (the shim counts persistent starts among the receives from
+	// MPI_ANY_SOURCE, and pins one through a receive that stands in for it).
+	for _, c := range []struct{ arg, marker string }{{"", "recv-any"}, {"persistent", "start-any"}} {
+		var args []string
+		if c.arg != "" {
+			args = []string{c.arg}
 		}
-	}
-	if race == nil || race.Ranks[0] != 0 || race.Ops[0].Site != line ||
-		!strings.Contains(race.Message, "re-run with this match forced, the program failed") || !strings.Contains(race.Message, "MPI_Abort") {
-		t.Fatalf("want a message-race at %s with the re-run's evidence:\n%s", line, rep.Text())
+		rep := check("anysource-assume", 3, args...)
+		line := scenariotest.MPICulprit(t, root, "anysource-assume", c.marker)
+		var race *verdict.Finding
+		for i := range rep.Findings {
+			if rep.Findings[i].Kind == verdict.MessageRace && rep.Findings[i].Ops[0].Site == line {
+				race = &rep.Findings[i]
+			}
+		}
+		if race == nil || race.Ranks[0] != 0 ||
+			!strings.Contains(race.Message, "re-run with this match forced, the program failed") || !strings.Contains(race.Message, "MPI_Abort") {
+			t.Fatalf("%s: want a message-race at %s with the re-run's evidence:\n%s", c.arg, line, rep.Text())
+		}
 	}
 
 	for _, name := range []string{"anysource-race", "master-worker"} {

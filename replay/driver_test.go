@@ -13,7 +13,8 @@ import (
 func everyCall(r *gpu.Rank) error {
 	peer := 1 - r.ID()
 	a, b := r.Alloc(gpu.Float32, 1<<18), r.Alloc(gpu.Float32, 1<<18)
-	small := r.Alloc(gpu.Int32, 4)
+	small, out := r.Alloc(gpu.Int32, 4), r.Alloc(gpu.Int32, 4)
+	c, d := r.Alloc(gpu.Float32, 1<<18), r.Alloc(gpu.Float32, 1<<18) // sent while a and b receive: buffers of their own
 	if err := r.Compute(time.Duration(r.ID()+1) * time.Microsecond); err != nil {
 		return err
 	}
@@ -22,7 +23,7 @@ func everyCall(r *gpu.Rank) error {
 	if err != nil {
 		return err
 	}
-	if err := r.Ssend(small, peer, 1); err != nil && r.ID() == 0 {
+	if err := r.Ssend(out, peer, 1); err != nil && r.ID() == 0 {
 		return err
 	}
 	for {
@@ -40,8 +41,8 @@ func everyCall(r *gpu.Rank) error {
 	// Waitany over two receives, Testall over two sends.
 	q1, _ := r.Irecv(a, peer, 2)
 	q2, _ := r.Irecv(b, peer, 3)
-	s1, _ := r.Isend(a, peer, 3)
-	s2, _ := r.Issend(b, peer, 2)
+	s1, _ := r.Isend(c, peer, 3)
+	s2, _ := r.Issend(d, peer, 2)
 	for range 2 {
 		if _, _, err := r.Waitany(q1, q2); err != nil {
 			return err

@@ -98,6 +98,7 @@ type showJSON struct {
 	StartUnixNano   int64             `json:"start_unix_ns"`
 	EndUnixNano     int64             `json:"end_unix_ns"`
 	Ranks           int               `json:"ranks"`
+	Devices         []string          `json:"devices,omitempty"` // each rank's tensor devices (Python recordings)
 	Events          int64             `json:"events"`
 	PerRank         []rankSummary     `json:"per_rank"`
 	Ops             []jsonOp          `json:"ops,omitempty"`
@@ -118,6 +119,7 @@ func runShow(f *factory, opts *showOptions) error {
 		Message: h.Message, Findings: h.Findings, FindingsVersion: h.FindingsVersion, Command: h.Command, ToolVersion: h.ToolVersion, Backend: h.Backend,
 		EagerLimit: h.EagerLimit, LatencyNS: h.LatencyNS, BandwidthBps: h.BandwidthBps, Seed: h.Seed,
 		HashMode: h.HashMode, StartUnixNano: h.StartUnixNano, EndUnixNano: h.EndUnixNano, Ranks: r.Ranks(),
+		Devices: h.Devices,
 	}
 	if doc.Command == nil {
 		doc.Command = []string{}
@@ -232,6 +234,15 @@ func printSummary(w io.Writer, d *showJSON) {
 		}
 	}
 	fmt.Fprintf(tw, "ranks:\t%d\n", d.Ranks)
+	if len(d.Devices) > 0 {
+		var ds []string
+		for r, dev := range d.Devices {
+			if dev != "" {
+				ds = append(ds, fmt.Sprintf("rank %d %s", r, dev))
+			}
+		}
+		fmt.Fprintf(tw, "devices:\t%s\n", strings.Join(ds, ", "))
+	}
 	fmt.Fprintf(tw, "events:\t%d\n", d.Events)
 	tw.Flush()
 	if len(d.Findings) > 0 {

@@ -44,6 +44,11 @@ func TestRecordTorchThenCheck(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "2 ranks") || !strings.Contains(out, "status complete") {
 		t.Fatalf("record: exit %d\n%s\n%s", code, out, stderr)
 	}
+	// The tensors' device, per rank (a trace event has no device field).
+	code, out, _ = runCmd(t, "show", db)
+	if code != exitOK || !strings.Contains(out, "devices:") || !strings.Contains(out, "rank 0 cpu, rank 1 cpu") {
+		t.Fatalf("show: exit %d, want the ranks' tensor devices (cpu):\n%s", code, out)
+	}
 	code, out, _ = runCmd(t, "check", db)
 	if code != exitFindings || !strings.Contains(out, "[1] deadlock (cause: program)\n    no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0") ||
 		!strings.Contains(out, "isend_irecv_headtohead.py:12") {

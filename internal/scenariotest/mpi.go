@@ -286,9 +286,11 @@ var MPIScenarios = []MPIScenario{
 	// anysource-assume: the race whose other order aborts (only the data
 	// tells): the battery alone leaves it unconfirmed; check's re-run with
 	// the receive pinned to rank 2 finds it (recorder's
-	// TestMPIRaceJudgedByRerunningTheJob). Its correct version is
-	// anysource-race.
+	// TestMPIRaceJudgedByRerunningTheJob). persistent: the first receive
+	// is a persistent one (MPI_Recv_init, MPI_Start), pinned the same way.
+	// Its correct version is anysource-race.
 	{Name: "anysource-assume", Ranks: 3, Record: complete, Plain: PlainOK},
+	{Name: "anysource-assume", Ranks: 3, Args: []string{"persistent"}, Record: complete, Plain: PlainOK},
 	// master-worker: results collected from MPI_ANY_SOURCE on purpose,
 	// correct whatever their order: clean, every re-run clean.
 	{Name: "master-worker", Ranks: 4, Record: complete, Plain: PlainOK},
@@ -373,6 +375,15 @@ var MPIScenarios = []MPIScenario{
 		}},
 	{Name: "type-signature-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "type-signature"},
 
+	// type-struct: mixed type signatures: struct {int, double} x 4 sent,
+	// struct {double, int} x 4 received (same sizes) is a type mismatch,
+	// the recording's finding (a trace records mixed types as opaque); the
+	// fixed version receives contiguous(4, struct {int, double}): one
+	// signature, clean.
+	{Name: "type-struct", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.TypeMismatch, []int{0, 1}, "send", "recv")},
+	{Name: "type-struct-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "type-struct"},
+
 	// persistent-bugs: free: a persistent request freed while active is a
 	// missing Wait every time, whatever the replay's timing (the eager
 	// send completed long before); leak: never freed before MPI_Finalize, a
@@ -403,6 +414,20 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusComplete, verdict.BufferOverlap, []int{0, 1}, "irecv", "isend")},
 	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"sendrecv"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
 	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"pending"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
+
+	// recv-buffer-write: the program writes the buffer of a pending receive
+	// (irecv: MPI_Irecv; persistent: after MPI_Start): the recording's
+	// finding (the shim hashes pending receive buffers between MPI calls),
+	// naming the receive and the call that saw the change. Fixed: the
+	// buffers are touched after the Wait only, and Open MPI delivers both
+	// messages (one eager, one past the eager limit) during an MPI_Allreduce,
+	// which the shim does not record: not the program's write.
+	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"irecv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "irecv", "barrier")},
+	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"persistent"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "start", "barrier")},
+	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"irecv"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
+	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"persistent"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

@@ -17,7 +17,7 @@ import (
 var knownKinds = []verdict.Kind{
 	verdict.Deadlock, verdict.Hang, verdict.UnmatchedSend, verdict.Truncation, verdict.TypeMismatch, verdict.CountMismatch,
 	verdict.CorruptedData, verdict.InFlightMutation, verdict.MissingWait, verdict.ReadyWithoutRecv, verdict.MessageRace,
-	verdict.UnsafeBuffering, verdict.InvalidCall, verdict.BufferOverlap, verdict.RequestLeak,
+	verdict.UnsafeBuffering, verdict.InvalidCall, verdict.BufferOverlap, verdict.RequestLeak, verdict.RecvBufferWrite,
 }
 
 // TestMPIScenarioTable checks the table against itself and the sources, and

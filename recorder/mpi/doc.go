@@ -157,12 +157,16 @@
 //	        counts such a rank as blocked)
 //	976 u32 site id of the current call (0: none; Python programs, pc 0)
 //	980 u32 site id of the error (an uncaught Python exception)
+//	984 [32]byte the devices of the rank's tensors, comma separated in
+//	        first-use order ("cpu", "cpu,cuda:0"), NUL terminated (Python
+//	        recorder; zero from the shim); the merge makes it the trace
+//	        header's Devices
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:
 //
 //	u32  length of the whole record (low 24 bits) | type << 24
-//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site: version 3)
+//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site, 6 write: version 3)
 //	u8   call code
 //	uvarint mask: bit i set when field i is present (nonzero)
 //	the present fields, in bit order
@@ -192,6 +196,10 @@
 //	   op reads or writes, present when they are one range without holes
 //	   (the merge finds overlapping buffers of pending ops with them)
 //	24 site uvarint: the post's site id, from a site record (Python)
+//	25 signature: uvarint n, then n runs (u8 trace.Dtype, uvarint count):
+//	   the type signature of one element of a mixed derived datatype (the
+//	   post's dtype is opaque), adjacent runs of one type merged, at most 64
+//	   (the shim's; the merge compares matched pairs: signatureFindings)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a
@@ -210,10 +218,17 @@
 // in req: op Free with the current request in the trailer if it was active
 // (its done's flag set: freed while active, whatever a replay's timing),
 // else no op. Datatypes: a derived type whose signature is one basic type
-// repeated is recorded as that type, count in basic elements.
+// repeated is recorded as that type, count in basic elements; a mixed one
+// as opaque with its signature (field 25).
 // An Iprobe that found nothing takes about 32 bytes (post and done). A
 // site record (id in module, line in count, path) comes before the first
 // post that names its id: Python programs have no pc.
+// A write record says that the buffer of a pending receive (its post in seq,
+// its request id in req) changed between the return of one MPI call of the
+// rank and the entry of the next: the program wrote it. Its call, pc and
+// module are the call that saw the change (the rule: recvWriteFindings;
+// how the shim watches: the shim's "receive buffers written while their
+// receive is pending").
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,

@@ -183,7 +183,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		rd.offset = segs[r].hdr.StartUnix - start
 		ranks[r] = rd
 	}
-	match(ranks)
+	mixed := match(ranks)
 
 	cwd, _ := os.Getwd()
 	sites := newSiteResolver(cwd)
@@ -217,6 +217,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	if hdr.HashMode == "" {
 		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
+	hdr.Devices = rankDevices(segs, size)
 	end := start
 	for r, rd := range ranks {
 		h := rd.seg.hdr
@@ -351,6 +352,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		}
 		res.Ranks[r] = re
 		fs = append(fs, overlapFindings(r, rd, siteText)...)
+		fs = append(fs, recvWriteFindings(r, rd, siteText)...)
 		if re.State == StateFinalized {
 			fs = append(fs, leakFindings(r, rd, siteText)...)
 		}
@@ -387,6 +389,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		f.Message = "rank " + strings.Join(names, ", ") + " ended without MPI_Finalize (killed?)"
 		fs = append(fs, f)
 	}
+	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -559,8 +562,10 @@ func dropNull(reqs []uint64, null map[uint64]bool) []uint64 {
 
 // match fills MatchRank/MatchSeq offline: a receive with actual source s
 // and tag t on comm c took the earliest not yet taken send of s to this rank
-// on c with tag t; receives are taken in post order.
-func match(ranks []*rankData) {
+// on c with tag t; receives are taken in post order. It returns the matched
+// pairs whose two datatypes are mixed (signatureFindings compares them).
+func match(ranks []*rankData) []sigPair {
+	var mixed []sigPair
 	type key struct{ src, dst, comm, tag int32 }
 	type sendRef struct {
 		rank int32
@@ -597,8 +602,12 @@ func match(ranks []*rankData) {
 			sd := ranks[s.rank]
 			rd.matchR[i], rd.matchS[i] = s.rank, sd.tseq[s.i]
 			sd.matchR[s.i], sd.matchS[s.i] = int32(r), rd.tseq[i]
+			if len(p.Sig) > 0 && len(sd.seg.recs[sd.posts[s.i]].Sig) > 0 {
+				mixed = append(mixed, sigPair{send: int(s.rank), si: s.i, recv: r, ri: i})
+			}
 		}
 	}
+	return mixed
 }
 
 // emit appends a rank's events to w and returns how many.
@@ -672,4 +681,20 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 		}
 	}
 	return n
+}
+
+// rankDevices is the devices of each rank's tensors, as the Python recorder
+// noted them in the segment headers; nil when no rank noted any (an MPI job).
+func rankDevices(segs map[int]*segment, size int) []string {
+	var out []string
+	for r, s := range segs {
+		if s.hdr.Devices == "" || r < 0 || r >= size {
+			continue
+		}
+		if out == nil {
+			out = make([]string, size)
+		}
+		out[r] = s.hdr.Devices
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package mpi
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -124,4 +125,161 @@ func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding 
 			callRef(r, rec, site)))
 	}
 	return fs
+}
+
+// recvWriteFindings reports rank r's receive buffers the shim saw written
+// while their receive was pending (write records): the buffer changed
+// between the return of one MPI call of the rank and the entry of the next,
+// when only the program runs (see the shim's "receive buffers written while
+// their receive is pending"). recv-buffer-write: one finding per pair of
+// sites (the receive, the call that noticed).
+func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	var fs []verdict.Finding
+	seen := map[[2]uint64]bool{}
+	recs := rd.seg.recs
+	for i := range recs {
+		w := &recs[i]
+		if w.Type != recWrite || int(w.Seq) >= len(rd.posts) {
+			continue
+		}
+		recv := &recs[rd.posts[w.Seq]]
+		key := [2]uint64{recv.PC ^ uint64(recv.Site)<<32, w.PC}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		sr, sw := siteText(rd, recv.Module, recv.PC, recv.Site), siteText(rd, w.Module, w.PC, w.Site)
+		at := callName(uint32(w.Call))
+		notice := verdict.OpRef{Rank: r, Seq: noticeSeq(recs, i), Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at}
+		fs = append(fs, verdict.New(verdict.RecvBufferWrite, []int{r},
+			fmt.Sprintf("rank %d: the buffer of %s at %s (from rank %d, tag %d) was written by the program while the receive was pending: it changed after the rank's previous MPI call returned and before %s at %s",
+				r, callName(uint32(recv.Call)), siteOr(sr), recv.Peer, recv.Tag, at, siteOr(sw)),
+			callRef(r, recv, sr), notice))
+	}
+	return fs
+}
+
+// noticeSeq is the post of the call that wrote write record i: the shim
+// checks at a call's entry, which is just before its post (Recv, Send...)
+// or just after it (Barrier, the Wait family).
+func noticeSeq(recs []record, i int) uint64 {
+	w := &recs[i]
+	is := func(p *record) bool { return p.Type == recPost && p.Call == w.Call && p.PC == w.PC }
+	for j := i - 1; j >= 0 && recs[j].Type != recDone; j-- {
+		if recs[j].Type == recPost {
+			if is(&recs[j]) {
+				return uint64(recs[j].Seq)
+			}
+			break
+		}
+	}
+	for j := i + 1; j < len(recs); j++ {
+		if recs[j].Type == recPost {
+			if is(&recs[j]) {
+				return uint64(recs[j].Seq)
+			}
+			break
+		}
+	}
+	return 0
+}
+
+// sigPair is a matched send and receive (rank, post index) whose datatypes
+// both have mixed type signatures (a struct {int, double}...): the trace
+// records them as opaque, which a replay cannot compare.
+type sigPair struct{ send, si, recv, ri int }
+
+// maxSigSteps bounds the runs signatureFindings walks per message: a
+// message whose signatures agree that far is taken as agreeing.
+const maxSigSteps = 1 << 16
+
+// signatureFindings reports the matched pairs of mixed datatypes whose type
+// signatures differ (MPI 3.3.1: the sequence of basic types sent must be a
+// prefix of the one the receive expects): a type-mismatch naming both calls
+// and the first basic element that differs. Sizes may agree: Open MPI does
+// not compare signatures, it copies bytes.
+func signatureFindings(ranks []*rankData, pairs []sigPair, siteText siteTextFunc) []verdict.Finding {
+	var fs []verdict.Finding
+	for _, p := range pairs {
+		sd, rd := ranks[p.send], ranks[p.recv]
+		s, r := &sd.seg.recs[sd.posts[p.si]], &rd.seg.recs[rd.posts[p.ri]]
+		at, sent, want, ok := sigDiff(s.Sig, s.Count, r.Sig, r.Count)
+		if ok {
+			continue
+		}
+		ss, rs := siteText(sd, s.Module, s.PC, s.Site), siteText(rd, r.Module, r.PC, r.Site)
+		fs = append(fs, verdict.New(verdict.TypeMismatch, []int{p.send, p.recv},
+			fmt.Sprintf("rank %d sends %d x %s (%s at %s), rank %d receives %d x %s (%s at %s): the type signatures differ at basic element %d (%s sent, %s expected)",
+				p.send, s.Count, sigText(s.Sig), callName(uint32(s.Call)), siteOr(ss), p.recv, r.Count, sigText(r.Sig), callName(uint32(r.Call)), siteOr(rs), at, sent, want),
+			callRef(p.send, s, ss), callRef(p.recv, r, rs)))
+	}
+	return fs
+}
+
+// sigDiff walks the signature a (one element's runs) repeated na times
+// against b repeated nb times, over the shorter of the two: ok when they
+// agree, else the index of the first basic element that differs and its
+// type in each.
+func sigDiff(a []sigRun, na int64, b []sigRun, nb int64) (at int64, x, y trace.Dtype, ok bool) {
+	type cursor struct {
+		runs   []sigRun
+		rep    int64 // elements left
+		i      int   // run
+		left   int64 // basic elements left in run i
+		active bool
+	}
+	start := func(runs []sigRun, n int64) cursor {
+		c := cursor{runs: runs, rep: n}
+		if n > 0 && len(runs) > 0 {
+			c.left, c.active = runs[0].N, true
+		}
+		return c
+	}
+	next := func(c *cursor) {
+		for c.left == 0 {
+			if c.i++; c.i == len(c.runs) {
+				if c.rep--; c.rep == 0 {
+					c.active = false
+					return
+				}
+				c.i = 0
+			}
+			c.left = c.runs[c.i].N
+		}
+	}
+	for _, r := range slices.Concat(a, b) {
+		if r.N <= 0 { // not what the shim writes: nothing to compare
+			return 0, 0, 0, true
+		}
+	}
+	ca, cb := start(a, na), start(b, nb)
+	next(&ca)
+	next(&cb)
+	for step := 0; ca.active && cb.active && step < maxSigSteps; step++ {
+		ta, tb := ca.runs[ca.i].Dtype, cb.runs[cb.i].Dtype
+		if ta != tb {
+			return at, ta, tb, false
+		}
+		n := min(ca.left, cb.left)
+		at += n
+		ca.left -= n
+		cb.left -= n
+		next(&ca)
+		next(&cb)
+	}
+	return 0, 0, 0, true
+}
+
+// sigText renders a signature: "{int32 x 1, float64 x 1}".
+func sigText(runs []sigRun) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, r := range runs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s x %d", r.Dtype, r.N)
+	}
+	b.WriteByte('}')
+	return b.String()
 }

@@ -7,8 +7,11 @@ import (
 	"github.com/p2ptrace/p2ptrace/verdict"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // TestMergeMissingSegment: rank 1 ended before it created its segment (rank
@@ -168,4 +171,38 @@ func findingTexts(fs []verdict.Finding) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// TestSignatureDiff: mixed type signatures are compared element by element
+// over the shorter message, whatever the datatypes' grouping: {int, double}
+// x 4 against contiguous(4, {int, double}) x 1 agree, against {double, int}
+// x 4 they differ at element 0, and a receive of more elements than sent
+// agrees on the prefix.
+func TestSignatureDiff(t *testing.T) {
+	id := []sigRun{{trace.Int32, 1}, {trace.Float64, 1}}
+	di := []sigRun{{trace.Float64, 1}, {trace.Int32, 1}}
+	id4 := slices.Concat(id, id, id, id)
+	idd := []sigRun{{trace.Int32, 1}, {trace.Float64, 2}}
+	for _, c := range []struct {
+		name   string
+		a      []sigRun
+		na     int64
+		b      []sigRun
+		nb     int64
+		ok     bool
+		at     int64
+		sent   trace.Dtype
+		wanted trace.Dtype
+	}{
+		{"same", id, 4, id, 4, true, 0, 0, 0},
+		{"grouped", id, 4, id4, 1, true, 0, 0, 0},
+		{"longer receive", id, 2, id, 8, true, 0, 0, 0},
+		{"swapped", id, 4, di, 4, false, 0, trace.Int32, trace.Float64},
+		{"later", id, 2, idd, 1, false, 2, trace.Int32, trace.Float64},
+	} {
+		at, x, y, ok := sigDiff(c.a, c.na, c.b, c.nb)
+		if ok != c.ok || at != c.at || x != c.sent || y != c.wanted {
+			t.Errorf("%s: sigDiff = %d, %s, %s, %v; want %d, %s, %s, %v", c.name, at, x, y, ok, c.at, c.sent, c.wanted, c.ok)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/p2ptrace/p2ptrace/internal/regfile"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // EnvSegDir names the directory where the shim writes one segment per rank.
@@ -73,6 +74,10 @@ const (
 	segMagic   = "P2PTSEG1"
 	segVersion = 3 // the shim and the Python recorder write 3; version 2 (an older shim) reads too
 	segHdrSize = 4096
+	// segDevicesOff is where the Python recorder notes the devices of the
+	// rank's tensors (segDevicesLen bytes, NUL terminated; zero from the shim).
+	segDevicesOff = 984
+	segDevicesLen = 32
 )
 
 // Record types.
@@ -82,6 +87,7 @@ const (
 	recModule = 3
 	recComm   = 4
 	recSite   = 5 // version 3: a source site (Python file:line)
+	recWrite  = 6 // version 3: a pending receive's buffer the program wrote (Seq: its post; Call, PC: the call that saw it)
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).
@@ -217,6 +223,7 @@ type segHeader struct {
 	PollTo     uint64
 	CurSite    uint32 // version 3: site id of the current call (0 = none)
 	ErrSite    uint32 // version 3: site id of the error
+	Devices    string // version 3, Python recorder: the devices of the rank's tensors ("cpu", "cpu,cuda:0")
 }
 
 func cstring(b []byte) string {
@@ -273,6 +280,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	if h.Version >= 3 {
 		h.CurSite = le.Uint32(b[976:])
 		h.ErrSite = le.Uint32(b[980:])
+		h.Devices = cstring(b[segDevicesOff : segDevicesOff+segDevicesLen])
 	}
 	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
@@ -341,6 +349,13 @@ type record struct {
 	Addr    uint64   // post: first byte of its buffer when dense (0: none or not dense)
 	Span    int64    // post: the buffer's length in bytes
 	Site    uint32   // the post's site id (site records: Module is the id, Count the line)
+	Sig     []sigRun // post: the type signature of one element of a mixed derived datatype (Dtype opaque)
+}
+
+// sigRun is a run of a type signature: N basic elements of type Dtype.
+type sigRun struct {
+	Dtype trace.Dtype
+	N     int64
 }
 
 // segment is a whole decoded segment.
@@ -386,6 +401,7 @@ const (
 	fAddr // with fSpan: the buffer's range
 	fSpan
 	fSite
+	fSig // the shim's: the type signature of a mixed derived datatype
 	fAll = 1<<iota - 1
 )
 
@@ -594,6 +610,16 @@ func decodeSegment(b []byte) (*segment, error) {
 			}
 			r.Site = uint32(v)
 		}
+		if mask&fSig != 0 {
+			cnt := d.uvarint()
+			if cnt > uint64(len(d.b))/2 { // each takes at least two bytes
+				return nil, bad("%d signature runs in %d bytes", cnt, len(d.b))
+			}
+			r.Sig = make([]sigRun, cnt)
+			for i := range r.Sig {
+				r.Sig[i] = sigRun{Dtype: trace.Dtype(d.byte1()), N: int64(d.uvarint() & (1<<62 - 1))}
+			}
+		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)
 		}
@@ -611,7 +637,7 @@ func decodeSegment(b []byte) (*segment, error) {
 			if h.Version < 3 {
 				return nil, bad("site record in a version %d segment", h.Version)
 			}
-		case recPost, recDone, recComm:
+		case recPost, recDone, recComm, recWrite:
 			if pcoff != 0 {
 				base, ok := bases[r.Module]
 				if !ok {
@@ -632,7 +658,7 @@ func decodeSegment(b []byte) (*segment, error) {
 		case recPost:
 			r.Seq = seq
 			seq++
-		case recDone:
+		case recDone, recWrite:
 			if r.Seq >= seq {
 				return nil, bad("done of call %d before its post", r.Seq)
 			}

@@ -44,7 +44,7 @@ func TestShimConstants(t *testing.T) {
 	want := map[string]int{
 		"ST_RUNNING": int(StateRunning), "ST_BLOCKED": int(StateBlocked), "ST_FINALIZED": int(StateFinalized),
 		"ST_ABORTED": int(StateAborted), "ST_ERRORED": int(StateErrored),
-		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm,
+		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm, "R_WRITE": recWrite,
 		"OP_SEND": int(trace.OpSend), "OP_SSEND": int(trace.OpSsend), "OP_BSEND": int(trace.OpBsend),
 		"OP_RSEND": int(trace.OpRsend), "OP_RECV": int(trace.OpRecv), "OP_ISEND": int(trace.OpIsend),
 		"OP_ISSEND": int(trace.OpIssend), "OP_IBSEND": int(trace.OpIbsend), "OP_IRSEND": int(trace.OpIrsend),
@@ -96,7 +96,7 @@ func TestShimConstants(t *testing.T) {
 		"op": fOp, "dtype": fDtype, "flag": fFlag, "err": fErr, "seq": fSeq, "module": fModule, "peer": fPeer,
 		"tag": fTag, "comm": fComm, "index": fIndex, "count": fCount, "bytes": fBytes, "t0": fT0, "t1": fT1,
 		"pcoff": fPC, "req": fReq, "hash": fHash, "source": fSource, "stag": fStag, "scount": fSCount,
-		"nreqs": fReqs, "plen": fPath, "addr": fAddr | fSpan,
+		"nreqs": fReqs, "plen": fPath, "addr": fAddr | fSpan, "nsig": fSig,
 	}
 	seen := 0
 	for _, m := range regexp.MustCompile(`if \(([^)]*)\) mask \|= ([^;]+);`).FindAllStringSubmatch(src, -1) {
@@ -175,6 +175,9 @@ func TestPythonRecorderConstants(t *testing.T) {
 	}
 	if v := num(`(?m)^HDR = (\d+)`); v != segHdrSize {
 		t.Errorf("HDR %d, Go %d", v, segHdrSize)
+	}
+	if m := regexp.MustCompile(`(?m)^DEVICES, DEVICES_LEN = (\d+), (\d+)$`).FindStringSubmatch(src); m == nil || m[1] != strconv.Itoa(segDevicesOff) || m[2] != strconv.Itoa(segDevicesLen) {
+		t.Errorf("torchrec.py's DEVICES, DEVICES_LEN %v, Go %d, %d", m, segDevicesOff, segDevicesLen)
 	}
 	if v := num(`F_ADDR, F_SPAN, F_SITE = range\((\d+), `); 1<<(v+2) != fSite {
 		t.Errorf("F_SITE bit %d, Go %#x", v+2, fSite)

@@ -268,6 +268,11 @@ type Header struct {
 	// with one AnySource match forced to judge a message race. Set by
 	// p2ptrace record; nil when the trace does not know.
 	Rerun *Rerun `json:"rerun,omitempty"`
+	// Devices is the device of each rank's tensors ("cpu", "cuda:0"; several
+	// comma separated), as the Python recorder saw them; nil when the
+	// recorder does not know (gpu and MPI programs). A rank's, not an
+	// event's: events have no device field.
+	Devices []string `json:"devices,omitempty"`
 	// Events and RankEvents count the events written, set when the recording ends.
 	Events     int64   `json:"events"`
 	RankEvents []int64 `json:"rank_events,omitempty"`

@@ -79,6 +79,13 @@ func (h Header) printable() Header {
 	h.HashMode = Printable(h.HashMode)
 	h.Status = Status(Printable(string(h.Status)))
 	h.Message = PrintableText(h.Message)
+	if len(h.Devices) > 0 {
+		ds := make([]string, len(h.Devices))
+		for i, d := range h.Devices {
+			ds[i] = Printable(d)
+		}
+		h.Devices = ds
+	}
 	if len(h.Findings) > 0 {
 		fs := make([]verdict.Finding, len(h.Findings))
 		for i, f := range h.Findings {

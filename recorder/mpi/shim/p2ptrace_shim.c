@@ -40,7 +40,7 @@
 #define SEG_HDR 4096
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
-enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4 };
+enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6 };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -97,6 +97,9 @@ struct seg_hdr {
 
 /* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
  * encodes it compactly into the segment (see FORMAT). */
+/* a run of a type signature: n basic elements of type dt (a DT_ code) */
+struct run { uint8_t dt; int64_t n; };
+
 struct rec {
     uint8_t type, call, op, dtype, flag, err;
     uint32_t seq, module;
@@ -109,6 +112,8 @@ struct rec {
     uint64_t addr; /* first byte of a dense buffer, 0 if none or not dense */
     int64_t span;  /* its length */
     uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
+    const struct run *sig; /* the type signature of one element, when mixed (nsig runs) */
+    uint32_t nsig;
     const char *path; /* module record */
     size_t cap;
 };
@@ -239,21 +244,42 @@ static int contiguous(MPI_Datatype dt) { return named(dt); }
 
 #define SIG_DEPTH 16
 #define SIG_STACK 64
-/* signature flattens dt's type signature (the sequence of basic types) when
- * it is one basic type repeated: it returns that type's DT_ code and sets *n
- * to how many of it one element of dt holds; DT_OPAQUE when the signature
- * mixes types, holds a type p2ptrace does not know, or cannot be read.
+#define SIG_RUNS 64
+/* sig_push appends n elements of type dt to the k runs of runs (merged with
+ * the last run when it has that type); -1 when cap runs do not suffice. */
+static int sig_push(struct run *runs, int k, int cap, int dt, int64_t n) {
+    if (k < 0) return -1;
+    if (n == 0) return k;
+    if (k > 0 && runs[k - 1].dt == dt) { runs[k - 1].n += n; return k; }
+    if (k == cap) return -1;
+    runs[k].dt = (uint8_t)dt; runs[k].n = n;
+    return k + 1;
+}
+/* sig_append appends rep copies of the ns runs of sub. */
+static int sig_append(struct run *runs, int k, int cap, const struct run *sub, int ns, int64_t rep) {
+    if (k < 0 || ns < 0) return -1;
+    if (rep <= 0 || ns == 0) return k;
+    if (ns == 1) return sig_push(runs, k, cap, sub[0].dt, sub[0].n * rep);
+    for (int64_t j = 0; j < rep && k >= 0; j++) /* ends within about cap pushes: adjacent runs differ */
+        for (int i = 0; i < ns && k >= 0; i++) k = sig_push(runs, k, cap, sub[i].dt, sub[i].n);
+    return k;
+}
+
+/* signature flattens the type signature of one element of dt (the sequence
+ * of basic types, MPI 3.3.1) into at most cap runs, adjacent runs of one type
+ * merged, and returns how many; -1 when it cannot: a basic type p2ptrace does
+ * not know, darray or Fortran types, more than cap runs, or unreadable.
  * contiguous(2, MPI_INT), vector(2, 1, 4, MPI_INT) and MPI_INT count 2 have
- * one signature (int32 x 2); contiguous(2, MPI_DOUBLE) another. */
-static int signature(MPI_Datatype dt, int64_t *n, int level) {
-    int ni, na, nd, comb, code = DT_OPAQUE;
-    *n = 0;
-    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return DT_OPAQUE;
-    if ((code = dtype_code(dt)) != DT_OPAQUE) { *n = 1; return code; }
+ * one signature (int32 x 2); contiguous(2, MPI_DOUBLE) another; a struct
+ * {int, double} has two runs (int32 x 1, float64 x 1). */
+static int signature(MPI_Datatype dt, struct run *runs, int cap, int level) {
+    int ni, na, nd, comb, code, k = -1;
+    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return -1;
+    if ((code = dtype_code(dt)) != DT_OPAQUE) return sig_push(runs, 0, cap, code, 1);
     quiet++;
     if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb == MPI_COMBINER_NAMED) {
         quiet--;
-        return DT_OPAQUE; /* a basic type p2ptrace does not know */
+        return -1; /* a basic type p2ptrace does not know */
     }
     int is[SIG_STACK];
     MPI_Aint as[SIG_STACK];
@@ -261,37 +287,29 @@ static int signature(MPI_Datatype dt, int64_t *n, int level) {
     int *iv = ni > SIG_STACK ? malloc(sizeof *iv * ni) : is;
     MPI_Aint *av = na > SIG_STACK ? malloc(sizeof *av * na) : as;
     MPI_Datatype *dv = nd > SIG_STACK ? malloc(sizeof *dv * nd) : ds;
-    code = DT_OPAQUE;
     if (iv && av && dv && PMPI_Type_get_contents(dt, ni, na, nd, iv, av, dv) == MPI_SUCCESS) {
-        int64_t m = 0, k = 0;
-        int c0 = DT_OPAQUE;
-        if (comb != MPI_COMBINER_STRUCT && nd >= 1) c0 = signature(dv[0], &m, level + 1);
+        struct run sub[SIG_RUNS];
+        int64_t rep = 0;
+        k = 0;
         switch (comb) {
-        case MPI_COMBINER_DUP: case MPI_COMBINER_RESIZED: k = 1; break;
-        case MPI_COMBINER_CONTIGUOUS: k = iv[0]; break;
+        case MPI_COMBINER_DUP: case MPI_COMBINER_RESIZED: rep = 1; break;
+        case MPI_COMBINER_CONTIGUOUS: rep = iv[0]; break;
         case MPI_COMBINER_VECTOR: case MPI_COMBINER_HVECTOR:
-        case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: k = (int64_t)iv[0] * iv[1]; break;
+        case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: rep = (int64_t)iv[0] * iv[1]; break;
         case MPI_COMBINER_INDEXED: case MPI_COMBINER_HINDEXED:
-            for (int i = 0; i < iv[0]; i++) k += iv[1 + i];
+            for (int i = 0; i < iv[0]; i++) rep += iv[1 + i];
             break;
         case MPI_COMBINER_SUBARRAY:
-            k = 1;
-            for (int i = 0; i < iv[0]; i++) k *= iv[1 + iv[0] + i];
+            rep = 1;
+            for (int i = 0; i < iv[0]; i++) rep *= iv[1 + iv[0] + i];
             break;
         case MPI_COMBINER_STRUCT:
-            for (int i = 0; i < iv[0]; i++) {
-                int64_t mi = 0;
-                int ci = signature(dv[i], &mi, level + 1);
-                if (iv[1 + i] == 0) continue;
-                if (ci == DT_OPAQUE || (c0 != DT_OPAQUE && ci != c0)) { c0 = DT_OPAQUE; k = -1; break; }
-                c0 = ci;
-                k += (int64_t)iv[1 + i] * mi;
-            }
-            m = 1;
+            for (int i = 0; i < iv[0] && k >= 0; i++)
+                if (iv[1 + i] != 0) k = sig_append(runs, k, cap, sub, signature(dv[i], sub, cap, level + 1), iv[1 + i]);
             break;
-        default: c0 = DT_OPAQUE; break; /* darray, f90 types: not flattened */
+        default: k = -1; break; /* darray, f90 types: not flattened */
         }
-        if (c0 != DT_OPAQUE && k >= 0) { code = c0; *n = k * m; }
+        if (comb != MPI_COMBINER_STRUCT && k >= 0) k = nd >= 1 ? sig_append(runs, 0, cap, sub, signature(dv[0], sub, cap, level + 1), rep) : -1;
         for (int i = 0; i < nd; i++) {
             int dni, dna, dnd, dcomb;
             if (PMPI_Type_get_envelope(dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
@@ -302,7 +320,7 @@ static int signature(MPI_Datatype dt, int64_t *n, int level) {
     if (av != as) free(av);
     if (dv != ds) free(dv);
     quiet--;
-    return code;
+    return k;
 }
 
 /* keep_type returns a handle of dt that stays valid until drop_type, even
@@ -438,7 +456,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
  * advancing hdr->used; then releases the slot. Lock held. */
 static void rec_commit(struct rec *r) {
     size_t plen = r->path ? strlen(r->path) : 0;
-    size_t max = 4 + 1 + 5 + 24 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10;
+    size_t max = 4 + 1 + 5 + 24 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
     size_t off = SEG_HDR + hdr->used;
     nslots--;
     if (max >= (1u << 24)) return;
@@ -474,6 +492,7 @@ static void rec_commit(struct rec *r) {
     if (r->nreqs) mask |= 1u << 20;
     if (plen) mask |= 1u << 21;
     if (r->addr && r->span > 0) mask |= (1u << 22) | (1u << 23);
+    if (r->nsig) mask |= 1u << 25;
     p = put_uv(p, mask);
     if (r->op) *p++ = r->op;
     if (r->dtype) *p++ = r->dtype;
@@ -502,6 +521,10 @@ static void rec_commit(struct rec *r) {
     }
     if (plen) { p = put_uv(p, plen); memcpy(p, r->path, plen); p += plen; }
     if (mask & (1u << 22)) { p = put_uv(p, r->addr); p = put_uv(p, (uint64_t)r->span); }
+    if (r->nsig) {
+        p = put_uv(p, r->nsig);
+        for (uint32_t i = 0; i < r->nsig; i++) { *p++ = r->sig[i].dt; p = put_uv(p, (uint64_t)r->sig[i].n); }
+    }
     if (r->t1) last_t = r->t1;
     else if (r->t0) last_t = r->t0;
     uint32_t len = (uint32_t)(p - p0);
@@ -723,10 +746,14 @@ static struct comm *comm_get(MPI_Comm h) {
 
 /* ---- forced matches (p2ptrace check's re-runs) ----
  * P2PTRACE_FORCE_MATCH="RANK:N=SRC": rank RANK's N-th receive from
- * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv and MPI_Sendrecv's
- * receive, as the trace's Recv and Irecv ops from any rank) is made a
- * receive from world rank SRC: the program runs as if SRC's message had
- * come first. What is recorded is the call as the program made it. */
+ * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv, MPI_Sendrecv's
+ * receive and each MPI_Start of a persistent receive, as the trace's Recv
+ * and Irecv ops from any rank) is made a receive from world rank SRC: the
+ * program runs as if SRC's message had come first. What is recorded is the
+ * call as the program made it. A persistent request's source cannot change:
+ * its forced start posts a nonblocking receive from SRC instead (same
+ * buffer, type, tag and communicator), which stands in for the request in
+ * the Wait/Test calls and MPI_Request_free that name it (start_forced). */
 static long force_rank = -1, force_nth = -1, force_src = -1, any_seen;
 
 static void force_init(void) {
@@ -773,6 +800,8 @@ struct req {
     uint64_t id;
     uint32_t seq, mark;
     uint8_t op, dtype, persistent, active, owned;
+    uint8_t has_forced;  /* a forced persistent receive: forced stands in for the request (start_forced) */
+    MPI_Request forced;
     uint64_t pid; /* a persistent request's id (its init record's req) */
     int64_t mult; /* basic elements per element of dt (see signature) */
     const void *buf;
@@ -860,8 +889,115 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
     return e;
 }
 
+/* ---- receive buffers written while their receive is pending ----
+ * A pending receive's buffer belongs to the MPI library until the request
+ * completes. Open MPI (without a progress thread) writes receive buffers only
+ * inside MPI calls, when it progresses: so a buffer that changed between the
+ * return of one MPI call of the rank and the entry of its next one was
+ * written by the program. The shim hashes each watched buffer (a pending
+ * Irecv, or persistent receive after MPI_Start, whose buffer is one dense
+ * range) when the posting call returns and at the exit of every later
+ * recorded call (re-baseline: the library may have delivered into it), and
+ * compares at the entry of every recorded call; a difference is written as a
+ * write record (R_WRITE) naming the receive's post and the call that noticed
+ * it, and the buffer is no longer watched (reported once).
+ *
+ * Calls the shim does not record (collectives, MPI_Mprobe...) progress too,
+ * and may deliver into a pending buffer: Open MPI's progress engine calls
+ * progress_seen (registered with opal_progress_register) on every progress
+ * loop; one outside a recorded call (depth 0) marks the baseline stale, and
+ * the next recorded call re-baselines without judging. Without that hook (an
+ * MPI library other than Open MPI), under MPI_THREAD_MULTIPLE (another thread
+ * may be inside MPI at any time) or with hashing off, nothing is watched.
+ *
+ * Cost, only while receives are pending: a buffer up to WATCH_FULL bytes is
+ * hashed whole; a larger one by its first WATCH_HEAD bytes and
+ * WATCH_SAMPLES windows of WATCH_WINDOW bytes spread over the rest (a write
+ * elsewhere is not seen); at most WATCH_MAX receives are watched at once (the
+ * others are not). Two hashes per recorded call per watched buffer: about
+ * 1-2.5 us per call with one pending receive of 2 KiB or more (an MPI_Iprobe
+ * loop: 0.3 us a call without, on the 2-core VM). */
+#define WATCH_FULL 2048
+#define WATCH_HEAD 1024
+#define WATCH_SAMPLES 32
+#define WATCH_WINDOW 32
+#define WATCH_MAX 64
+struct watch { uint64_t id, hash; uint32_t seq; const unsigned char *buf; size_t len; };
+static struct watch watches[WATCH_MAX];
+static int nwatch, watch_on, unseen;
+
+static uint64_t watch_hash(const unsigned char *b, size_t len) {
+    struct xxh s;
+    xxh_init(&s);
+    if (len <= WATCH_FULL) {
+        xxh_update(&s, b, len);
+    } else {
+        xxh_update(&s, b, WATCH_HEAD);
+        size_t step = (len - WATCH_HEAD) / WATCH_SAMPLES;
+        for (size_t i = WATCH_HEAD; i + WATCH_WINDOW <= len; i += step) xxh_update(&s, b + i, WATCH_WINDOW);
+    }
+    return xxh_digest(&s);
+}
+/* progress_seen is Open MPI's progress callback: progress outside the
+ * recorded calls (depth 0) makes the watched hashes stale. */
+static int progress_seen(void) {
+    if (!depth) __atomic_store_n(&unseen, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+static void watch_init(int thread_level) {
+    int (*reg)(int (*)(void)) = NULL;
+    *(void **)&reg = dlsym(RTLD_DEFAULT, "opal_progress_register");
+    if (!reg || thread_level == MPI_THREAD_MULTIPLE || hash_mode == HASH_OFF) return;
+    watch_on = reg(progress_seen) == 0;
+}
+static void watch_stop(void) {
+    int (*unreg)(int (*)(void)) = NULL;
+    if (!watch_on) return;
+    *(void **)&unreg = dlsym(RTLD_DEFAULT, "opal_progress_unregister");
+    if (unreg) unreg(progress_seen);
+    watch_on = 0;
+    nwatch = 0;
+}
+/* watch_add watches the buffer of receive id (post seq) from now on. Lock held. */
+static void watch_add(uint64_t id, uint32_t seq, uint64_t addr, int64_t span) {
+    if (!watch_on || !addr || span <= 0 || nwatch == WATCH_MAX) return;
+    struct watch *w = &watches[nwatch++];
+    w->id = id; w->seq = seq; w->buf = (const unsigned char *)(uintptr_t)addr; w->len = (size_t)span;
+    w->hash = watch_hash(w->buf, w->len);
+}
+/* watch_del stops watching receive id (it completed or was freed). Lock held. */
+static void watch_del(uint64_t id) {
+    for (int i = 0; i < nwatch; i++)
+        if (watches[i].id == id) { watches[i] = watches[--nwatch]; return; }
+}
+/* watch_rebase takes the watched buffers as they are now: at the exit of a
+ * recorded call (the library may have written them). Lock held. */
+static void watch_rebase(void) {
+    for (int i = 0; i < nwatch; i++) watches[i].hash = watch_hash(watches[i].buf, watches[i].len);
+    __atomic_store_n(&unseen, 0, __ATOMIC_RELAXED);
+}
+/* watch_check, at the entry of recorded call `call`, records each watched
+ * buffer the program wrote since the last recorded call returned. Lock held. */
+static void watch_check(int call, uintptr_t pc, uint32_t mod) {
+    if (!nwatch) return;
+    if (__atomic_load_n(&unseen, __ATOMIC_RELAXED)) { watch_rebase(); return; } /* a call the shim did not see progressed */
+    for (int i = 0; i < nwatch;) {
+        struct watch *w = &watches[i];
+        if (watch_hash(w->buf, w->len) == w->hash) { i++; continue; }
+        struct rec *r = rec_begin(0);
+        if (r) { r->type = R_WRITE; r->call = call; r->seq = w->seq; r->req = w->id; r->pc = pc; r->module = mod; rec_commit(r); }
+        *w = watches[--nwatch];
+    }
+}
+
+/* watch_exit re-baselines at the exit of a recorded call. Lock held. */
+static inline void watch_exit(void) {
+    if (nwatch) watch_rebase();
+}
+
 /* ---- records ---- */
 static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
+    watch_check(call, pc, mod);
     hdr->cur_call = call;
     hdr->cur_pc = pc;
     hdr->cur_module = mod;
@@ -907,6 +1043,9 @@ static struct rec *done(int call, uint32_t seq, size_t nreqs) {
 }
 static inline uint64_t *rec_reqs(struct rec *r) { return r->reqs; }
 
+/* sig_buf holds the signature of the record being built (lock held). */
+static struct run sig_buf[SIG_RUNS];
+
 /* set_envelope fills the envelope of a message op. A derived datatype whose
  * signature is one basic type repeated is recorded as that type, with the
  * count in basic elements (see signature); the buffer's address range when
@@ -919,9 +1058,14 @@ static int64_t set_envelope(struct rec *r, struct comm *c, const void *buf, int 
     r->comm = c ? c->id : -1;
     r->dtype = dtype_code(dt);
     if (r->dtype == DT_OPAQUE && dt != MPI_DATATYPE_NULL) {
-        int code = signature(dt, &n, 0);
-        if (code != DT_OPAQUE) r->dtype = code;
-        else n = 1;
+        int k = signature(dt, sig_buf, SIG_RUNS, 0);
+        if (k == 1) { /* one basic type repeated: recorded as that type */
+            r->dtype = sig_buf[0].dt;
+            n = sig_buf[0].n;
+        } else if (k > 1) { /* mixed: opaque, with its signature */
+            r->sig = sig_buf;
+            r->nsig = (uint32_t)k;
+        }
     }
     r->count = (int64_t)count * n;
     if (dt != MPI_DATATYPE_NULL) {
@@ -1094,6 +1238,7 @@ static void start(int thread_level) {
     if (hm && strcmp(hm, "sample") == 0) hash_mode = HASH_SAMPLE;
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
     hdr->hash_mode = hash_mode;
+    watch_init(thread_level);
     set_state(ST_RUNNING);
     /* The header is valid from here on (a monitor may read it; a rank killed
      * from now on merges as a rank without calls). */
@@ -1146,6 +1291,7 @@ int MPI_Finalize(void) {
     uint32_t seq = r ? r->seq : 0;
     if (r) rec_commit(r);
     enter_call(C_FINALIZE, pc, mod);
+    watch_stop();
     set_state(ST_BLOCKED);
     unlock();
     depth++;
@@ -1223,6 +1369,7 @@ static int comm_create(int call, MPI_Comm parent, int color, int key, MPI_Comm *
     lock();
     if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL)
         comm_add(*out, comm_id_of(pid, counter, call == C_COMM_DUP ? 0x7fffffff : color), pid);
+    watch_exit();
     set_state(ST_RUNNING);
     unlock();
     return rc;
@@ -1269,6 +1416,7 @@ static int blocking_send(int call, int op, send_fn fn, const void *buf, int coun
     int rc = fn(buf, count, dt, dest, tag, comm);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(call, seq, 0))) { r->hash = h; rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
@@ -1313,6 +1461,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
     int rc = PMPI_Recv(buf, count, dt, src, tag, comm, status);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(C_RECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1, mult); rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
@@ -1352,6 +1501,7 @@ static int sendrecv(int call, const void *sbuf, int scount, MPI_Datatype sdt, in
                  : PMPI_Sendrecv_replace(rbuf, scount, sdt, dest, stag, src, rtag, comm, status);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(call, s1, 0))) { r->hash = h; rec_commit(r); }
     if ((r = done(call, s2, 0))) { complete_status(r, c, status, rbuf, rdt, 1, mult); rec_commit(r); }
     set_state(ST_RUNNING);
@@ -1388,6 +1538,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int rc = PMPI_Probe(source, tag, comm, status);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(C_PROBE, seq, 0))) {
         complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
         int n = 0;
@@ -1413,6 +1564,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     depth--;
     lock();
+    watch_exit();
     note_poll(rc != MPI_SUCCESS || *flag);
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
@@ -1456,6 +1608,7 @@ int MPI_Barrier(MPI_Comm comm) {
     int rc = PMPI_Barrier(comm);
     depth--;
     lock();
+    watch_exit();
     if ((r = done(C_BARRIER, seq, 0))) rec_commit(r);
     set_state(ST_RUNNING);
     unlock();
@@ -1480,6 +1633,7 @@ static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, con
     }
     e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult;
     e->buf = buf; e->count = count; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
+    if (op == OP_IRECV) watch_add(r->req, r->seq, r->addr, r->span);
     rec_commit(r);
 }
 
@@ -1496,6 +1650,7 @@ static int isend(int call, int op, isend_fn fn, const void *buf, int count, MPI_
     int rc = fn(buf, count, dt, dest, tag, comm, req);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), req, h, NULL);
     unlock();
     return rc;
@@ -1527,6 +1682,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, req);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL);
     unlock();
     return rc;
@@ -1578,15 +1734,41 @@ static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, 
     track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, addr, hash, e);
     e->persistent = 1;
 }
+/* start_forced counts the start of persistent request h (in variable addr)
+ * when it is a receive from MPI_ANY_SOURCE (source_of) and, when it is the
+ * forced one, posts a nonblocking receive from the forced source in its
+ * place: *started says so, and the result is that receive's. Lock held. */
+static int start_forced(MPI_Request h, MPI_Request *addr, int *started) {
+    *started = 0;
+    if (force_rank != world_rank) return MPI_SUCCESS;
+    epoch++;
+    struct req *e = req_pick(h, addr);
+    if (!e || !e->persistent || e->op != OP_IRECV || e->peer != MPI_ANY_SOURCE || !e->comm || e->comm->h == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    int src = source_of(MPI_ANY_SOURCE, e->comm->h);
+    if (src == MPI_ANY_SOURCE) return MPI_SUCCESS;
+    *started = 1;
+    depth++;
+    int rc = PMPI_Irecv((void *)e->buf, e->count, e->dt, src, e->tag, e->comm->h, &e->forced);
+    depth--;
+    e->has_forced = rc == MPI_SUCCESS;
+    return rc;
+}
+
 int MPI_Start(MPI_Request *req) {
     if (PASS) return PMPI_Start(req);
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
     MPI_Request h = *req;
     uint32_t mod = enter_nonblocking(C_START, pc);
-    int rc = PMPI_Start(req);
+    int forced;
+    lock();
+    int rc = start_forced(h, req, &forced);
+    unlock();
+    if (!forced) rc = PMPI_Start(req);
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS) start_one(C_START, h, req, pc, mod, t0);
     unlock();
     return rc;
@@ -1596,9 +1778,21 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
     uint32_t mod = enter_nonblocking(C_STARTALL, pc);
-    int rc = PMPI_Startall(n, reqs);
+    int rc = MPI_SUCCESS;
+    if (force_rank == world_rank) { /* one at a time: one of them may be forced */
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+            int forced;
+            lock();
+            rc = start_forced(reqs[i], &reqs[i], &forced);
+            unlock();
+            if (!forced) rc = PMPI_Start(&reqs[i]);
+        }
+    } else {
+        rc = PMPI_Startall(n, reqs);
+    }
     depth--;
     lock();
+    watch_exit();
     if (rc == MPI_SUCCESS)
         for (int i = 0; i < n; i++) start_one(C_STARTALL, reqs[i], &reqs[i], pc, mod, t0);
     unlock();
@@ -1619,6 +1813,7 @@ static void complete_req(int call, struct req *e, MPI_Status *st) {
         }
         rec_commit(r);
     }
+    if (e->op == OP_IRECV) watch_del(e->id);
     if (e->persistent) e->active = 0;
     else req_del(e);
 }
@@ -1677,6 +1872,12 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     }
     enter_call(call, pc, mod);
     if (blocking && nact > 0) set_state(ST_BLOCKED);
+    int nsub = 0; /* forced persistent receives stand in for their requests (start_forced) */
+    if (force_rank == world_rank)
+        for (int i = 0; i < n; i++) {
+            struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+            if (e && e->has_forced) { reqs[i] = e->forced; nsub++; }
+        }
     unlock();
 
     depth++;
@@ -1694,6 +1895,14 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     depth--;
 
     lock();
+    for (int i = 0; nsub > 0 && i < n; i++) {
+        struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
+        if (!e || !e->has_forced) continue;
+        if (reqs[i] == MPI_REQUEST_NULL) e->has_forced = 0; /* it completed */
+        else e->forced = reqs[i];
+        reqs[i] = hs[i]; /* the persistent request, inactive or still active */
+        nsub--;
+    }
     int found = 1; /* a poll of no active request answers at once */
     if (nact > 0) {
         int nd = 0, ridx = -1, fl = 0;
@@ -1737,6 +1946,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         if (blocking) set_state(ST_RUNNING);
     }
     if (!blocking) note_poll(found);
+    watch_exit();
     unlock();
     if (big) { free(hs); free(ids); free(dids); }
     if (status_ignore && sts != st_s) free(sts);
@@ -1791,8 +2001,11 @@ int MPI_Request_free(MPI_Request *req) {
     enter_call(C_REQUEST_FREE, pc, mod);
     epoch++;
     struct req *e = req_pick(h, req);
+    MPI_Request forced = MPI_REQUEST_NULL;
     if (e) {
+        if (e->has_forced) forced = e->forced;
         if (e->active) {
+            watch_del(e->id);
             struct rec *r = post(C_REQUEST_FREE, OP_FREE, pc, mod, tnow(), 1);
             if (r) {
                 rec_reqs(r)[0] = e->id;
@@ -1810,6 +2023,7 @@ int MPI_Request_free(MPI_Request *req) {
     unlock();
     depth++;
     int rc = PMPI_Request_free(req);
+    if (forced != MPI_REQUEST_NULL) PMPI_Request_free(&forced); /* what stood in for it (start_forced) */
     depth--;
     return rc;
 }

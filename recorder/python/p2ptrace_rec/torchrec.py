@@ -19,6 +19,9 @@ import time
 MAGIC = b"P2PTSEG1"
 VERSION = 3
 HDR = 4096
+# Header offset and size of the rank's tensor devices ("cpu", "cpu,cuda:0"),
+# NUL terminated (recorder/mpi's segDevicesOff).
+DEVICES, DEVICES_LEN = 984, 32
 
 # Record types.
 POST, DONE, COMM, SITE = 1, 2, 4, 5
@@ -77,6 +80,7 @@ class Segment:
         self.last_t = 0
         self.t_start = time.monotonic_ns()
         self.sites = {}
+        self.devices = []
         h = self.mm
         struct.pack_into("<IIiiiI", h, 8, VERSION, HDR, rank, size, os.getpid(), RUNNING)
         struct.pack_into("<qq", h, 48, time.time_ns(), self.t_start)
@@ -95,6 +99,14 @@ class Segment:
         os.ftruncate(self.fd, cap)
         self.mm.resize(cap)
         self.cap = cap
+
+    def device(self, dev):
+        """Notes a tensor device of the rank in the header (first use order)."""
+        if dev in self.devices:
+            return
+        self.devices.append(dev)
+        b = ",".join(self.devices).encode()[:DEVICES_LEN - 1]
+        self.mm[DEVICES:DEVICES + DEVICES_LEN] = b + bytes(DEVICES_LEN - len(b))
 
     def site(self, where):
         """The id of a (file, line, function) site, written on first use."""
@@ -241,6 +253,10 @@ class Recorder:
         return g[1] if g is not None and g[0] is group else 0
 
     def tfields(self, t):
+        try:
+            self.ensure().device(str(t.device))
+        except Exception:
+            pass
         try:
             n = t.numel()
             return {F_DTYPE: DTYPES.get(str(t.dtype).replace("torch.", ""), OPAQUE), F_COUNT: n,
