@@ -293,6 +293,9 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
+		if h := r.Header(); h.HashAlgorithm() != trace.HashBLAKE2b {
+			t.Errorf("hash algorithm %q, want %q (the Python recorder hashes with hashlib's BLAKE2b)", h.HashAlgorithm(), trace.HashBLAKE2b)
+		}
 		// What each rank's posts were, with the communicator of its sends
 		// and receives and the group size of its barriers.
 		got := map[int][]string{}

@@ -41,8 +41,9 @@
 // variable the handle was written to (r[i] of Isend(..., &r[i]) and
 // Waitall(n, r)), falling back to the oldest.
 //
-// Payload hashes are XXH64 (seed 0) | 1, as the Go recorder (so 0 means "not
-// hashed"); P2PTRACE_HASH=full|sample|off as for Go programs. Sends are hashed
+// Payload hashes are XXH64 (seed 0) | 1 (so 0 means "not hashed"; the
+// trace's hash_algo stays unset, which reads as xxh64; the Python recorder's
+// segments hash with BLAKE2b and their merge sets hash_algo blake2b-64); P2PTRACE_HASH=full|sample|off as for Go programs. Sends are hashed
 // when posted and again when their completion is seen (Wait/Test family), so
 // a hash that changed is an in-flight mutation; receives are hashed over the
 // received bytes at completion. Derived datatypes are hashed through

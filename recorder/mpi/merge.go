@@ -218,6 +218,9 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
 	hdr.Devices = rankDevices(segs, size)
+	if strings.HasPrefix(hdr.Backend, pythonTorchLibrary) {
+		hdr.HashAlgo = trace.HashBLAKE2b
+	}
 	end := start
 	for r, rd := range ranks {
 		h := rd.seg.hdr
@@ -425,6 +428,11 @@ func errorFinding(re RankEnd, call string) verdict.Finding {
 
 // backendName is the MPI library's name and version: the first line of
 // MPI_Get_library_version up to its first comma ("Open MPI v4.1.4").
+// pythonTorchLibrary begins the library name the Python recorder writes in
+// its segments (recorder/python/p2ptrace_rec/torchrec.py): its payload
+// hashes are BLAKE2b, not the shim's XXH64.
+const pythonTorchLibrary = "torch.distributed"
+
 func backendName(lib string) string {
 	lib = strings.TrimSpace(lib)
 	if i := strings.Index(lib, ","); i > 0 {

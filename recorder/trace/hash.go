@@ -27,6 +27,10 @@ const (
 	// payload four times as fast as XXH64 (vector code), which keeps a
 	// full-hash recording of large transfers under twice an unrecorded run.
 	HashXXH3 = "xxh3"
+	// HashBLAKE2b is BLAKE2b with an 8-byte digest, read little-endian:
+	// the Python recorder's (hashlib, the standard library, has no xxHash).
+	// No Go code recomputes it: NewPayloadHasher refuses it.
+	HashBLAKE2b = "blake2b-64"
 )
 
 // HashAlgorithm is the algorithm of h's payload hashes: HashXXH64 for a
