@@ -1,0 +1,116 @@
+package sim
+
+// keyTable maps the envelope keys of a matchIndex to their FIFOs: an open
+// addressing table with linear probing, on a multiplicative hash of the
+// three ints (a Go map hashes the 24-byte key through the generic path,
+// several times the instructions of the rest of a match).
+type keyTable struct {
+	slots []keySlot // a power of two, at most half full
+	n     int
+	shift uint8 // 64 - log2(len(slots))
+}
+
+type keySlot struct {
+	key  envKey
+	f    fifo
+	used bool
+}
+
+const minKeySlots = 16
+
+func (t *keyTable) home(k envKey) int {
+	h := uint64(k.src)*0x9e3779b97f4a7c15 ^ uint64(k.tag)*0xc2b2ae3d27d4eb4f ^ uint64(k.comm)*0x165667b19e3779f9
+	return int(h >> t.shift)
+}
+
+// find returns the FIFO of k, or nil. The pointer is good until the next
+// insert or delete.
+func (t *keyTable) find(k envKey) *fifo {
+	if t.n == 0 {
+		return nil
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(k); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if !s.used {
+			return nil
+		}
+		if s.key == k {
+			return &s.f
+		}
+	}
+}
+
+// insert adds k, which must be absent, with FIFO f.
+func (t *keyTable) insert(k envKey, f fifo) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	i := t.home(k)
+	for t.slots[i].used {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = keySlot{key: k, f: f, used: true}
+	t.n++
+}
+
+// delete removes k, which must be present. The entries after it in its
+// probe run move back into the hole, so no tombstone is left (Knuth's
+// algorithm R).
+func (t *keyTable) delete(k envKey) {
+	mask := len(t.slots) - 1
+	i := t.home(k)
+	for t.slots[i].key != k || !t.slots[i].used {
+		i = (i + 1) & mask
+	}
+	for j := i; ; {
+		t.slots[i].used = false
+		for {
+			j = (j + 1) & mask
+			if !t.slots[j].used {
+				t.n--
+				return
+			}
+			h := t.home(t.slots[j].key)
+			// Move slot j back to the hole i unless its home lies
+			// cyclically in (i, j].
+			if (i <= j && (i < h && h <= j)) || (i > j && (i < h || h <= j)) {
+				continue
+			}
+			break
+		}
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+}
+
+func (t *keyTable) grow() {
+	old := t.slots
+	size := max(minKeySlots, 2*len(old))
+	t.slots = make([]keySlot, size)
+	t.shift = uint8(64 - log2(size))
+	t.n = 0
+	for _, s := range old {
+		if s.used {
+			t.insert(s.key, s.f)
+		}
+	}
+}
+
+// clear empties the table, keeping its slots.
+func (t *keyTable) clear() {
+	if t.n != 0 {
+		clear(t.slots)
+		t.n = 0
+	}
+}
+
+func log2(n int) int {
+	b := 0
+	for n > 1 {
+		n >>= 1
+		b++
+	}
+	return b
+}
