@@ -73,7 +73,7 @@ func (s *allToAllSource) Next(r int, ev *trace.Event) bool {
 	}
 	s.pos[r]++
 	reqs := ev.Reqs[:0]
-	*ev = trace.Event{Kind: trace.KindPost, Rank: int32(r), Seq: uint64(p)}
+	*ev = trace.Event{Kind: trace.KindPost, Rank: int32(r), Seq: uint64(p), Reqs: reqs} // (the caller's buffer, reused like a trace reader's)
 	if p == s.iters*per {
 		ev.Op = trace.OpFinalize
 		return true

@@ -106,30 +106,38 @@ func (e *Engine) yieldIfLate(rk *rank) bool {
 	return false
 }
 
-// retire drops a waited op from the rank's active requests: its slot is
-// found by its id, so a Waitall of many requests costs a constant time per
+// retire drops a waited op from the rank's active requests: the oldest
+// (the common case: requests are mostly waited in the order made), or the
+// one its id names, so a Waitall of many requests costs a constant time per
 // request whatever their order (see rank.active).
 func (e *Engine) retire(rk *rank, op *Op) {
 	if op.Req == 0 || op.waited {
 		return
 	}
 	op.waited = true
-	i := op.Req - rk.activeBase
-	if op.Rank != rk.id || i >= uint64(len(rk.active)) || rk.active[i] != op {
-		return // (not this rank's, or cut)
-	}
-	rk.active[i] = nil
-	if int(i) != rk.activeHead {
+	h := rk.activeHead
+	if h >= len(rk.active) || rk.active[h] != op {
+		i := op.Req - rk.activeBase()
+		if op.Rank == rk.id && i < uint64(len(rk.active)) && rk.active[i] == op {
+			rk.active[i] = nil // (else not this rank's, or cut)
+		}
 		return
 	}
-	n := rk.activeHead + 1
-	for n < len(rk.active) && rk.active[n] == nil {
-		n++
+	rk.active[h] = nil
+	for h++; h < len(rk.active) && rk.active[h] == nil; h++ {
 	}
-	if n == len(rk.active) {
-		rk.active, n = rk.active[:0], 0 // none left: start over
+	switch {
+	case h == len(rk.active):
+		rk.active, h = rk.active[:0], 0 // none left: start over
+	case 2*h > len(rk.active)+16:
+		// Mostly retired: the rest moves to the front (paid for by the
+		// retires), so that a rank whose requests never all retire at
+		// once does not grow the list forever.
+		n := copy(rk.active, rk.active[h:])
+		clear(rk.active[n:])
+		rk.active, h = rk.active[:n], 0
 	}
-	rk.activeHead = n
+	rk.activeHead = h
 }
 
 // Test reports whether all ops are done; if so they are retired like a Wait.

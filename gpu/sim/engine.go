@@ -79,12 +79,11 @@ type rank struct {
 	waitLeft   int // ops of a wait-all not yet done (they are marked awaited)
 	nTransit   int // sends in inTransit, so the common case skips the map
 	// active holds the nonblocking ops not yet waited, tested complete or
-	// freed, in request id order: active[i] has id activeBase+i, nil once
-	// retired (see retire); those before activeHead are all retired. A
-	// request left active holds the slots of those made after it until it
-	// is retired (or the rank ends).
+	// freed, in request id order: the last has id nextReq, those before it
+	// the ids before, each nil once retired (see retire); those before
+	// activeHead are all retired. A request left active holds the slots of
+	// those made after it until it is retired (or the rank ends).
 	active     []*Op
-	activeBase uint64
 	activeHead int
 	seq        uint64
 	nextReq    uint64
@@ -111,6 +110,9 @@ type rank struct {
 	// that keep a message or two in flight.
 	postedBuf, unexpectedBuf, activeBuf [2]*Op
 }
+
+// activeBase is the request id of active[0].
+func (rk *rank) activeBase() uint64 { return rk.nextReq + 1 - uint64(len(rk.active)) }
 
 // Engine is the deterministic simulation core: matching, modes, requests,
 // streams, groups, the virtual clock and the event queue. It has no goroutines:

@@ -3,7 +3,10 @@ package sim
 // keyTable maps the envelope keys of a matchIndex to their FIFOs: an open
 // addressing table with linear probing, on a multiplicative hash of the
 // three ints (a Go map hashes the 24-byte key through the generic path,
-// several times the instructions of the rest of a match).
+// several times the instructions of the rest of a match). A key whose FIFO
+// empties stays, empty (head 0), for its next entry; the keys left empty go
+// when the table would grow, so that keys that come and go (tags that count
+// iterations) cost no delete each and do not pile up either.
 type keyTable struct {
 	slots []keySlot // a power of two, at most half full
 	n     int
@@ -55,45 +58,32 @@ func (t *keyTable) insert(k envKey, f fifo) {
 	t.n++
 }
 
-// delete removes k, which must be present. The entries after it in its
-// probe run move back into the hole, so no tombstone is left (Knuth's
-// algorithm R).
-func (t *keyTable) delete(k envKey) {
-	mask := len(t.slots) - 1
-	i := t.home(k)
-	for t.slots[i].key != k || !t.slots[i].used {
-		i = (i + 1) & mask
-	}
-	for j := i; ; {
-		t.slots[i].used = false
-		for {
-			j = (j + 1) & mask
-			if !t.slots[j].used {
-				t.n--
-				return
-			}
-			h := t.home(t.slots[j].key)
-			// Move slot j back to the hole i unless its home lies
-			// cyclically in (i, j].
-			if (i <= j && (i < h && h <= j)) || (i > j && (i < h || h <= j)) {
-				continue
-			}
-			break
-		}
-		t.slots[i] = t.slots[j]
-		i = j
-	}
-}
-
+// grow drops the empty keys, and doubles the slots unless that left the
+// table at most a quarter full.
 func (t *keyTable) grow() {
 	old := t.slots
-	size := max(minKeySlots, 2*len(old))
+	live := 0
+	for i := range old {
+		if old[i].used && old[i].f.head != 0 {
+			live++
+		}
+	}
+	size := len(old)
+	if 4*(live+1) > size {
+		size = max(minKeySlots, 2*size)
+	}
 	t.slots = make([]keySlot, size)
 	t.shift = uint8(64 - log2(size))
 	t.n = 0
+	mask := size - 1
 	for _, s := range old {
-		if s.used {
-			t.insert(s.key, s.f)
+		if s.used && s.f.head != 0 {
+			i := t.home(s.key)
+			for t.slots[i].used {
+				i = (i + 1) & mask
+			}
+			t.slots[i] = s
+			t.n++
 		}
 	}
 }

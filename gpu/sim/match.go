@@ -68,6 +68,9 @@ func sendKey(s *Op) envKey { return envKey{s.Rank, s.Tag, s.Comm} }
 // the head of one key; a wildcard receive (or a probe) walks the list from
 // its front to the first send it accepts, the same walk as the slice's.
 type matchIndex struct {
+	// list is the slice of the queue the index serves (its length 0), for
+	// the queue to take back once the index empties.
+	list        []*Op
 	nodes       []mnode // node 0 stands for none
 	free        int32   // a free node, chained through next
 	first, last int32
@@ -110,11 +113,14 @@ func (ix *matchIndex) push(op *Op, k envKey) {
 	}
 	ix.last = id
 	ix.n++
-	if f := ix.keys.find(k); f != nil {
+	switch f := ix.keys.find(k); {
+	case f == nil:
+		ix.keys.insert(k, fifo{id, id})
+	case f.head == 0:
+		f.head, f.tail = id, id
+	default:
 		ix.nodes[f.tail].keyNext = id
 		f.tail = id
-	} else {
-		ix.keys.insert(k, fifo{id, id})
 	}
 	ix.count(k, 1)
 }
@@ -131,7 +137,7 @@ func (ix *matchIndex) count(k envKey, d int) {
 	}
 }
 
-// head returns the first node of key k, or 0.
+// head returns the first node of key k, or 0 (none, or its FIFO is empty).
 func (ix *matchIndex) head(k envKey) int32 {
 	if f := ix.keys.find(k); f != nil {
 		return f.head
@@ -153,11 +159,7 @@ func (ix *matchIndex) take(id int32) *Op {
 	} else {
 		ix.last = nd.prev
 	}
-	if f := ix.keys.find(k); nd.keyNext != 0 {
-		f.head = nd.keyNext
-	} else {
-		ix.keys.delete(k) // (keys come and go: tags often count iterations)
-	}
+	ix.keys.find(k).head = nd.keyNext // (0: the key's FIFO is empty)
 	ix.count(k, -1)
 	ix.n--
 	*nd = mnode{next: ix.free}
@@ -201,11 +203,20 @@ func (q *matchQueue) all(yield func(*Op) bool) {
 	}
 }
 
-// add appends op to q, filed under key (called only once q is large).
-func (e *Engine) add(q *matchQueue, op *Op, key func(*Op) envKey) {
+// file adds op to the end of q, a receive (posted) or a send (unexpected),
+// whose list is full: it grows up to smallQueue entries, then becomes an
+// index. (An append to a list with room is the callers' own, inline: the
+// common case.)
+func (e *Engine) file(q *matchQueue, op *Op, recv bool) {
 	if q.ix == nil && len(q.list) < smallQueue {
-		q.list = append(q.list, op)
+		grown := make([]*Op, len(q.list), min(smallQueue, max(2, 2*cap(q.list))))
+		copy(grown, q.list)
+		q.list = append(grown, op)
 		return
+	}
+	key := sendKey
+	if recv {
+		key = recvKey
 	}
 	if q.ix == nil {
 		q.ix = e.newIndex()
@@ -213,7 +224,7 @@ func (e *Engine) add(q *matchQueue, op *Op, key func(*Op) envKey) {
 			q.ix.push(o, key(o))
 			q.list[i] = nil
 		}
-		q.list = q.list[:0]
+		q.ix.list, q.list = q.list[:0], nil
 	}
 	q.ix.push(op, key(op))
 }
@@ -223,6 +234,7 @@ func (e *Engine) add(q *matchQueue, op *Op, key func(*Op) envKey) {
 func (e *Engine) takeIndexed(q *matchQueue, id int32) *Op {
 	op := q.ix.take(id)
 	if q.ix.n == 0 {
+		q.list, q.ix.list = q.ix.list, nil
 		q.ix.reset()
 		e.spareIx = append(e.spareIx, q.ix)
 		q.ix = nil
@@ -237,24 +249,6 @@ func (e *Engine) newIndex() *matchIndex {
 		return ix
 	}
 	return &matchIndex{nodes: make([]mnode, 1, 2*smallQueue)}
-}
-
-// addPosted files a receive nothing matched yet.
-func (e *Engine) addPosted(rk *rank, r *Op) {
-	if rk.posted.ix == nil && len(rk.posted.list) < smallQueue {
-		rk.posted.list = append(rk.posted.list, r) // (inline: the common case)
-		return
-	}
-	e.add(&rk.posted, r, recvKey)
-}
-
-// addUnexpected files a send whose envelope arrived unmatched.
-func (e *Engine) addUnexpected(rk *rank, s *Op) {
-	if rk.unexpected.ix == nil && len(rk.unexpected.list) < smallQueue {
-		rk.unexpected.list = append(rk.unexpected.list, s)
-		return
-	}
-	e.add(&rk.unexpected, s, sendKey)
 }
 
 // postedFor returns the node of the earliest receive of the indexed posted
@@ -278,19 +272,9 @@ func postedFor(ix *matchIndex, send *Op) int32 {
 	return best
 }
 
-// takePosted removes and returns the earliest posted receive of dst that
-// accepts send, or nil.
-func (e *Engine) takePosted(dst *rank, send *Op) *Op {
-	q := &dst.posted
-	if q.ix == nil {
-		for i, r := range q.list {
-			if envelopeMatches(send, r) {
-				q.list = removeAt(q.list, i)
-				return r
-			}
-		}
-		return nil
-	}
+// takePosted removes and returns the earliest receive of the indexed
+// posted queue q that accepts send, or nil.
+func (e *Engine) takePosted(q *matchQueue, send *Op) *Op {
 	if id := postedFor(q.ix, send); id != 0 {
 		return e.takeIndexed(q, id)
 	}
@@ -323,19 +307,9 @@ func unexpectedFor(ix *matchIndex, recv *Op) int32 {
 	return ix.walk(recv)
 }
 
-// takeUnexpected removes and returns the earliest arrived send of rk that
-// recv accepts, or nil.
-func (e *Engine) takeUnexpected(rk *rank, recv *Op) *Op {
-	q := &rk.unexpected
-	if q.ix == nil {
-		for i, s := range q.list {
-			if envelopeMatches(s, recv) {
-				q.list = removeAt(q.list, i)
-				return s
-			}
-		}
-		return nil
-	}
+// takeUnexpected removes and returns the earliest send of the indexed
+// unexpected queue q that recv accepts, or nil.
+func (e *Engine) takeUnexpected(q *matchQueue, recv *Op) *Op {
 	if id := unexpectedFor(q.ix, recv); id != 0 {
 		return e.takeIndexed(q, id)
 	}

@@ -56,32 +56,29 @@ func (q *linearQueues) recvPosted(send *Op) bool {
 	return false
 }
 
-// indexedQueues drives rank 0's queues of an engine the way postRecv and
-// deliverEnvelope do.
+// indexedQueues drives rank 0's queues of an engine through postRecv and
+// deliverEnvelope.
 type indexedQueues struct {
 	e  *Engine
 	rk *rank
 }
 
 func newIndexed() indexedQueues {
-	e := New(Config{Ranks: 1})
+	e := New(Config{Ranks: 8}) // (receives name sources up to 7)
 	return indexedQueues{e, &e.ranks[0]}
 }
 
+// deliver hands send's envelope to rank 0 and returns the receive it
+// matched, or nil (then it waits as unexpected).
 func (q indexedQueues) deliver(send *Op) *Op {
-	if r := q.e.takePosted(q.rk, send); r != nil {
-		return r
-	}
-	q.e.addUnexpected(q.rk, send)
-	return nil
+	q.e.deliverEnvelope(q.rk, send, 0)
+	return send.match
 }
 
+// post posts recv on rank 0 and returns the send it matched, or nil.
 func (q indexedQueues) post(recv *Op) *Op {
-	if s := q.e.takeUnexpected(q.rk, recv); s != nil {
-		return s
-	}
-	q.e.addPosted(q.rk, recv)
-	return nil
+	q.e.postRecv(recv, 0)
+	return recv.match
 }
 
 func collect(q *matchQueue) []*Op {
@@ -190,7 +187,7 @@ func TestIndexedMatchingAgreesWithLinear(t *testing.T) {
 func filler(q indexedQueues) {
 	for i := range smallQueue + 1 {
 		q.post(recvOp(1000+uint64(i), 0, 0, 9))
-		q.e.addUnexpected(q.rk, sendOp(2000+uint64(i), 1, 5, 9))
+		q.deliver(sendOp(2000+uint64(i), 1, 5, 9))
 	}
 	if q.rk.posted.ix == nil || q.rk.unexpected.ix == nil {
 		panic("filler: queues not indexed")

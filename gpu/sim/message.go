@@ -20,17 +20,6 @@ func (e *Engine) NewRequest(op *Op) {
 	rk := &e.ranks[op.Rank]
 	rk.nextReq++
 	op.Req = rk.nextReq
-	switch {
-	case len(rk.active) == 0:
-		rk.activeBase = op.Req
-	case rk.activeHead > 0 && len(rk.active) == cap(rk.active):
-		// Full: the retired slots at the front make room first.
-		n := copy(rk.active, rk.active[rk.activeHead:])
-		clear(rk.active[n:])
-		rk.active = rk.active[:n]
-		rk.activeBase += uint64(rk.activeHead)
-		rk.activeHead = 0
-	}
 	rk.active = append(rk.active, op)
 }
 
@@ -202,12 +191,31 @@ func (e *Engine) arrive(ev *Op) {
 	e.deliverEnvelope(dst, op, e.now)
 }
 
+// deliverEnvelope matches send, whose envelope reaches dst at t, with the
+// earliest posted receive that accepts it, or files it as unexpected. (The
+// scans of short queues are inline here and in postRecv: a ring's two
+// queues hold a message or none, see matchQueue.)
 func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
-	if r := e.takePosted(dst, send); r != nil {
-		e.match(send, r, t)
-		return
+	q := &dst.posted
+	for i, r := range q.list { // (empty while indexed)
+		if envelopeMatches(send, r) {
+			q.list = removeAt(q.list, i)
+			e.match(send, r, t)
+			return
+		}
 	}
-	e.addUnexpected(dst, send)
+	if q.ix != nil {
+		if r := e.takePosted(q, send); r != nil {
+			e.match(send, r, t)
+			return
+		}
+	}
+	if q, n := &dst.unexpected, len(dst.unexpected.list); n < cap(q.list) {
+		q.list = q.list[:n+1]
+		q.list[n] = send
+	} else {
+		e.file(q, send, false)
+	}
 	e.probeArrived(dst, send, t)
 }
 
@@ -233,11 +241,26 @@ func (e *Engine) postRecv(op *Op, t int64) {
 	}
 	e.noteComm(op.Comm, op.Rank)
 	rk := &e.ranks[op.Rank]
-	if s := e.takeUnexpected(rk, op); s != nil {
-		e.match(s, op, t)
-		return
+	q := &rk.unexpected
+	for i, s := range q.list { // (empty while indexed)
+		if envelopeMatches(s, op) {
+			q.list = removeAt(q.list, i)
+			e.match(s, op, t)
+			return
+		}
 	}
-	e.addPosted(rk, op)
+	if q.ix != nil {
+		if s := e.takeUnexpected(q, op); s != nil {
+			e.match(s, op, t)
+			return
+		}
+	}
+	if q, n := &rk.posted, len(rk.posted.list); n < cap(q.list) {
+		q.list = q.list[:n+1]
+		q.list[n] = op
+	} else {
+		e.file(q, op, true)
+	}
 }
 
 // match pairs a send and a receive at virtual time t and schedules the transfer.
