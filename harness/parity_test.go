@@ -28,6 +28,7 @@ var parityCases = [][]string{
 	{"irecv-read-early"}, {"matrix-scatter"}, {"pipeline-chunks"}, {"pipeline-chunks", "-chunks", "8"},
 	{"anysource-race"}, {"anysource-assume"}, {"nccl-headtohead"}, {"nccl-headtohead", "-n", "1048576"}, {"nccl-group"},
 	{"nccl-count-mismatch"}, {"ring", "-ranks", "3", "-iters", "4", "-bytes", "1048576"},
+	{"alltoall", "-ranks", "12", "-iters", "2"},
 }
 
 // TestDoorsGiveOneVerdict runs every program of testdata/train through two
