@@ -77,6 +77,7 @@ type matchIndex struct {
 	n           int
 	order       uint64 // the next entry's order number
 	keys        keyTable
+	recv        bool // the queue holds receives (keys by recvKey), else sends (sendKey)
 	// anySrc, anyTag and anyBoth count the entries whose key holds
 	// AnySource, AnyTag or both: a send looks up those keys only when some
 	// receive has them.
@@ -104,7 +105,7 @@ func (ix *matchIndex) push(op *Op, k envKey) {
 		ix.nodes = append(ix.nodes, mnode{})
 	}
 	nd := &ix.nodes[id]
-	*nd = mnode{op: op, order: ix.order, prev: ix.last, key: k}
+	*nd = mnode{op: op, order: ix.order, prev: ix.last}
 	ix.order++
 	if ix.last != 0 {
 		ix.nodes[ix.last].next = id
@@ -148,7 +149,11 @@ func (ix *matchIndex) head(k envKey) int32 {
 // take removes node id, the head of its key's FIFO, and returns its op.
 func (ix *matchIndex) take(id int32) *Op {
 	nd := &ix.nodes[id]
-	op, k := nd.op, nd.key
+	op := nd.op
+	k := sendKey(op)
+	if ix.recv {
+		k = recvKey(op)
+	}
 	if nd.prev != 0 {
 		ix.nodes[nd.prev].next = nd.next
 	} else {
@@ -220,6 +225,7 @@ func (e *Engine) file(q *matchQueue, op *Op, recv bool) {
 	}
 	if q.ix == nil {
 		q.ix = e.newIndex()
+		q.ix.recv = recv
 		for i, o := range q.list {
 			q.ix.push(o, key(o))
 			q.list[i] = nil
