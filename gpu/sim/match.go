@@ -23,7 +23,10 @@ import (
 // order: at that size a scan costs less than any index. Past smallQueue
 // entries it becomes a matchIndex, until it is empty again.
 type matchQueue struct {
-	list []*Op       // the entries in order, while ix is nil
+	// list holds the entries in order while ix is nil. Its capacity is at
+	// most smallQueue, and 0 while ix holds the entries: one test of its
+	// length against its capacity says whether an entry goes there.
+	list []*Op
 	ix   *matchIndex // the entries, while there are many
 }
 
