@@ -254,6 +254,11 @@ func TestScenarioPrograms(t *testing.T) {
 		{name: "ring", clean: true},
 		{name: "ring", args: []string{"-ranks", "3", "-iters", "4", "-bytes", "1048576"}, clean: true},
 		{name: "ring", args: []string{"-ranks", "2", "-iters", "2", "-bytes", "4194304"}, clean: true},
+		{name: "alltoall", clean: true},
+		// Rendezvous sizes (above the eager limit), and enough ranks that
+		// each one's matching queues are indexed (see sim.matchQueue).
+		{name: "alltoall", args: []string{"-ranks", "4", "-iters", "2", "-bytes", "131072"}, clean: true},
+		{name: "alltoall", args: []string{"-ranks", "24", "-iters", "2", "-bytes", "16"}, clean: true},
 	}
 	root := moduleRoot(t)
 	bin := buildScenarios(t, root)

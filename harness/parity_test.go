@@ -29,6 +29,7 @@ var parityCases = [][]string{
 	{"anysource-race"}, {"anysource-assume"}, {"nccl-headtohead"}, {"nccl-headtohead", "-n", "1048576"}, {"nccl-group"},
 	{"nccl-count-mismatch"}, {"ring", "-ranks", "3", "-iters", "4", "-bytes", "1048576"},
 	{"buffer-overlap"}, {"buffer-overlap", "-mode", "sendrecv"}, {"buffer-overlap", "-mode", "fixed"},
+	{"alltoall", "-ranks", "12", "-iters", "2"},
 }
 
 // TestDoorsGiveOneVerdict runs every program of testdata/train through two

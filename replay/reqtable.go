@@ -20,7 +20,10 @@ type reqSlot struct {
 
 const (
 	minReqSlots = 4 // a cache line
-	maxReqSlots = 1024
+	// maxReqSlots holds the requests of a rank of a 1024-rank all-to-all
+	// (2046 live ids, consecutive) without the map: 64 KiB at most, made
+	// only by a rank that holds that many.
+	maxReqSlots = 4096
 )
 
 func (t *reqTable) slot(id uint64) *reqSlot {

@@ -153,6 +153,14 @@ func TestScenarioVerdicts(t *testing.T) {
 			wantClean(t, replayUnder(t, tr, 8, "delay"), "delay")
 		})
 	}
+	t.Run("alltoall", func(t *testing.T) {
+		// 11 messages each way per rank and iteration: past the short
+		// queues, through the engine's matching index.
+		tr := s.record("alltoall", "-ranks", "12", "-iters", "3")
+		wantClean(t, replayUnder(t, tr, 1), "no faults")
+		wantClean(t, replayUnder(t, tr, 1, "sync"), "sync")
+		wantClean(t, replayUnder(t, tr, 8, "delay"), "delay")
+	})
 	t.Run("wrong-rank", func(t *testing.T) {
 		tr := s.record("wrong-rank")
 		f := wantFinding(t, replayUnder(t, tr, 1), "hang", "program", []int{1}, s.line("wrong-rank", "recv"))

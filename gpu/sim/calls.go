@@ -106,15 +106,38 @@ func (e *Engine) yieldIfLate(rk *rank) bool {
 	return false
 }
 
-// retire drops a waited op from the rank's active requests.
+// retire drops a waited op from the rank's active requests: the oldest
+// (the common case: requests are mostly waited in the order made), or the
+// one its id names, so a Waitall of many requests costs a constant time per
+// request whatever their order (see rank.active).
 func (e *Engine) retire(rk *rank, op *Op) {
 	if op.Req == 0 || op.waited {
 		return
 	}
 	op.waited = true
-	if i := slices.Index(rk.active, op); i >= 0 {
-		rk.active = removeAt(rk.active, i)
+	h := rk.activeHead
+	if h >= len(rk.active) || rk.active[h] != op {
+		i := op.Req - rk.activeBase()
+		if op.Rank == rk.id && i < uint64(len(rk.active)) && rk.active[i] == op {
+			rk.active[i] = nil // (else not this rank's, or cut)
+		}
+		return
 	}
+	rk.active[h] = nil
+	for h++; h < len(rk.active) && rk.active[h] == nil; h++ {
+	}
+	switch {
+	case h == len(rk.active):
+		rk.active, h = rk.active[:0], 0 // none left: start over
+	case 2*h > len(rk.active)+16:
+		// Mostly retired: the rest moves to the front (paid for by the
+		// retires), so that a rank whose requests never all retire at
+		// once does not grow the list forever.
+		n := copy(rk.active, rk.active[h:])
+		clear(rk.active[n:])
+		rk.active, h = rk.active[:n], 0
+	}
+	rk.activeHead = h
 }
 
 // Test reports whether all ops are done; if so they are retired like a Wait.
@@ -170,7 +193,10 @@ func (e *Engine) Compute(call *Op, d int64) bool {
 func (e *Engine) Finalize(call *Op) {
 	rk := &e.ranks[call.Rank]
 	e.complete(call, rk.clock)
-	for _, op := range rk.active {
+	for _, op := range rk.active[rk.activeHead:] {
+		if op == nil {
+			continue // retired
+		}
 		state := "never completed"
 		if op.done {
 			state = "completed but never waited"
@@ -178,7 +204,7 @@ func (e *Engine) Finalize(call *Op) {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) %s before the rank finished", op.Rank, op.Kind, op.Peer, op.Tag, state)})
 	}
-	rk.active = nil
+	rk.active, rk.activeHead = nil, 0
 	ids := make([]int, 0, len(rk.streams))
 	for id := range rk.streams {
 		ids = append(ids, id)
@@ -202,7 +228,7 @@ func (e *Engine) Finalize(call *Op) {
 // without a cycle after a cut is not reported either (see Next).
 func (e *Engine) Cut(r int) {
 	rk := &e.ranks[r]
-	rk.active = nil
+	rk.active, rk.activeHead = nil, 0
 	rk.cut = true
 	rk.state = stateDone
 	e.nDone++
@@ -213,7 +239,7 @@ func (e *Engine) Cut(r int) {
 func (e *Engine) End() {
 	for i := range e.ranks {
 		rk := &e.ranks[i]
-		for _, s := range rk.unexpected {
+		for s := range rk.unexpected.all {
 			if s.done && !e.stuck && !rk.cut {
 				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
 					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, s.Kind, rk.id, s.Tag, s.Bytes)})

@@ -170,16 +170,6 @@ func (e *Engine) validSource(op *Op) bool {
 	return false
 }
 
-// probeMatch returns the earliest arrived, unmatched send that probe matches.
-func probeMatch(rk *rank, probe *Op) *Op {
-	for _, s := range rk.unexpected {
-		if envelopeMatches(s, probe) {
-			return s
-		}
-	}
-	return nil
-}
-
 func probeStatus(probe, s *Op) {
 	probe.Source, probe.StatusTag, probe.StatusCnt = s.Rank, s.Tag, s.Count
 }

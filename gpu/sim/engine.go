@@ -73,12 +73,18 @@ type rank struct {
 	// blockedIn is the op (call) the rank is blocked in, for reports.
 	blockedIn *Op
 	// posted holds this rank's unmatched receives in post order.
-	posted []*Op
+	posted matchQueue
 	// unexpected holds sends to this rank whose envelope arrived unmatched, in arrival order.
-	unexpected []*Op
-	waitLeft   int   // ops of a wait-all not yet done (they are marked awaited)
-	nTransit   int   // sends in inTransit, so the common case skips the map
-	active     []*Op // nonblocking ops not yet waited, tested complete or freed
+	unexpected matchQueue
+	waitLeft   int // ops of a wait-all not yet done (they are marked awaited)
+	nTransit   int // sends in inTransit, so the common case skips the map
+	// active holds the nonblocking ops not yet waited, tested complete or
+	// freed, in request id order: the last has id nextReq, those before it
+	// the ids before, each nil once retired (see retire); those before
+	// activeHead are all retired. A request left active holds the slots of
+	// those made after it until it is retired (or the rank ends).
+	active     []*Op
+	activeHead int
 	seq        uint64
 	nextReq    uint64
 	one        [1]*Op // BlockOn's wait list
@@ -104,6 +110,9 @@ type rank struct {
 	// that keep a message or two in flight.
 	postedBuf, unexpectedBuf, activeBuf [2]*Op
 }
+
+// activeBase is the request id of active[0].
+func (rk *rank) activeBase() uint64 { return rk.nextReq + 1 - uint64(len(rk.active)) }
 
 // Engine is the deterministic simulation core: matching, modes, requests,
 // streams, groups, the virtual clock and the event queue. It has no goroutines:
@@ -136,6 +145,7 @@ type Engine struct {
 	freeSnaps []int32
 	inPost    *Op // the send being posted, while its envelope is matched synchronously
 	comms     map[int]*comm
+	spareIx   []*matchIndex // emptied matching indexes, for the next queue that grows (see matchQueue)
 	// pollLimit parks a rank after that many fruitless polls; nParked
 	// counts the parked ranks (see livelock.go).
 	pollLimit int
@@ -182,7 +192,7 @@ func New(cfg Config) *Engine {
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		rk.id = i
-		rk.posted, rk.unexpected, rk.active = rk.postedBuf[:0], rk.unexpectedBuf[:0], rk.activeBuf[:0]
+		rk.posted.list, rk.unexpected.list, rk.active = rk.postedBuf[:0], rk.unexpectedBuf[:0], rk.activeBuf[:0]
 		e.pushResume(0, i)
 	}
 	return e

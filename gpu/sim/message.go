@@ -94,12 +94,12 @@ func (e *Engine) postSend(op *Op, t int64) {
 	if dst.nTransit > 0 {
 		q = dst.inTransit[op.Rank]
 	}
-	if q != nil && len(q.ops) > 0 && q.last > arrive {
+	if q != nil && !q.empty() && q.last > arrive {
 		// Non-overtaking: never before an earlier message of the same pair.
 		// (With nothing in transit, every earlier one has arrived already.)
 		arrive = q.last
 	}
-	if arrive == t && (q == nil || len(q.ops) == 0) {
+	if arrive == t && (q == nil || q.empty()) {
 		e.inPost = op
 		e.deliverEnvelope(dst, op, t)
 		e.inPost = nil
@@ -112,17 +112,41 @@ func (e *Engine) postSend(op *Op, t int64) {
 		q = &transit{}
 		dst.inTransit[op.Rank] = q
 	}
-	q.ops = append(q.ops, op)
+	q.push(op)
 	q.last = arrive
 	dst.nTransit++
 	e.pushOp(arrive, evArrive, op)
 }
 
 // transit holds the sends of one pair whose envelopes are on their way, in
-// post order, and when the last of them arrives.
+// post order (ops[head:]), and when the last of them arrives.
 type transit struct {
 	ops  []*Op
+	head int
 	last int64
+}
+
+func (q *transit) empty() bool { return q.head == len(q.ops) }
+
+// push appends op. The sends already gone make room first, so that a pair
+// that always has one on its way does not grow the slice forever.
+func (q *transit) push(op *Op) {
+	if q.head > 0 && len(q.ops) == cap(q.ops) {
+		n := copy(q.ops, q.ops[q.head:])
+		clear(q.ops[n:])
+		q.ops, q.head = q.ops[:n], 0
+	}
+	q.ops = append(q.ops, op)
+}
+
+// pop removes the oldest send; q must not be empty.
+func (q *transit) pop() *Op {
+	op := q.ops[q.head]
+	q.ops[q.head] = nil
+	if q.head++; q.head == len(q.ops) {
+		q.ops, q.head = q.ops[:0], 0
+	}
+	return op
 }
 
 // keepSnapshot copies the payload of an eager send as it is at the post.
@@ -159,34 +183,39 @@ func (e *Engine) dropSnapshot(op *Op) {
 	op.snap = 0
 }
 
-func (e *Engine) recvPosted(dst *rank, send *Op) bool {
-	for _, r := range dst.posted {
-		if envelopeMatches(send, r) {
-			return true
-		}
-	}
-	return false
-}
-
 // arrive handles the envelope arrival event of the oldest in-transit send of a pair.
 func (e *Engine) arrive(ev *Op) {
 	dst := &e.ranks[ev.Peer]
-	q := dst.inTransit[ev.Rank]
-	op := q.ops[0]
-	q.ops = removeAt(q.ops, 0)
+	op := dst.inTransit[ev.Rank].pop()
 	dst.nTransit--
 	e.deliverEnvelope(dst, op, e.now)
 }
 
+// deliverEnvelope matches send, whose envelope reaches dst at t, with the
+// earliest posted receive that accepts it, or files it as unexpected. (The
+// scans of short queues are inline here and in postRecv: a ring's two
+// queues hold a message or none, see matchQueue.)
 func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
-	for i, r := range dst.posted {
+	q := &dst.posted
+	for i, r := range q.list { // (empty while indexed)
 		if envelopeMatches(send, r) {
-			dst.posted = removeAt(dst.posted, i)
+			q.list = removeAt(q.list, i)
 			e.match(send, r, t)
 			return
 		}
 	}
-	dst.unexpected = append(dst.unexpected, send)
+	if q.ix != nil {
+		if r := e.takePosted(q, send); r != nil {
+			e.match(send, r, t)
+			return
+		}
+	}
+	if q, n := &dst.unexpected, len(dst.unexpected.list); n < cap(q.list) {
+		q.list = q.list[:n+1]
+		q.list[n] = send
+	} else {
+		e.file(q, send, false)
+	}
 	e.probeArrived(dst, send, t)
 }
 
@@ -212,14 +241,26 @@ func (e *Engine) postRecv(op *Op, t int64) {
 	}
 	e.noteComm(op.Comm, op.Rank)
 	rk := &e.ranks[op.Rank]
-	for i, s := range rk.unexpected {
+	q := &rk.unexpected
+	for i, s := range q.list { // (empty while indexed)
 		if envelopeMatches(s, op) {
-			rk.unexpected = removeAt(rk.unexpected, i)
+			q.list = removeAt(q.list, i)
 			e.match(s, op, t)
 			return
 		}
 	}
-	rk.posted = append(rk.posted, op)
+	if q.ix != nil {
+		if s := e.takeUnexpected(q, op); s != nil {
+			e.match(s, op, t)
+			return
+		}
+	}
+	if q, n := &rk.posted, len(rk.posted.list); n < cap(q.list) {
+		q.list = q.list[:n+1]
+		q.list[n] = op
+	} else {
+		e.file(q, op, true)
+	}
 }
 
 // match pairs a send and a receive at virtual time t and schedules the transfer.

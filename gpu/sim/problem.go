@@ -185,7 +185,7 @@ func (e *Engine) stuckProblem() Problem {
 func (e *Engine) candidate(op *Op) string {
 	if receives(op.Kind) {
 		me := &e.ranks[op.Rank]
-		for _, s := range me.unexpected {
+		for s := range me.unexpected.all {
 			if s.Comm == op.Comm {
 				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, Describe(op))
 			}
@@ -193,7 +193,7 @@ func (e *Engine) candidate(op *Op) string {
 		if op.Peer >= 0 && op.Peer < len(e.ranks) {
 			for i := range e.ranks {
 				rk := &e.ranks[i]
-				for _, s := range rk.unexpected {
+				for s := range rk.unexpected.all {
 					if s.Rank == op.Peer && s.Comm == op.Comm {
 						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, Describe(op))
 					}
@@ -204,7 +204,7 @@ func (e *Engine) candidate(op *Op) string {
 	}
 	if op.Kind.IsSend() && op.Peer >= 0 && op.Peer < len(e.ranks) {
 		dst := &e.ranks[op.Peer]
-		for _, r := range dst.posted {
+		for r := range dst.posted.all {
 			if r.Comm == op.Comm {
 				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, Describe(r), op.Rank, Describe(op))
 			}
