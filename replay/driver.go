@@ -107,12 +107,12 @@ type rankCursor struct {
 }
 
 type driver struct {
-	src   Source
-	ref   refSource // src, when it hands out events in place
-	e     *sim.Engine
-	ranks []rankCursor
-	ev    trace.Event
-	out   Outcome
+	src    Source
+	ref    refSource // src, when it hands out events in place
+	e      *sim.Engine
+	ranks  []rankCursor
+	ev     trace.Event
+	out    Outcome
 	mutate bool
 	force  *ForcedMatch
 	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
