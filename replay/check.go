@@ -24,13 +24,16 @@ type Opener func() (Source, error)
 
 // Run replays the trace once under specs and seed and explains the outcome.
 func Run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, error) {
-	fs, _, err := run(open, base, site, specs, seed)
+	fs, _, err := run(open, base, site, specs, seed, nil)
 	return fs, err
 }
 
 // run is Run that also returns the outcome. The findings' RevealedBy names
 // the fault specs and the forced match, if any, as the command line does.
-func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, *Outcome, error) {
+// trim, if set, leaves out of the outcome what the caller will not report,
+// before the findings are made of it (a replay may find thousands of races
+// that a check drops).
+func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64, trim func(*Outcome)) ([]Finding, *Outcome, error) {
 	src, err := open()
 	if err != nil {
 		return nil, nil, err
@@ -45,6 +48,9 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	out, err := Replay(src, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if trim != nil {
+		trim(out)
 	}
 	if err := lookupRecorded(open, out.Races); err != nil {
 		return nil, nil, err
@@ -286,47 +292,22 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	for i := range alts {
 		jobs = append(jobs, replayJob{force: &alts[i]})
 	}
-	results, err := runJobs(open, base, site, jobs, opts)
+	results, err := runJobs(open, base, site, jobs, en.CutShort, opts)
 	if err != nil {
 		return nil, err
 	}
 	var all verdict.Set
 	var clean []cleanRace // forced matches whose model replay is clean
 	for i, res := range results {
-		fs := res.findings
-		a := jobs[i].force
-		if a == nil {
-			// A run in which an AnySource receive took another sender than
-			// recorded went on with the recorded calls, which the program
-			// may not have made after that match: what it shows then is
-			// judged by the forced match of that receive (every one is
-			// enumerated), not here. Past the enumeration's cap, a race with
-			// something else wrong is kept: nothing else would show it.
-			if slices.ContainsFunc(fs, isRace) && (!en.CutShort || !slices.ContainsFunc(fs, notRace)) {
-				fs = nil
-			}
-			all.Add(fs...)
+		all.Add(res.findings...)
+		if jobs[i].force == nil {
 			continue
 		}
 		en.Replayed++
 		if !res.forcedMatched {
-			// The receive never matched the forced sender: either another
-			// candidate was there and the choice is no legal execution, or
-			// none was and the run is the unforced one.
 			en.Illegal++
-			continue
 		}
-		if slices.ContainsFunc(fs, notRace) {
-			all.Add(fs...) // the other order hangs or errs in the model
-			continue
-		}
-		// The race to judge is the forced receive's; the others of this
-		// run follow from it (the same re-run judges them).
-		for _, f := range fs {
-			if len(f.Ops) > 0 && f.Ops[0].Rank == a.Rank && f.Ops[0].Seq == a.Seq {
-				clean = append(clean, cleanRace{*a, f})
-			}
-		}
+		clean = append(clean, res.clean...)
 	}
 	notes, err := judgeRaces(clean, opts, &all)
 	if err != nil {
@@ -343,18 +324,73 @@ type replayJob struct {
 	force *ForcedMatch
 }
 
-// jobResult is what Check keeps of a replay: its findings, and for a forced
-// one whether the receive matched the forced sender.
+// jobResult is what Check keeps of a replay (see judge): its findings to
+// report, deduplicated, and for a forced one whether the receive matched
+// the forced sender, and the race to judge if the model replay was clean.
+// A replay may find thousands of races (every receive after a forced one
+// can match otherwise): they are judged as the replay ends, not kept.
 type jobResult struct {
 	findings      []Finding
 	forcedMatched bool
+	clean         []cleanRace
 	err           error
 }
 
+// trim leaves out of the outcome of job's replay what judge drops, so
+// that no finding is made of it. cutShort says the enumeration of forced
+// matches did not cover every alternative.
+func (j replayJob) trim(out *Outcome, cutShort bool) {
+	// Every finding but a race comes of a problem or a corruption.
+	others := len(out.Problems) > 0 || len(out.Corrupted) > 0
+	if a := j.force; a != nil {
+		if !others && out.Forced != nil && out.Forced.Matched() != nil {
+			// Only the forced receive's race is judged.
+			out.Races = slices.DeleteFunc(out.Races, func(r Race) bool { return r.Recv.Rank != a.Rank || r.Recv.Seq != a.Seq })
+		}
+		return
+	}
+	// A run in which an AnySource receive took another sender than
+	// recorded went on with the recorded calls, which the program may not
+	// have made after that match: what it shows then is judged by the
+	// forced match of that receive (every one is enumerated), not here.
+	// Past the enumeration's cap, a race with something else wrong is
+	// kept: nothing else would show it.
+	if len(out.Races) > 0 && (!cutShort || !others) {
+		out.Races, out.Problems, out.Corrupted = nil, nil, nil
+	}
+}
+
+// judge reduces the findings fs of job's trimmed replay to its result.
+func (j replayJob) judge(fs []Finding, out *Outcome) jobResult {
+	a := j.force
+	if a == nil {
+		return jobResult{findings: verdict.Dedup(fs)}
+	}
+	if out.Forced == nil || out.Forced.Matched() == nil {
+		// The receive never matched the forced sender: either another
+		// candidate was there and the choice is no legal execution, or
+		// none was and the run is the unforced one.
+		return jobResult{}
+	}
+	res := jobResult{forcedMatched: true}
+	if slices.ContainsFunc(fs, notRace) {
+		res.findings = verdict.Dedup(fs) // the other order hangs or errs in the model
+		return res
+	}
+	// The race to judge is the forced receive's; the others of this
+	// run follow from it (the same re-run judges them).
+	for _, f := range fs {
+		if len(f.Ops) > 0 && f.Ops[0].Rank == a.Rank && f.Ops[0].Seq == a.Seq {
+			res.clean = append(res.clean, cleanRace{*a, f})
+		}
+	}
+	return res
+}
+
 // runJobs replays the jobs on opts.Workers workers and returns their
-// results in the jobs' order. On errors it returns the first job's in that
+// results (judged as each replay ends) in the jobs' order. On errors it returns the first job's in that
 // order, as a run one after another would (the workers stop taking jobs).
-func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, opts CheckOptions) ([]jobResult, error) {
+func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, cutShort bool, opts CheckOptions) ([]jobResult, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -378,13 +414,13 @@ func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, opts
 			if j.force != nil {
 				cfg.Force = j.force
 			}
-			var out *Outcome
-			res.findings, out, res.err = run(open, cfg, site, j.specs, j.seed)
-			if res.err != nil {
+			fs, out, err := run(open, cfg, site, j.specs, j.seed, func(out *Outcome) { j.trim(out, cutShort) })
+			if err != nil {
+				res.err = err
 				failed.Store(true)
 				return
 			}
-			res.forcedMatched = out.Forced != nil && out.Forced.Matched() != nil
+			*res = j.judge(fs, out)
 			if opts.Progress != nil {
 				mu.Lock()
 				done++
@@ -434,7 +470,6 @@ func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, opts
 
 func notRace(f Finding) bool { return f.Kind != verdict.MessageRace }
 
-func isRace(f Finding) bool { return f.Kind == verdict.MessageRace }
 
 // cleanRace is a forced match whose model replay showed the race alone.
 type cleanRace struct {

@@ -507,7 +507,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		d.hold(c, call)
 		return e.Compute(call, ev.Duration), nil
 	case trace.OpBarrier:
-		return e.Barrier(d.msgOp(r, ev)), nil
+		call := d.msgOp(r, ev)
+		d.hold(c, call) // nothing refers to it once every rank arrived
+		return e.Barrier(call), nil
 	case trace.OpProbe:
 		return e.Probe(d.msgOp(r, ev)), nil
 	case trace.OpIprobe:
