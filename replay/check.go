@@ -470,7 +470,6 @@ func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, cutS
 
 func notRace(f Finding) bool { return f.Kind != verdict.MessageRace }
 
-
 // cleanRace is a forced match whose model replay showed the race alone.
 type cleanRace struct {
 	match ForcedMatch
