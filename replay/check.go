@@ -246,6 +246,9 @@ type CheckResult struct {
 // receive forced to one other sender per replay; see MaxForcedReplays). When
 // the cap cut the alternatives short, it also runs each rank's messages late
 // in turn (at most 64 ranks). It returns the findings deduplicated.
+// The replays run at once on opts.Workers workers; each is judged as it
+// ends, and the results are taken in the battery's order, so the result is
+// the same on any number of workers.
 func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*CheckResult, error) {
 	limit := opts.MaxForced
 	if limit <= 0 {
