@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
 	"maps"
+	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
@@ -20,13 +24,16 @@ type Opener func() (Source, error)
 
 // Run replays the trace once under specs and seed and explains the outcome.
 func Run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, error) {
-	fs, _, err := run(open, base, site, specs, seed)
+	fs, _, err := run(open, base, site, specs, seed, nil)
 	return fs, err
 }
 
 // run is Run that also returns the outcome. The findings' RevealedBy names
 // the fault specs and the forced match, if any, as the command line does.
-func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64) ([]Finding, *Outcome, error) {
+// trim, if set, leaves out of the outcome what the caller will not report,
+// before the findings are made of it (a replay may find thousands of races
+// that a check drops).
+func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed uint64, trim func(*Outcome)) ([]Finding, *Outcome, error) {
 	src, err := open()
 	if err != nil {
 		return nil, nil, err
@@ -41,6 +48,9 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	out, err := Replay(src, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if trim != nil {
+		trim(out)
 	}
 	if err := lookupRecorded(open, out.Races); err != nil {
 		return nil, nil, err
@@ -166,8 +176,19 @@ type CheckOptions struct {
 	// MaxForced caps the forced replays (0 means MaxForcedReplays).
 	MaxForced int
 	// Progress, if set, is called after each replay with the replays done
-	// and the total.
+	// and the total: one call at a time, done increasing, from the worker
+	// that finished the replay.
 	Progress func(done, total int)
+	// Workers is how many replays run at once (0: GOMAXPROCS; 1: one after
+	// another). The result does not depend on it: each replay is
+	// deterministic, and the results are taken in the battery's order.
+	Workers int
+	// WorkerOpener, if set, opens the trace once more for one more worker
+	// and returns the Opener with what releases it: Check's own Opener then
+	// serves one worker alone, as a trace file's reader must (it is used
+	// from one goroutine at a time). Without it, the workers share Check's
+	// Opener, which must then be safe for concurrent use (Events' is).
+	WorkerOpener func() (Opener, func() error, error)
 	// Rerun, if set, re-executes the real program with one AnySource match
 	// forced (see Rerunner): a race whose model replay is clean is judged by
 	// it. Without it such a race is unconfirmed (NoRerun says why).
@@ -225,6 +246,9 @@ type CheckResult struct {
 // receive forced to one other sender per replay; see MaxForcedReplays). When
 // the cap cut the alternatives short, it also runs each rank's messages late
 // in turn (at most 64 ranks). It returns the findings deduplicated.
+// The replays run at once on opts.Workers workers; each is judged as it
+// ends, and the results are taken in the battery's order, so the result is
+// the same on any number of workers.
 func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*CheckResult, error) {
 	limit := opts.MaxForced
 	if limit <= 0 {
@@ -253,18 +277,8 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			steps = append(steps, step{fmt.Sprintf("delay:src=%d,d=1ms", r), 1})
 		}
 	}
-	total := len(alts)
-	for _, st := range steps {
-		total += st.seeds
-	}
-	done := 0
-	tick := func() {
-		done++
-		if opts.Progress != nil {
-			opts.Progress(done, total)
-		}
-	}
-	var all verdict.Set
+	// The battery: each step's seeds, then each forced match, in this order.
+	var jobs []replayJob
 	for _, st := range steps {
 		var specs []faults.Spec
 		if st.spec != "" {
@@ -275,51 +289,28 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			specs = []faults.Spec{s}
 		}
 		for seed := range st.seeds {
-			fs, err := Run(open, base, site, specs, uint64(seed))
-			if err != nil {
-				return nil, err
-			}
-			tick()
-			// A run in which an AnySource receive took another sender than
-			// recorded went on with the recorded calls, which the program
-			// may not have made after that match: what it shows then is
-			// judged by the forced match of that receive (every one is
-			// enumerated), not here. Past the enumeration's cap, a race with
-			// something else wrong is kept: nothing else would show it.
-			if slices.ContainsFunc(fs, isRace) && (!en.CutShort || !slices.ContainsFunc(fs, notRace)) {
-				fs = nil
-			}
-			all.Add(fs...)
+			jobs = append(jobs, replayJob{specs: specs, seed: uint64(seed)})
 		}
 	}
+	for i := range alts {
+		jobs = append(jobs, replayJob{force: &alts[i]})
+	}
+	results, err := runJobs(open, base, site, jobs, en.CutShort, opts)
+	if err != nil {
+		return nil, err
+	}
+	var all verdict.Set
 	var clean []cleanRace // forced matches whose model replay is clean
-	for _, a := range alts {
-		cfg := base
-		cfg.Force = &a
-		fs, out, err := run(open, cfg, site, nil, 0)
-		if err != nil {
-			return nil, err
+	for i, res := range results {
+		all.Add(res.findings...)
+		if jobs[i].force == nil {
+			continue
 		}
 		en.Replayed++
-		tick()
-		if out.Forced == nil || out.Forced.Matched() == nil {
-			// The receive never matched the forced sender: either another
-			// candidate was there and the choice is no legal execution, or
-			// none was and the run is the unforced one.
+		if !res.forcedMatched {
 			en.Illegal++
-			continue
 		}
-		if slices.ContainsFunc(fs, notRace) {
-			all.Add(fs...) // the other order hangs or errs in the model
-			continue
-		}
-		// The race to judge is the forced receive's; the others of this
-		// run follow from it (the same re-run judges them).
-		for _, f := range fs {
-			if len(f.Ops) > 0 && f.Ops[0].Rank == a.Rank && f.Ops[0].Seq == a.Seq {
-				clean = append(clean, cleanRace{a, f})
-			}
-		}
+		clean = append(clean, res.clean...)
 	}
 	notes, err := judgeRaces(clean, opts, &all)
 	if err != nil {
@@ -328,9 +319,159 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	return &CheckResult{Findings: all.Findings(), AnySource: en, Notes: notes}, nil
 }
 
-func notRace(f Finding) bool { return f.Kind != verdict.MessageRace }
+// replayJob is one replay of the battery: under specs and seed, or with
+// one AnySource match forced.
+type replayJob struct {
+	specs []faults.Spec
+	seed  uint64
+	force *ForcedMatch
+}
 
-func isRace(f Finding) bool { return f.Kind == verdict.MessageRace }
+// jobResult is what Check keeps of a replay (see judge): its findings to
+// report, deduplicated, and for a forced one whether the receive matched
+// the forced sender, and the race to judge if the model replay was clean.
+// A replay may find thousands of races (every receive after a forced one
+// can match otherwise): they are judged as the replay ends, not kept.
+type jobResult struct {
+	findings      []Finding
+	forcedMatched bool
+	clean         []cleanRace
+	err           error
+}
+
+// trim leaves out of the outcome of job's replay what judge drops, so
+// that no finding is made of it. cutShort says the enumeration of forced
+// matches did not cover every alternative.
+func (j replayJob) trim(out *Outcome, cutShort bool) {
+	// Every finding but a race comes of a problem or a corruption.
+	others := len(out.Problems) > 0 || len(out.Corrupted) > 0
+	if a := j.force; a != nil {
+		if !others && out.Forced != nil && out.Forced.Matched() != nil {
+			// Only the forced receive's race is judged.
+			out.Races = slices.DeleteFunc(out.Races, func(r Race) bool { return r.Recv.Rank != a.Rank || r.Recv.Seq != a.Seq })
+		}
+		return
+	}
+	// A run in which an AnySource receive took another sender than
+	// recorded went on with the recorded calls, which the program may not
+	// have made after that match: what it shows then is judged by the
+	// forced match of that receive (every one is enumerated), not here.
+	// Past the enumeration's cap, a race with something else wrong is
+	// kept: nothing else would show it.
+	if len(out.Races) > 0 && (!cutShort || !others) {
+		out.Races, out.Problems, out.Corrupted = nil, nil, nil
+	}
+}
+
+// judge reduces the findings fs of job's trimmed replay to its result.
+func (j replayJob) judge(fs []Finding, out *Outcome) jobResult {
+	a := j.force
+	if a == nil {
+		return jobResult{findings: verdict.Dedup(fs)}
+	}
+	if out.Forced == nil || out.Forced.Matched() == nil {
+		// The receive never matched the forced sender: either another
+		// candidate was there and the choice is no legal execution, or
+		// none was and the run is the unforced one.
+		return jobResult{}
+	}
+	res := jobResult{forcedMatched: true}
+	if slices.ContainsFunc(fs, notRace) {
+		res.findings = verdict.Dedup(fs) // the other order hangs or errs in the model
+		return res
+	}
+	// The race to judge is the forced receive's; the others of this
+	// run follow from it (the same re-run judges them).
+	for _, f := range fs {
+		if len(f.Ops) > 0 && f.Ops[0].Rank == a.Rank && f.Ops[0].Seq == a.Seq {
+			res.clean = append(res.clean, cleanRace{*a, f})
+		}
+	}
+	return res
+}
+
+// runJobs replays the jobs on opts.Workers workers and returns their
+// results (judged as each replay ends) in the jobs' order. On errors it returns the first job's in that
+// order, as a run one after another would (the workers stop taking jobs).
+func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, cutShort bool, opts CheckOptions) ([]jobResult, error) {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(jobs)))
+	results := make([]jobResult, len(jobs))
+	var (
+		next   atomic.Int64 // the next job to take
+		failed atomic.Bool
+		mu     sync.Mutex // serializes Progress
+		done   int
+	)
+	work := func(open Opener) {
+		for !failed.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= len(jobs) {
+				return
+			}
+			j, res := jobs[i], &results[i]
+			cfg := base
+			if j.force != nil {
+				cfg.Force = j.force
+			}
+			fs, out, err := run(open, cfg, site, j.specs, j.seed, func(out *Outcome) { j.trim(out, cutShort) })
+			if err != nil {
+				res.err = err
+				failed.Store(true)
+				return
+			}
+			*res = j.judge(fs, out)
+			if opts.Progress != nil {
+				mu.Lock()
+				done++
+				opts.Progress(done, len(jobs))
+				mu.Unlock()
+			}
+		}
+	}
+	// Each worker after the first gets its own Opener, when sources must
+	// not be shared.
+	opens := make([]Opener, workers)
+	opens[0] = open
+	var releases []func() error
+	var err error
+	for w := 1; w < workers && err == nil; w++ {
+		opens[w] = open
+		if opts.WorkerOpener != nil {
+			var release func() error
+			if opens[w], release, err = opts.WorkerOpener(); err == nil {
+				releases = append(releases, release)
+			}
+		}
+	}
+	if err == nil {
+		var wg sync.WaitGroup
+		for _, o := range opens[1:] {
+			wg.Go(func() { work(o) })
+		}
+		work(open)
+		wg.Wait()
+	} else {
+		err = fmt.Errorf("opening the trace for another worker: %w", err)
+	}
+	for _, release := range releases {
+		err = errors.Join(err, release())
+	}
+	for i := range results {
+		if e := results[i].err; e != nil {
+			return nil, e
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+func notRace(f Finding) bool { return f.Kind != verdict.MessageRace }
 
 // cleanRace is a forced match whose model replay showed the race alone.
 type cleanRace struct {
@@ -438,6 +579,9 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	cfg := t.Config()
 	cfg.PollLimit = opts.PollLimit
+	if opts.WorkerOpener == nil {
+		opts.WorkerOpener = t.reopen
+	}
 	res, err := Check(t.Open, cfg, t.Site, opts)
 	if err != nil {
 		return nil, err
@@ -457,6 +601,21 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 		return nil, err
 	}
 	return &Report{Findings: set.Findings(), Ends: ends, AnySource: &res.AnySource, Notes: res.Notes}, nil
+}
+
+// reopen opens the trace's file once more, under the same rules: a source
+// for another worker of Check (a reader serves one goroutine at a time).
+func (t *Trace) reopen() (Opener, func() error, error) {
+	u, err := OpenTrace(t.r.Path())
+	if err != nil {
+		return nil, nil, err
+	}
+	if !reflect.DeepEqual(u.Header(), t.Header()) {
+		u.Close()
+		return nil, nil, fmt.Errorf("%s changed while it was being checked", t.r.Path())
+	}
+	u.SetRules(t.rules)
+	return u.Open, u.Close, nil
 }
 
 // rederived reports whether a replay finds findings of kind k from the

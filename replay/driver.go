@@ -107,20 +107,16 @@ type rankCursor struct {
 }
 
 type driver struct {
-	src   Source
-	ref   refSource // src, when it hands out events in place
-	e     *sim.Engine
-	ranks []rankCursor
-	ev    trace.Event
-	out   Outcome
-	// sendDone notes the sends whose recorded hash changed between post and completion.
-	mutated map[opKey]bool
-	mutate  bool
-	force   *ForcedMatch
-	recycle bool // release finished ops to the engine (nothing else keeps them)
-	// late holds receives of rendezvous sends whose buffer was read at the
-	// latest legal moment (mutate): corrupted if the recorded send buffer changed.
-	late []*sim.Op
+	src    Source
+	ref    refSource // src, when it hands out events in place
+	e      *sim.Engine
+	ranks  []rankCursor
+	ev     trace.Event
+	out    Outcome
+	mutate bool
+	force  *ForcedMatch
+	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
+	late lateRecvs
 	ids  []uint64 // request ids of the call being made, when *ev may change
 	// unsettled holds AnySource receives whose recorded Done event was read
 	// ahead of their completion in the replay: compared at the end.
@@ -134,6 +130,85 @@ type recordedMatch struct {
 	seq  uint64
 }
 
+// lateRecvs judges, under mutate, the receives of rendezvous sends: their
+// send buffer was read at the latest legal moment, so a receive got
+// corrupted data when the recorded hashes of its send differ between post
+// and completion (the send's recorded Done event says so). The receive
+// completes in the replay before or after the driver reads that Done event;
+// whichever comes second decides. Only what a finding needs is kept: the
+// sends whose Done is not read yet, the receives waiting for one, and the
+// corruptions, so that the memory of a mutate replay is that of its
+// messages in flight, not of the trace.
+type lateRecvs struct {
+	// unread are the sends posted whose recorded Done event is not read yet.
+	unread map[opKey]struct{}
+	// mutated are the sends whose recorded Done event said mutated.
+	mutated map[opKey]bool
+	// waiting are receives completed before their send's Done was read.
+	waiting map[opKey][]lateRecv
+	n       int // receives seen so far: the order of the findings
+	found   []lateRecv
+}
+
+// lateRecv is a completed receive of a rendezvous send: copies of both ops
+// (the engine reuses the originals) and its place in completion order.
+type lateRecv struct {
+	n          int
+	send, recv *sim.Op
+}
+
+func (l *lateRecvs) init() {
+	l.unread, l.mutated, l.waiting = map[opKey]struct{}{}, map[opKey]bool{}, map[opKey][]lateRecv{}
+}
+
+// posted notes a send whose Done event is still to come.
+func (l *lateRecvs) posted(k opKey) { l.unread[k] = struct{}{} }
+
+// sendDone notes the recorded Done event of send k, and settles the
+// receives that waited for it.
+func (l *lateRecvs) sendDone(k opKey, mutated bool) {
+	delete(l.unread, k)
+	if mutated {
+		l.mutated[k] = true
+	}
+	if ws, ok := l.waiting[k]; ok {
+		delete(l.waiting, k)
+		if mutated {
+			l.found = append(l.found, ws...)
+		}
+	}
+}
+
+// completed notes a receive of a rendezvous send as it completes.
+func (l *lateRecvs) completed(rv *sim.Op) {
+	s := rv.Matched()
+	k := opKey{s.Rank, s.Seq}
+	l.n++
+	_, unread := l.unread[k]
+	if !unread && !l.mutated[k] {
+		return
+	}
+	sc, rc := *s, *rv
+	sc.Data, sc.Reqs, rc.Data, rc.Reqs = nil, nil, nil, nil
+	lr := lateRecv{l.n, &sc, &rc}
+	if unread {
+		l.waiting[k] = append(l.waiting[k], lr)
+		return
+	}
+	l.found = append(l.found, lr)
+}
+
+// corrupted lists the corrupted receives in the order they completed (a
+// receive whose send's Done was never read is none).
+func (l *lateRecvs) corrupted() []Corruption {
+	slices.SortFunc(l.found, func(a, b lateRecv) int { return a.n - b.n })
+	var cs []Corruption
+	for _, lr := range l.found {
+		cs = append(cs, Corruption{Send: lr.send, Recv: lr.recv})
+	}
+	return cs
+}
+
 // transfers observes completions under mutate.
 type transfers driver
 
@@ -141,7 +216,7 @@ func (t *transfers) Posted(*sim.Op) {}
 
 func (t *transfers) Completed(op *sim.Op) {
 	if op.Kind.IsRecv() && op.Matched() != nil && !op.Matched().Eager() {
-		t.late = append(t.late, op)
+		t.late.completed(op)
 	}
 }
 
@@ -153,7 +228,7 @@ type opKey struct {
 // Replay runs the trace in src once on the engine under cfg. It has no
 // goroutines: each rank is a cursor stepped by the engine's scheduler.
 func Replay(src Source, cfg Config) (*Outcome, error) {
-	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks()), mutated: map[opKey]bool{}}
+	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks())}
 	d.ref, _ = src.(refSource)
 	eager := cfg.EagerLimit
 	if eager == 0 {
@@ -163,10 +238,9 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	d.force = cfg.Force
 	var obs sim.Observer
 	if d.mutate {
+		d.late.init()
 		obs = (*transfers)(d)
 	}
-	// The mutate observer keeps receives (late) for the end of the run.
-	d.recycle = obs == nil
 	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs})
 	for i := range d.ranks {
 		c := &d.ranks[i]
@@ -189,11 +263,8 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		d.compareMatch(m.recv, m.rank, m.seq)
 	}
 	d.e.End()
-	for _, rv := range d.late {
-		s := rv.Matched()
-		if d.mutated[opKey{s.Rank, s.Seq}] {
-			d.out.Corrupted = append(d.out.Corrupted, Corruption{Send: s, Recv: rv})
-		}
+	if d.mutate {
+		d.out.Corrupted = d.late.corrupted()
 	}
 	d.out.Problems = d.e.Problems()
 	d.out.Stuck = d.e.Stuck()
@@ -251,8 +322,8 @@ func (d *driver) step(r int) error {
 
 func (d *driver) recordedDone(r int, ev *trace.Event) {
 	c := &d.ranks[r]
-	if ev.Op.IsSend() && trace.Mutated(ev.HashPost, ev.HashDone) {
-		d.mutated[opKey{r, ev.Seq}] = true
+	if d.mutate && ev.Op.IsSend() {
+		d.late.sendDone(opKey{r, ev.Seq}, trace.Mutated(ev.HashPost, ev.HashDone))
 	}
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
@@ -287,6 +358,9 @@ func (d *driver) msgOp(r int, ev *trace.Event) *sim.Op {
 	op.Dtype, op.Count, op.Bytes = ev.Dtype, ev.Count, ev.Bytes
 	op.Site = uintptr(ev.Site)
 	op.Stream = int(ev.Stream)
+	if d.mutate && ev.Op.IsSend() {
+		d.late.posted(opKey{r, ev.Seq})
+	}
 	return op
 }
 
@@ -433,7 +507,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		d.hold(c, call)
 		return e.Compute(call, ev.Duration), nil
 	case trace.OpBarrier:
-		return e.Barrier(d.msgOp(r, ev)), nil
+		call := d.msgOp(r, ev)
+		d.hold(c, call) // nothing refers to it once every rank arrived
+		return e.Barrier(call), nil
 	case trace.OpProbe:
 		return e.Probe(d.msgOp(r, ev)), nil
 	case trace.OpIprobe:
@@ -534,7 +610,7 @@ func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done trace.Event, o
 // hold queues op for release once the rank's current call has returned.
 // AnySource receives stay: a Race may name them when their Done event is read.
 func (d *driver) hold(c *rankCursor, op *sim.Op) {
-	if d.recycle && op.Peer != trace.AnySource {
+	if op.Peer != trace.AnySource {
 		c.held = append(c.held, op)
 	}
 }

@@ -90,18 +90,11 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySe
 			if !o.noRerun {
 				copts.Rerun, copts.NoRerun = recorder.Rerunner(context.Background(), tr)
 			}
-			var bar *progress
 			copts.PollLimit = o.polls
-			copts.Progress = func(done, total int) {
-				if bar == nil {
-					bar = newProgress(f.Err, total, "checking", o.json)
-				}
-				bar.set(done)
-			}
+			bar := newProgress(f, 0, "checking", o.json) // the total is known once the alternatives are
+			copts.Progress = bar.count
 			rep, err := replay.CheckTrace(tr, copts)
-			if bar != nil {
-				bar.finish()
-			}
+			bar.finish()
 			if err != nil {
 				return inputError(fmt.Errorf("checking %s: %w", args[0], err))
 			}

@@ -81,13 +81,15 @@ func runExport(f *factory, opts *exportOptions) error {
 		return err
 	}
 	defer r.Close()
-	ops := make([][]opRec, r.Ranks())
-	for rank := range ops {
-		if ops[rank], err = loadRank(r, rank); err != nil {
+	// First pass: where the run ends and where each op ends, for the
+	// arrows; the ops are streamed from the file as they are written.
+	scans := make([]*rankScan, r.Ranks())
+	for rank := range scans {
+		if scans[rank], err = scanRank(r, rank, true); err != nil {
 			return err
 		}
 	}
-	return writeOutput(f, opts.Output, func(w io.Writer) error { return writeChrome(w, r, ops) })
+	return writeOutput(f, opts.Output, func(w io.Writer) error { return writeChrome(w, r, scans) })
 }
 
 // checkOutput refuses to replace an existing output file without force.
@@ -137,8 +139,8 @@ type chromeEvent struct {
 
 func us(vt int64) float64 { return float64(vt) / 1000 }
 
-// writeChrome writes the Chrome trace-event JSON of the ops.
-func writeChrome(w io.Writer, r *trace.Reader, ops [][]opRec) error {
+// writeChrome writes the Chrome trace-event JSON of the scanned ranks' ops.
+func writeChrome(w io.Writer, r *trace.Reader, scans []*rankScan) error {
 	bw := bufio.NewWriter(w)
 	first := true
 	var werr error
@@ -158,20 +160,15 @@ func writeChrome(w io.Writer, r *trace.Reader, ops [][]opRec) error {
 	emit(chromeEvent{Name: "process_name", Ph: "M", Args: map[string]any{"name": "p2ptrace " + strings.Join(h.Command, " ")}})
 	// The end of the run, for ops that never completed.
 	var end int64
-	for _, rank := range ops {
-		for _, op := range rank {
-			end = max(end, op.Post.PostVT)
-			if op.HasDone {
-				end = max(end, op.Done.DoneVT)
-			}
-		}
+	for _, sc := range scans {
+		end = max(end, sc.end)
 	}
-	for rank := range ops {
+	for rank := range scans {
 		emit(chromeEvent{Name: "thread_name", Ph: "M", Tid: rank, Args: map[string]any{"name": fmt.Sprintf("rank %d", rank)}})
 		emit(chromeEvent{Name: "thread_sort_index", Ph: "M", Tid: rank, Args: map[string]any{"sort_index": rank}})
 	}
-	for rank, rops := range ops {
-		for _, op := range rops {
+	for rank, sc := range scans {
+		err := eachOp(r, sc, func(op *opRec) error {
 			p := op.Post
 			doneVT := end
 			args := map[string]any{"seq": p.Seq}
@@ -194,26 +191,30 @@ func writeChrome(w io.Writer, r *trace.Reader, ops [][]opRec) error {
 			}
 			dur := us(max(doneVT-p.PostVT, 0))
 			emit(chromeEvent{Name: p.Op.String(), Cat: "p2p", Ph: "X", Tid: rank, Ts: us(p.PostVT), Dur: &dur, Args: args})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	// Flows: from each send to the receive it matched.
 	id := 0
-	for rank, rops := range ops {
-		for _, op := range rops {
-			if !op.Post.Op.IsSend() || !op.HasDone || op.Done.MatchRank < 0 || int(op.Done.MatchRank) >= len(ops) {
-				continue
+	for rank, sc := range scans {
+		err := eachOp(r, sc, func(op *opRec) error {
+			if !op.Post.Op.IsSend() || !op.HasDone || op.Done.MatchRank < 0 || int(op.Done.MatchRank) >= len(scans) {
+				return nil
 			}
-			recv, ok := findOp(ops[op.Done.MatchRank], op.Done.MatchSeq)
+			ts, ok := scans[op.Done.MatchRank].endOf(op.Done.MatchSeq)
 			if !ok {
-				continue
+				return nil
 			}
 			id++
-			ts := recv.Post.PostVT
-			if recv.HasDone {
-				ts = recv.Done.DoneVT
-			}
 			emit(chromeEvent{Name: "message", Cat: "p2p", Ph: "s", Tid: rank, Ts: us(op.Post.PostVT), ID: id})
 			emit(chromeEvent{Name: "message", Cat: "p2p", Ph: "f", Bp: "e", Tid: int(op.Done.MatchRank), Ts: us(ts), ID: id})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	bw.WriteString("\n]}\n")

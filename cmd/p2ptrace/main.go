@@ -9,13 +9,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // run executes the command line args and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f := &factory{In: stdin, Out: stdout, Err: stderr}
+	return runWith(&factory{In: stdin, Out: stdout, Err: stderr, progressDelay: time.Second}, args)
+}
+
+// runWith executes the command line args with f's streams and settings.
+func runWith(f *factory, args []string) int {
+	stdin, stdout, stderr := f.In, f.Out, f.Err
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -32,11 +32,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// runOnTerminal runs the command with stderr on a pseudo-terminal and
-// returns its exit code, stdout and what the terminal showed, read up to
-// the command's last line on stderr (each of these runs ends with
-// "p2ptrace: N finding(s)"). It gives up after timeouts rather than hang.
-func runOnTerminal(t *testing.T, args ...string) (int, string, string) {
+// openTerminal opens a pseudo-terminal and returns its terminal end and
+// what it shows; the test's cleanup closes both ends.
+func openTerminal(t *testing.T) (*os.File, *syncBuffer) {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if errors.Is(err, pty.ErrUnsupported) {
@@ -45,10 +43,20 @@ func runOnTerminal(t *testing.T, args ...string) (int, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ptmx.Close()
-	defer tty.Close()
-	var shown syncBuffer
-	go io.Copy(&shown, ptmx) // ends when the test closes the terminal
+	t.Cleanup(func() { ptmx.Close(); tty.Close() })
+	shown := &syncBuffer{}
+	go io.Copy(shown, ptmx) // ends when the test closes the terminal
+	return tty, shown
+}
+
+// runOnTerminal runs the command with stderr on a pseudo-terminal and
+// returns its exit code, stdout and what the terminal showed, read up to
+// the command's last line on stderr (each of these runs ends with
+// "p2ptrace: N finding(s)"). Progress is drawn at once, not after a
+// second. It gives up after timeouts rather than hang.
+func runOnTerminal(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	tty, shown := openTerminal(t)
 	type result struct {
 		code int
 		out  string
@@ -56,7 +64,7 @@ func runOnTerminal(t *testing.T, args ...string) (int, string, string) {
 	done := make(chan result, 1)
 	go func() {
 		var out bytes.Buffer
-		code := run(args, strings.NewReader(""), &out, tty)
+		code := runWith(&factory{In: strings.NewReader(""), Out: &out, Err: tty}, args)
 		done <- result{code, out.String()}
 	}()
 	var res result
@@ -126,5 +134,25 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 				t.Fatalf("--json drew progress on the terminal:\n%q", shown)
 			}
 		})
+	}
+}
+
+// TestProgressWaitsOutItsDelay: a command that ends before the delay draws
+// nothing on the terminal, whatever it counted.
+func TestProgressWaitsOutItsDelay(t *testing.T) {
+	tty, shown := openTerminal(t)
+	p := newProgress(&factory{Err: tty, progressDelay: time.Hour}, 10, "checking", false)
+	p.count(5, 10)
+	p.finish()
+	if _, err := io.WriteString(tty, "end\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(shown.String(), "end"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal did not show the end mark in 10s: %q", shown.String())
+		}
+	}
+	if got := shown.String(); got != "end\r\n" {
+		t.Fatalf("the terminal showed %q before the end mark: want nothing", got)
 	}
 }

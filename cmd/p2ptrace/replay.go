@@ -3,11 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"time"
 
-	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/p2ptrace/p2ptrace/faults"
@@ -75,7 +71,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 			base.Force = force
 			base.PollLimit = o.polls
 			n := max(o.explore, 1)
-			bar := newProgress(f.Err, n, "replaying", o.json || n == 1)
+			bar := newProgress(f, n, "replaying", o.json || n == 1)
 			fs, err := replay.Explore(tr.Open, base, tr.Site, specs, o.seed, n, bar.set)
 			bar.finish()
 			if err != nil {
@@ -129,29 +125,4 @@ func printReportOf(w io.Writer, rep replay.Report, asJSON bool) error {
 		return findingsError(fmt.Errorf("%d finding(s)", len(fs)))
 	}
 	return nil
-}
-
-// progress shows a bar on stderr, only when it is a terminal; it counts with
-// the caller's calls and redraws from the bar's own throttle.
-type progress struct{ bar *progressbar.ProgressBar }
-
-func newProgress(w io.Writer, total int, what string, quiet bool) *progress {
-	file, ok := w.(*os.File)
-	if quiet || !ok || !isatty.IsTerminal(file.Fd()) {
-		return &progress{}
-	}
-	return &progress{bar: progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())}
-}
-
-func (p *progress) set(done int) {
-	if p.bar != nil {
-		p.bar.Set(done)
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
 }

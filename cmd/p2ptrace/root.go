@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pkg/profile"
 	"github.com/spf13/cobra"
@@ -18,6 +19,9 @@ type factory struct {
 	Err io.Writer
 
 	profiler interface{ Stop() }
+	// progressDelay is how long a command runs before it draws progress on
+	// a terminal (see progress): a second, so that short ones draw nothing.
+	progressDelay time.Duration
 }
 
 // stopProfile stops the profile, if one runs. It is safe to call twice.

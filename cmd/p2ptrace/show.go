@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -124,35 +127,24 @@ func runShow(f *factory, opts *showOptions) error {
 	if doc.Command == nil {
 		doc.Command = []string{}
 	}
-	perRankOps := map[int][]opRec{}
+	// First pass: the totals, printed before any op.
+	var scans []*rankScan
 	for rank := 0; rank < r.Ranks(); rank++ {
 		if opts.Rank >= 0 && rank != opts.Rank {
 			continue
 		}
-		ops, err := loadRank(r, rank)
+		sc, err := scanRank(r, rank, false)
 		if err != nil {
 			return err
 		}
-		s := rankSummary{Rank: rank, Ops: map[string]int{}}
-		for _, op := range ops {
-			s.Events++
-			if op.HasDone {
-				s.Events++
-			}
-			s.Ops[op.Post.Op.String()]++
-		}
+		scans = append(scans, sc)
+		s := rankSummary{Rank: rank, Events: sc.ops + sc.done, Ops: sc.byOp}
 		doc.Events += s.Events
 		doc.PerRank = append(doc.PerRank, s)
-		if opts.Events {
-			perRankOps[rank] = ops
-			for _, op := range ops {
-				doc.Ops = append(doc.Ops, toJSONOp(r, op))
-			}
-		}
 	}
 	if opts.JSON {
-		if opts.Events && doc.Ops == nil {
-			doc.Ops = []jsonOp{}
+		if opts.Events {
+			return writeShowJSONEvents(f.Out, r, &doc, scans)
 		}
 		enc := json.NewEncoder(f.Out)
 		enc.SetIndent("", "  ")
@@ -160,11 +152,53 @@ func runShow(f *factory, opts *showOptions) error {
 	}
 	printSummary(f.Out, &doc)
 	if opts.Events {
-		for _, s := range doc.PerRank {
-			printEvents(f.Out, r, s.Rank, perRankOps[s.Rank])
+		for _, sc := range scans {
+			if err := printEvents(f.Out, r, sc); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// writeShowJSONEvents writes doc with its ops streamed from the scanned
+// ranks: what json.Encoder with a two-space indent writes of doc with all
+// its ops, without holding them.
+func writeShowJSONEvents(w io.Writer, r *trace.Reader, doc *showJSON, scans []*rankScan) error {
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetIndent("", "  ")
+	doc.Ops = nil // omitted: written below
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(bytes.TrimSuffix(head.Bytes(), []byte("\n}\n")))
+	bw.WriteString(",\n  \"ops\": [")
+	n := 0
+	for _, sc := range scans {
+		err := eachOp(r, sc, func(op *opRec) error {
+			b, err := json.MarshalIndent(toJSONOp(r, *op), "    ", "  ")
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			n++
+			bw.WriteString("\n    ")
+			_, err = bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if n > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 func hashString(h uint64) string {
@@ -289,45 +323,92 @@ func printSummary(w io.Writer, d *showJSON) {
 	tw.Flush()
 }
 
-func printEvents(w io.Writer, r *trace.Reader, rank int, ops []opRec) {
-	fmt.Fprintf(w, "\nrank %d\n", rank)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tOP\tPEER\tTAG\tBYTES\tREQ\tPOST VT\tDONE VT\tMATCH\tHASH POST\tHASH DONE\tSITE\tERR")
-	for _, op := range ops {
-		j := toJSONOp(r, op)
-		peer, tag := "-", "-"
-		if j.Peer != nil {
-			peer, tag = rankString(*j.Peer, "any"), rankString(*j.Tag, "any")
-		}
-		req := "-"
-		if j.Req != 0 {
-			req = fmt.Sprint(j.Req)
-		} else if len(j.Reqs) > 0 {
-			var s []string
-			for _, q := range j.Reqs {
-				s = append(s, fmt.Sprint(q))
-			}
-			req = strings.Join(s, ",")
-		}
-		done, match := "(pending)", "-"
-		if j.DoneVT != nil {
-			done = fmt.Sprint(*j.DoneVT)
-		}
-		if j.MatchRank != nil {
-			match = fmt.Sprintf("%d:%d", *j.MatchRank, *j.MatchSeq)
-		}
-		bytes := "-"
-		if j.Bytes != 0 || j.Peer != nil {
-			bytes = fmt.Sprint(j.Bytes)
-		}
-		dash := func(s string) string {
-			if s == "" {
-				return "-"
-			}
-			return s
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			j.Seq, j.Op, peer, tag, bytes, req, j.PostVT, done, match, dash(j.HashPost), dash(j.HashDone), dash(j.Site), dash(j.Err))
+// eventsHeader are the columns of show --events.
+var eventsHeader = []string{"SEQ", "OP", "PEER", "TAG", "BYTES", "REQ", "POST VT", "DONE VT", "MATCH", "HASH POST", "HASH DONE", "SITE", "ERR"}
+
+// printEvents lists a scanned rank's ops as a table, in two passes over its
+// events: the widths of the columns, then the rows (what a tabwriter would
+// print, without holding the rank's rows).
+func printEvents(w io.Writer, r *trace.Reader, sc *rankScan) error {
+	fmt.Fprintf(w, "\nrank %d\n", sc.rank)
+	t := newTable(eventsHeader)
+	if err := eachOp(r, sc, func(op *opRec) error { t.measure(eventRow(r, op)); return nil }); err != nil {
+		return err
 	}
-	tw.Flush()
+	bw := bufio.NewWriter(w)
+	t.write(bw, eventsHeader)
+	if err := eachOp(r, sc, func(op *opRec) error { t.write(bw, eventRow(r, op)); return nil }); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
+
+// eventRow is the row of op in show --events.
+func eventRow(r *trace.Reader, op *opRec) []string {
+	j := toJSONOp(r, *op)
+	peer, tag := "-", "-"
+	if j.Peer != nil {
+		peer, tag = rankString(*j.Peer, "any"), rankString(*j.Tag, "any")
+	}
+	req := "-"
+	if j.Req != 0 {
+		req = fmt.Sprint(j.Req)
+	} else if len(j.Reqs) > 0 {
+		var s []string
+		for _, q := range j.Reqs {
+			s = append(s, fmt.Sprint(q))
+		}
+		req = strings.Join(s, ",")
+	}
+	done, match := "(pending)", "-"
+	if j.DoneVT != nil {
+		done = fmt.Sprint(*j.DoneVT)
+	}
+	if j.MatchRank != nil {
+		match = fmt.Sprintf("%d:%d", *j.MatchRank, *j.MatchSeq)
+	}
+	bytes := "-"
+	if j.Bytes != 0 || j.Peer != nil {
+		bytes = fmt.Sprint(j.Bytes)
+	}
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	return []string{fmt.Sprint(j.Seq), j.Op, peer, tag, bytes, req, fmt.Sprint(j.PostVT), done, match, dash(j.HashPost), dash(j.HashDone), dash(j.Site), dash(j.Err)}
+}
+
+// table aligns rows as text/tabwriter does with minwidth 0, padding 2,
+// padding with spaces, cells left-aligned (each cell but the last padded to
+// its column's widest plus two), measured first so that it holds no rows.
+type table struct{ widths []int }
+
+func newTable(header []string) *table {
+	t := &table{widths: make([]int, len(header)-1)}
+	t.measure(header)
+	return t
+}
+
+// measure widens the columns to fit row.
+func (t *table) measure(row []string) {
+	for i, c := range row[:len(row)-1] {
+		t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c)+tablePadding)
+	}
+}
+
+// write writes row, aligned.
+func (t *table) write(w *bufio.Writer, row []string) {
+	for i, c := range row[:len(row)-1] {
+		w.WriteString(c)
+		for n := utf8.RuneCountInString(c); n < t.widths[i]; n++ {
+			w.WriteByte(' ')
+		}
+	}
+	w.WriteString(row[len(row)-1])
+	w.WriteByte('\n')
+}
+
+// tablePadding is the spaces between columns.
+const tablePadding = 2
