@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
 	"maps"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -582,7 +581,9 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	if opts.WorkerOpener == nil {
 		opts.WorkerOpener = t.reopen
 	}
-	res, err := Check(t.Open, cfg, t.Site, opts)
+	// Each worker decodes its own replay's events: the workers keep the
+	// cores busy, and decoders ahead of each (Open) only compete with them.
+	res, err := Check(t.OpenDirect, cfg, t.Site, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -603,19 +604,18 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	return &Report{Findings: set.Findings(), Ends: ends, AnySource: &res.AnySource, Notes: res.Notes}, nil
 }
 
-// reopen opens the trace's file once more, under the same rules: a source
-// for another worker of Check (a reader serves one goroutine at a time).
+// reopen gives another worker of Check a reader of the trace, under the
+// same rules (a reader serves one goroutine at a time).
 func (t *Trace) reopen() (Opener, func() error, error) {
-	u, err := OpenTrace(t.r.Path())
+	// A Fork, not a second Open: the workers share one mapping of the
+	// file (a second Open maps it again: one file size of memory per
+	// worker) and read the very header and blocks t does.
+	f, err := t.r.Fork()
 	if err != nil {
 		return nil, nil, err
 	}
-	if !reflect.DeepEqual(u.Header(), t.Header()) {
-		u.Close()
-		return nil, nil, fmt.Errorf("%s changed while it was being checked", t.r.Path())
-	}
-	u.SetRules(t.rules)
-	return u.Open, u.Close, nil
+	u := &Trace{r: f, rules: t.rules}
+	return u.OpenDirect, u.Close, nil
 }
 
 // rederived reports whether a replay finds findings of kind k from the

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"github.com/p2ptrace/p2ptrace/verdict"
+	"runtime"
 	"strconv"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -58,20 +59,64 @@ func (t *Trace) Site(id uintptr) string {
 	return s.File + ":" + strconv.Itoa(s.Line)
 }
 
-// Open returns a fresh Source over the trace (an Opener). It decodes the
-// ranks' events ahead of the replay, in goroutines of its own (see
-// decodingSource), until they are read, the Trace is closed, or the Source
-// is dropped.
+// Open returns a fresh Source over the trace (an Opener). With a core to
+// spare (GOMAXPROCS > 1) it decodes the ranks' events ahead of the replay,
+// in goroutines of its own (see decodingSource), until they are read, the
+// Trace is closed, or the Source is dropped; on one core it decodes on the
+// replay's goroutine, as OpenDirect does.
 func (t *Trace) Open() (Source, error) {
+	if runtime.GOMAXPROCS(0) == 1 {
+		return t.OpenDirect()
+	}
 	src, err := openDecoding(t)
 	if err != nil {
 		return nil, err
 	}
-	if t.rules == RulesNCCL {
-		return NCCLSource(src), nil
-	}
-	return src, nil
+	return t.withRules(src), nil
 }
+
+// OpenDirect returns a fresh Source over the trace that decodes on the
+// goroutine that reads it (an Opener): for callers that already keep every
+// core busy with replays of their own (check's workers), where decoders
+// ahead would only compete with them and hold batches of every rank.
+func (t *Trace) OpenDirect() (Source, error) {
+	src := &fileSource{r: t.r, cursors: make([]*trace.Cursor, t.r.Ranks())}
+	for i := range src.cursors {
+		src.cursors[i] = t.r.Rank(i)
+	}
+	return t.withRules(src), nil
+}
+
+func (t *Trace) withRules(src Source) Source {
+	if t.rules == RulesNCCL {
+		return NCCLSource(src)
+	}
+	return src
+}
+
+// fileSource reads each rank's events with a cursor of the trace's reader.
+type fileSource struct {
+	r       *trace.Reader
+	cursors []*trace.Cursor
+	err     error
+}
+
+// Payload returns a payload the trace stored (record --payloads).
+func (s *fileSource) Payload(hash uint64) ([]byte, bool) { return s.r.Payload(hash) }
+
+func (s *fileSource) Ranks() int { return len(s.cursors) }
+
+func (s *fileSource) Next(r int, ev *trace.Event) bool {
+	if s.cursors[r].Next(ev) {
+		return true
+	}
+	if err := s.cursors[r].Err(); err != nil && s.err == nil {
+		s.err = err
+	}
+	return false
+}
+
+func (s *fileSource) Err() error { return s.err }
 
 // Reader is the trace's reader, for what a replay does not read.
 func (t *Trace) Reader() *trace.Reader { return t.r }

@@ -15,29 +15,38 @@ func recordedRing(b *testing.B) string {
 }
 
 // BenchmarkReplayRecordedRingFile replays the recorded ring from its file,
-// as `p2ptrace replay` does: open, decode and replay every event.
+// as `p2ptrace replay` does: open, decode and replay every event; "ahead"
+// decodes in goroutines beside the engine (Trace.Open), "direct" on the
+// replay's goroutine (Trace.OpenDirect, check's workers).
 func BenchmarkReplayRecordedRingFile(b *testing.B) {
 	path := recordedRing(b)
-	b.ReportAllocs()
-	var events int64
-	for b.Loop() {
-		t, err := replay.OpenTrace(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		src, err := t.Open()
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, err := replay.Replay(src, t.Config())
-		if err != nil || out.Stuck || len(out.Problems) > 0 {
-			b.Fatal(err, out.Problems)
-		}
-		events += out.Events
-		t.Close()
+	for _, c := range []struct {
+		name string
+		open func(*replay.Trace) (replay.Source, error)
+	}{{"ahead", (*replay.Trace).Open}, {"direct", (*replay.Trace).OpenDirect}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var events int64
+			for b.Loop() {
+				t, err := replay.OpenTrace(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				src, err := c.open(t)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := replay.Replay(src, t.Config())
+				if err != nil || out.Stuck || len(out.Problems) > 0 {
+					b.Fatal(err, out.Problems)
+				}
+				events += out.Events
+				t.Close()
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+		})
 	}
-	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
 
 // BenchmarkReplayRecordedRingMemory replays the same recorded events from
