@@ -169,24 +169,11 @@ func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string
 		if n, ok := nth[k]; ok {
 			return n, true
 		}
-		r := tr.Reader()
-		if m.Rank < 0 || m.Rank >= r.Ranks() {
-			return 0, false
+		n, ok := anySourceOrdinal(tr.Reader(), m.Rank, m.Seq)
+		if ok {
+			nth[k] = n
 		}
-		c := r.Rank(m.Rank)
-		var ev trace.Event
-		n := 0
-		for c.Next(&ev) {
-			if ev.Kind != trace.KindPost || !(ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) || ev.Peer != trace.AnySource {
-				continue
-			}
-			if ev.Seq == m.Seq {
-				nth[k] = n
-				return n, true
-			}
-			n++
-		}
-		return 0, false
+		return n, ok
 	}
 	recorded := tr.Recorded()
 	return func(m replay.ForcedMatch) (replay.RerunOutcome, error) {
@@ -207,7 +194,14 @@ func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string
 		if sum == nil {
 			return replay.RerunOutcome{}, err
 		}
-		return judgeRerun(out, sum, stderr.String(), recorded, m)
+		// The re-run's trace numbers its ops anew (the merge turns gaps
+		// between calls into Compute ops, and gaps depend on timing): find
+		// the forced receive by its ordinal, as the shim did.
+		matched := func(rr *trace.Reader) bool {
+			seq, ok := nthAnySource(rr, m.Rank, n)
+			return ok && matchedFrom(rr, m.Rank, seq, m.Src)
+		}
+		return judgeRerun(out, sum, stderr.String(), recorded, matched)
 	}, ""
 }
 
@@ -252,20 +246,22 @@ func rerun(ctx context.Context, h trace.Header, recorded []verdict.Finding, m re
 	if sum == nil {
 		return replay.RerunOutcome{}, err
 	}
-	return judgeRerun(out, sum, stderr.String(), recorded, m)
+	// The simulated run numbers its ops as the recording did.
+	matched := func(rr *trace.Reader) bool { return matchedFrom(rr, m.Rank, m.Seq, m.Src) }
+	return judgeRerun(out, sum, stderr.String(), recorded, matched)
 }
 
 // judgeRerun says how a re-run recorded in out ended: illegal when the
 // forced receive did not match the forced sender (and nothing failed),
 // failed on a non-zero exit, a hang or crash, or findings the recording
 // did not have.
-func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Finding, m replay.ForcedMatch) (replay.RerunOutcome, error) {
+func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Finding, matched func(*trace.Reader) bool) (replay.RerunOutcome, error) {
 	tr, err := replay.OpenTrace(out)
 	if err != nil {
 		return replay.RerunOutcome{}, err
 	}
 	defer tr.Close()
-	if !forcedMatched(tr, m) && sum.ProgramError == "" && len(sum.Header.Findings) == 0 {
+	if !matched(tr.Reader()) && sum.ProgramError == "" && len(sum.Header.Findings) == 0 {
 		return replay.RerunOutcome{Illegal: true}, nil
 	}
 	var old verdict.Set
@@ -295,21 +291,66 @@ func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Find
 	return o, nil
 }
 
-// forcedMatched reports whether the re-run's forced receive matched the
-// forced sender.
-func forcedMatched(tr *replay.Trace, m replay.ForcedMatch) bool {
-	r := tr.Reader()
-	if m.Rank >= r.Ranks() {
+// matchedFrom reports whether rank's receive seq matched a message of rank src.
+func matchedFrom(r *trace.Reader, rank int, seq uint64, src int) bool {
+	if rank < 0 || rank >= r.Ranks() {
 		return false
 	}
-	c := r.Rank(m.Rank)
+	c := r.Rank(rank)
 	var ev trace.Event
 	for c.Next(&ev) {
-		if ev.Kind == trace.KindDone && ev.Seq == m.Seq {
-			return int(ev.MatchRank) == m.Src
+		if ev.Kind == trace.KindDone && ev.Seq == seq {
+			return int(ev.MatchRank) == src
 		}
 	}
 	return false
+}
+
+// isAnySourceRecv is what the shim counts for P2PTRACE_FORCE_MATCH: a
+// receive from MPI_ANY_SOURCE (Recv, Irecv, a persistent receive's Start,
+// the receive half of a Sendrecv), as the trace holds it.
+func isAnySourceRecv(ev *trace.Event) bool {
+	return ev.Kind == trace.KindPost && (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource
+}
+
+// anySourceOrdinal is the ordinal among rank's AnySource receives of its
+// receive seq.
+func anySourceOrdinal(r *trace.Reader, rank int, seq uint64) (int, bool) {
+	if rank < 0 || rank >= r.Ranks() {
+		return 0, false
+	}
+	c := r.Rank(rank)
+	var ev trace.Event
+	n := 0
+	for c.Next(&ev) {
+		if !isAnySourceRecv(&ev) {
+			continue
+		}
+		if ev.Seq == seq {
+			return n, true
+		}
+		n++
+	}
+	return 0, false
+}
+
+// nthAnySource is the seq of rank's n-th AnySource receive.
+func nthAnySource(r *trace.Reader, rank, n int) (uint64, bool) {
+	if rank < 0 || rank >= r.Ranks() {
+		return 0, false
+	}
+	c := r.Rank(rank)
+	var ev trace.Event
+	for c.Next(&ev) {
+		if !isAnySourceRecv(&ev) {
+			continue
+		}
+		if n == 0 {
+			return ev.Seq, true
+		}
+		n--
+	}
+	return 0, false
 }
 
 func firstLine(s string) string {
