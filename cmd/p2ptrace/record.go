@@ -92,8 +92,11 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			if o.timeout < 0 {
 				return usageErrorf("--timeout %v: want a positive duration such as 10m (0: no bound)", o.timeout)
 			}
+			if recorder.IsTorchrun(args[0], args[1:]) {
+				return o.runMPI(cmd, f, args, true)
+			}
 			if cmd.Flags().Changed("np") {
-				return o.runMPI(cmd, f, args)
+				return o.runMPI(cmd, f, args, false)
 			}
 			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments", "launcher"} {
 				if cmd.Flags().Changed(name) {
@@ -135,10 +138,20 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	return cmd
 }
 
-func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) error {
+// runMPI records a job of processes: an MPI program under mpirun, a
+// torch.distributed program under p2ptrace's launcher (-n, --launcher
+// torch) or the user's torchrun command line (torchrun).
+func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string, torchrun bool) error {
 	for _, name := range []string{"payloads", "eager", "seed", "poll-limit"} {
 		if cmd.Flags().Changed(name) {
 			return usageErrorf("--%s applies to programs on package gpu, not to MPI programs (-n)", name)
+		}
+	}
+	if torchrun {
+		for _, name := range []string{"launcher", "mpirun", "mpi-args", "mpicc"} {
+			if cmd.Flags().Changed(name) {
+				return usageErrorf("--%s does not apply to a torchrun command line: torchrun is the launcher, run as given", name)
+			}
 		}
 	}
 	if o.hangTimeout <= 0 {
@@ -154,9 +167,11 @@ func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) er
 		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
 	}
 	record := recorder.RecordMPI
-	switch o.launcher {
-	case "mpirun":
-	case "torch":
+	switch {
+	case torchrun:
+		record = recorder.RecordTorchrun
+	case o.launcher == "mpirun":
+	case o.launcher == "torch":
 		record = recorder.RecordTorch
 	default:
 		return usageErrorf("--launcher %q: want mpirun or torch", o.launcher)
