@@ -99,3 +99,13 @@ func TestRecordTorchrunUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordHelpShowsTorchrun: --help gives the torchrun form, with
+// Debian's workaround flags.
+func TestRecordHelpShowsTorchrun(t *testing.T) {
+	code, out, _ := runCmd(t, "record", "--help")
+	if code != exitOK || !strings.Contains(out, "p2ptrace record -o t.db -- torchrun --standalone --nproc_per_node 2 --redirects 1 --tee 1 train.py") ||
+		!strings.Contains(out, "Debian's torchrun 1.13 under Python 3.11 fails at start unless given\n--redirects 1 --tee 1") {
+		t.Fatalf("exit %d, help:\n%s", code, out)
+	}
+}
