@@ -15,6 +15,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/python"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // torchLauncher starts the ranks as torchrun does and, as torchrun does,
@@ -91,7 +92,8 @@ type pythonLaunch struct {
 
 // recordPython runs the job l starts with the Python recorder on every
 // rank's PYTHONPATH, watches its o.Ranks ranks with the MPI hang monitor
-// (a hang ends the launcher's whole session) and merges their segments.
+// (a hang, or o.Timeout passing, ends the launcher's whole session) and
+// merges their segments.
 func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, error) {
 	pyDir, err := python.Install("")
 	if err != nil {
@@ -119,7 +121,7 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, l.path, err)
 	}
-	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log}
 	why, runErr := job.wait(ctx)
 	job.reap()
 
@@ -139,8 +141,17 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	if why.hung {
 		hungAfter = o.HangTimeout
 	}
-	if _, err := MergeMPI(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}, hungAfter); err != nil {
+	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}
+	if why.timedOut {
+		mo.Status = trace.StatusHung // ended by us, not crashed
+	}
+	if _, err := MergeMPI(segdir, out, mo, hungAfter); err != nil {
 		return nil, err
+	}
+	if why.timedOut {
+		if err := markTimedOut(out, o.Timeout, why.running); err != nil {
+			return nil, err
+		}
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -148,7 +159,7 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
-	if runErr != nil && !why.hung {
+	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, strings.Join(command, " "), runErr)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -327,6 +328,36 @@ func TestRecordTorchPrograms(t *testing.T) {
 			if !slices.Equal(got[rank], w) {
 				t.Errorf("rank %d: ops %v, want %v", rank, got[rank], w)
 			}
+		}
+	})
+	run("timeout", false, func(t *testing.T) {
+		// Rank 0 spins in its own code after its send: never a hang;
+		// --timeout ends the job with a no-progress finding naming rank 0's
+		// last call. The deadline leaves the ranks time to import torch.
+		pytest.RequireTorch(t)
+		script := filepath.Join(t.TempDir(), "spin.py")
+		src := "import torch\nimport torch.distributed as dist\n\ndist.init_process_group(\"gloo\")\nt = torch.zeros(4)\n" +
+			"if dist.get_rank() == 0:\n    dist.send(t, 1)  # last call\n    while True:\n        pass\nelse:\n    dist.recv(t, 0)\n"
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
+			Program: pytest.Python, Args: []string{script}, Ranks: 2, Output: filepath.Join(t.TempDir(), "spin.db"),
+			Timeout: 15 * time.Second, Stdout: io.Discard, Stderr: &stderr,
+		})
+		if err != nil {
+			t.Fatalf("record: %v\n%s", err, stderr.String())
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		want := "[1] no-progress (cause: program)\n    the job did not end within --timeout 15s; p2ptrace record ended it; rank 0 runs code of its own (its last MPI call was Send at "
+		if msg := sum.Text(); !strings.Contains(msg, want) || !strings.Contains(msg, "spin.py:7") {
+			t.Errorf("report lacks %q and spin.py:7:\n%s", want, msg)
+		}
+		if pids := processesRunning(script); len(pids) > 0 {
+			t.Errorf("ranks left running after the job was ended: %v", pids)
 		}
 	})
 	run("crash", false, func(t *testing.T) {
