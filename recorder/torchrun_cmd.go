@@ -110,6 +110,9 @@ func RecordTorchrun(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s is not torchrun (nor python -m torch.distributed.run)", ErrUsage, o.Program)
 	}
+	if o.Ranks < 0 {
+		return nil, fmt.Errorf("%w: -n %d: want at least one rank", ErrUsage, o.Ranks)
+	}
 	n, err := torchrunRanks(opts, o.Ranks, os.Getenv)
 	if err != nil {
 		return nil, err

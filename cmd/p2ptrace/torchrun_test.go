@@ -84,6 +84,8 @@ func TestRecordTorchrunUsageErrors(t *testing.T) {
 			"torchrun --nnodes 2: p2ptrace record watches the ranks of one node: give --nnodes 1; a job across nodes is recorded as an MPI job launched by hand is"},
 		{"-n disagrees", []string{"record", "-n", "4", "-o", db, "--", "/usr/bin/python3", "-m", "torch.distributed.run", "--nproc_per_node", "2", "train.py"},
 			"-n 4, but torchrun --nproc_per_node 2 starts 2 ranks"},
+		{"-n negative", []string{"record", "-n", "-1", "-o", db, "--", torchrun, "--nproc_per_node", "2", "train.py"},
+			"-n -1: want at least one rank"},
 		{"--launcher", []string{"record", "-n", "2", "--launcher", "torch", "-o", db, "--", torchrun, "--nproc_per_node", "2", "train.py"},
 			"--launcher does not apply to a torchrun command line: torchrun is the launcher, run as given"},
 		{"--mpi-args", []string{"record", "--mpi-args", "-x A", "-o", db, "--", torchrun, "train.py"},
