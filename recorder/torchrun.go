@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/python"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // torchLauncher starts the ranks as torchrun does and, as torchrun does,
@@ -62,13 +64,40 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: bash not found: it starts the ranks", ErrUsage)
 	}
-	pyDir, err := python.Install("")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("%w: no free port for MASTER_PORT: %v", ErrUsage, err)
+	}
+	n := strconv.Itoa(o.Ranks)
+	return recordPython(ctx, o, pythonLaunch{
+		path: bash,
+		args: append([]string{"-c", torchLauncher, "p2ptrace-torch", n, interp}, o.Args...),
+		env: []string{"WORLD_SIZE=" + n, "LOCAL_WORLD_SIZE=" + n, "MASTER_ADDR=127.0.0.1",
+			"MASTER_PORT=" + strconv.Itoa(port), "TORCHELASTIC_RUN_ID=p2ptrace"},
+		what: fmt.Sprintf("%d ranks of %s %s (MASTER_PORT=%d)", o.Ranks, interp, strings.Join(o.Args, " "), port),
+	})
+}
+
+// pythonLaunch is how a job of Python ranks is started: by p2ptrace's own
+// launcher (RecordTorch) or by the user's torchrun (RecordTorchrun).
+type pythonLaunch struct {
+	path string   // the launcher executable
+	args []string // its arguments
+	env  []string // added to the recorder's environment
+	what string   // the job, for the log
+	// hint, if set, explains a launcher that failed before any rank
+	// recorded, from the tail of its stderr ("" = nothing to add).
+	hint func(stderrTail string) string
+}
+
+// recordPython runs the job l starts with the Python recorder on every
+// rank's PYTHONPATH, watches its o.Ranks ranks with the MPI hang monitor
+// (a hang, or o.Timeout passing, ends the launcher's whole session) and
+// merges their segments.
+func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, error) {
+	pyDir, err := python.Install("")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	segdir, out, cleanup, err := jobPaths(o.Segments, o.Output)
 	if err != nil {
@@ -77,24 +106,33 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	defer cleanup()
 
 	o.Stdout, o.Stderr, o.Log = lockWriters(o.Stdout, o.Stderr, o.Log)
-	args := append([]string{"-c", torchLauncher, "p2ptrace-torch", strconv.Itoa(o.Ranks), interp}, o.Args...)
 	if o.Log != nil {
-		fmt.Fprintf(o.Log, "p2ptrace: %d ranks of %s %s (MASTER_PORT=%d)\n", o.Ranks, interp, strings.Join(o.Args, " "), port)
+		fmt.Fprintf(o.Log, "p2ptrace: %s\n", l.what)
 	}
-	cmd := exec.Command(bash, args...)
+	cmd := exec.Command(l.path, l.args...)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
-	cmd.Env = torchEnv(o, pyDir, segdir, port)
+	var tail *tailWriter
+	if l.hint != nil {
+		tail = &tailWriter{w: o.Stderr, keep: 4096}
+		cmd.Stderr = tail
+	}
+	cmd.Env = append(recorderEnv(o, pyDir, segdir), l.env...)
 	cmd.SysProcAttr = childAttr(true) // its own session; ended when the recorder dies
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, bash, err)
+		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, l.path, err)
 	}
-	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, log: o.Log}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log}
 	why, runErr := job.wait(ctx)
 	job.reap()
 
 	command := append([]string{o.Program}, o.Args...)
 	if segs, _ := filepath.Glob(filepath.Join(segdir, "*")); len(segs) == 0 {
 		if runErr != nil {
+			if tail != nil {
+				if h := l.hint(string(tail.tail)); h != "" {
+					return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything: %s", ErrProgramFailed, strings.Join(command, " "), runErr, h)
+				}
+			}
 			return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything (does it call torch.distributed.init_process_group?)", ErrProgramFailed, strings.Join(command, " "), runErr)
 		}
 		return nil, fmt.Errorf("%w: %s ran, but no rank recorded a torch.distributed call", ErrNoCalls, strings.Join(command, " "))
@@ -103,8 +141,17 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if why.hung {
 		hungAfter = o.HangTimeout
 	}
-	if _, err := MergeMPI(segdir, out, mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}, hungAfter); err != nil {
+	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}
+	if why.timedOut {
+		mo.Status = trace.StatusHung // ended by us, not crashed
+	}
+	if _, err := MergeMPI(segdir, out, mo, hungAfter); err != nil {
 		return nil, err
+	}
+	if why.timedOut {
+		if err := markTimedOut(out, o.Timeout, why.running); err != nil {
+			return nil, err
+		}
 	}
 	sum, err := Summarize(out)
 	if err != nil {
@@ -112,30 +159,47 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
-	if runErr != nil && !why.hung {
+	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, strings.Join(command, " "), runErr)
 	}
 	return sum, nil
 }
 
-// torchEnv is the ranks' environment: torchrun's variables but RANK and
-// LOCAL_RANK (set per rank by the launcher), the recorder first on
-// PYTHONPATH, and the segment directory.
-func torchEnv(o MPIOptions, pyDir, segdir string, port int) []string {
+// recorderEnv is the environment of a job of Python ranks: p2ptrace's, the
+// recorder first on PYTHONPATH, the segment directory and the hash mode.
+// The rank variables (RANK, WORLD_SIZE, MASTER_*) are the launcher's.
+func recorderEnv(o MPIOptions, pyDir, segdir string) []string {
 	env := os.Environ()
 	pp := pyDir
 	if old := os.Getenv("PYTHONPATH"); old != "" {
 		pp += string(os.PathListSeparator) + old
 	}
-	n := strconv.Itoa(o.Ranks)
-	env = append(env, "PYTHONPATH="+pp, python.EnvPython+"=torch", mpi.EnvSegDir+"="+segdir,
-		"WORLD_SIZE="+n, "LOCAL_WORLD_SIZE="+n, "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port),
-		"TORCHELASTIC_RUN_ID=p2ptrace")
+	env = append(env, "PYTHONPATH="+pp, python.EnvPython+"=torch", mpi.EnvSegDir+"="+segdir)
 	if o.Hash != "" {
 		env = append(env, gpu.EnvHash+"="+o.Hash)
 	}
 	return env
+}
+
+// tailWriter passes writes on to w (nil: discards them) and keeps the last
+// keep bytes written. Only exec's copying goroutine writes to it; tail is
+// read after the command's Wait, which waits for that goroutine.
+type tailWriter struct {
+	w    io.Writer
+	keep int
+	tail []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.tail = append(t.tail, p...)
+	if over := len(t.tail) - t.keep; over > 0 {
+		t.tail = append(t.tail[:0], t.tail[over:]...)
+	}
+	if t.w == nil {
+		return len(p), nil
+	}
+	return t.w.Write(p)
 }
 
 // freePort asks the kernel for a free TCP port on the loopback interface.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/p2ptrace/p2ptrace/internal/pytest"
 	"github.com/p2ptrace/p2ptrace/recorder"
+	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
@@ -328,6 +330,36 @@ func TestRecordTorchPrograms(t *testing.T) {
 			}
 		}
 	})
+	run("timeout", false, func(t *testing.T) {
+		// Rank 0 spins in its own code after its send: never a hang;
+		// --timeout ends the job with a no-progress finding naming rank 0's
+		// last call. The deadline leaves the ranks time to import torch.
+		pytest.RequireTorch(t)
+		script := filepath.Join(t.TempDir(), "spin.py")
+		src := "import torch\nimport torch.distributed as dist\n\ndist.init_process_group(\"gloo\")\nt = torch.zeros(4)\n" +
+			"if dist.get_rank() == 0:\n    dist.send(t, 1)  # last call\n    while True:\n        pass\nelse:\n    dist.recv(t, 0)\n"
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
+			Program: pytest.Python, Args: []string{script}, Ranks: 2, Output: filepath.Join(t.TempDir(), "spin.db"),
+			Timeout: 15 * time.Second, Stdout: io.Discard, Stderr: &stderr,
+		})
+		if err != nil {
+			t.Fatalf("record: %v\n%s", err, stderr.String())
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		want := "[1] no-progress (cause: program)\n    the job did not end within --timeout 15s; p2ptrace record ended it; rank 0 runs code of its own (its last MPI call was Send at "
+		if msg := sum.Text(); !strings.Contains(msg, want) || !strings.Contains(msg, "spin.py:7") {
+			t.Errorf("report lacks %q and spin.py:7:\n%s", want, msg)
+		}
+		if pids := processesRunning(script); len(pids) > 0 {
+			t.Errorf("ranks left running after the job was ended: %v", pids)
+		}
+	})
 	run("crash", false, func(t *testing.T) {
 		_, sum, err := recordTorch(t, "crash", 2)
 		if !errors.Is(err, recorder.ErrProgramFailed) {
@@ -341,4 +373,111 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Errorf("report does not match %s:\n%s", want, sum.Text())
 		}
 	})
+}
+
+// torchrun is Debian's (python3-torch). Debian's 1.13 fails at start under
+// Python 3.11 unless --redirects and --tee each name one stream.
+const torchrun = "/usr/bin/torchrun"
+
+// recordTorchrun records testdata/torch/name.py under torchrun's standalone
+// rendezvous (a fixed port, 29400: one such job at a time) with n workers,
+// keeping the segments in the returned directory.
+func recordTorchrun(t *testing.T, name string, n int) (string, string, *recorder.Summary, error) {
+	t.Helper()
+	pytest.RequireTorch(t)
+	script, _ := torchScript(t, name)
+	out := filepath.Join(t.TempDir(), name+".db")
+	segs := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	sum, err := recorder.RecordTorchrun(context.Background(), recorder.MPIOptions{
+		Program: torchrun, Args: []string{"--standalone", "--nproc_per_node", fmt.Sprint(n), "--redirects", "1", "--tee", "2", script},
+		Output: out, Segments: segs, HangTimeout: 2 * time.Second, Stdout: &stdout, Stderr: &stderr,
+	})
+	if t.Failed() || testing.Verbose() {
+		t.Logf("torchrun %s: stdout:\n%s\nstderr:\n%s", name, stdout.String(), stderr.String())
+	}
+	return out, segs, sum, err
+}
+
+// onlyWorkerSegments fails unless segs holds exactly the n workers'
+// segments: torchrun, which imports the recorder too, records nothing.
+func onlyWorkerSegments(t *testing.T, segs string, n int) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(segs, "*"))
+	var want []string
+	for r := range n {
+		want = append(want, mpi.SegmentPath(segs, r))
+	}
+	if !slices.Equal(files, want) {
+		t.Errorf("segment directory holds %v, want the workers' %v only", files, want)
+	}
+}
+
+// TestRecordTorchrun records testdata/torch programs through the user's
+// torchrun command line and pins the same verdicts as p2ptrace's own
+// launcher (--launcher torch): head-to-head sends are a deadlock naming
+// both ranks' .py line, found live (the job, torchrun included, is ended,
+// no process left), with the very findings the other door reports; the
+// ordered exchange is clean. The jobs run one after the other (torchrun's
+// standalone rendezvous listens on a fixed port); ordered runs with CI or
+// P2PTRACE_TORCH_ALL=1.
+func TestRecordTorchrun(t *testing.T) {
+	all := os.Getenv("CI") != "" || os.Getenv("P2PTRACE_TORCH_ALL") != ""
+	t.Run("headtohead", func(t *testing.T) {
+		// The other door's recording, meanwhile (its ranks use a free port).
+		type result struct {
+			sum *recorder.Summary
+			err error
+		}
+		other := make(chan result, 1)
+		go func() {
+			_, sum, err := recordTorch(t, "headtohead", 2)
+			other <- result{sum, err}
+		}()
+		path, segs, sum, err := recordTorchrun(t, "headtohead", 2)
+		o := <-other
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		script, _ := torchScript(t, "headtohead")
+		if pids := processesRunning(script); len(pids) > 0 {
+			t.Errorf("torchrun or its workers left running after the hung job was ended: %v", pids)
+		}
+		onlyWorkerSegments(t, segs, 2)
+		line := at(t, "headtohead", "# both ranks block here")
+		msg := sum.Text()
+		if !strings.Contains(msg, "[1] deadlock (cause: program)\n    no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0") || strings.Count(msg, line) < 2 {
+			t.Errorf("message does not name the deadlock at %s for both ranks:\n%s", line, msg)
+		}
+		wantVerdict(t, checkUnder(t, path, replay.RulesNCCL), replay.RulesNCCL, expect{"deadlock", []int{0, 1}, []string{line}})
+		if o.err != nil {
+			t.Fatalf("record --launcher torch: %v", o.err)
+		}
+		if got, want := strings.Join(findingTexts(sum), "\n"), strings.Join(findingTexts(o.sum), "\n"); got != want || got == "" {
+			t.Errorf("torchrun's recording finds\n%s\nrecord --launcher torch finds\n%s", got, want)
+		}
+	})
+	t.Run("ordered", func(t *testing.T) {
+		if !all {
+			t.Skip("set P2PTRACE_TORCH_ALL=1 (or CI) to record every torch program")
+		}
+		path, segs, sum, err := recordTorchrun(t, "ordered", 2)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		onlyWorkerSegments(t, segs, 2)
+		wantClean(t, checkUnder(t, path, replay.RulesNCCL), replay.RulesNCCL)
+	})
+}
+
+// findingTexts are the recording's findings as the summary says them.
+func findingTexts(sum *recorder.Summary) []string {
+	var s []string
+	for _, f := range sum.Header.Findings {
+		s = append(s, string(f.Kind)+fmt.Sprint(f.Ranks)+": "+f.Text(1))
+	}
+	return s
 }

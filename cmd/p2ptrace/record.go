@@ -42,9 +42,9 @@ func newRecordCmd(f *factory) *cobra.Command {
 		Short: "Run a program and record every call and transfer into a trace",
 		Long: `Run PROGRAM with recording switched on, and print a summary of the trace.
 
-Without -n, PROGRAM is built on package gpu: a Go main package directory
-(built into a temporary directory) or an executable; its run is simulated, so
-a deadlock is found at once.
+Without -n, PROGRAM (unless torchrun, below) is built on package gpu: a Go
+main package directory (built into a temporary directory) or an executable;
+its run is simulated, so a deadlock is found at once.
 
 With -n N, PROGRAM is an MPI executable (C or C++) run as N processes
 under Open MPI's mpirun with the p2ptrace shim preloaded (built with mpicc on
@@ -73,6 +73,15 @@ WORLD_SIZE, MASTER_ADDR, a free MASTER_PORT) with its Python recorder on
 PYTHONPATH, which records torch.distributed's point-to-point calls with the
 script's file:line; hangs are detected as for MPI.
 
+A torchrun command line as PROGRAM (torchrun, or python3 -m
+torch.distributed.run) is run as given, with the recorder on the workers'
+PYTHONPATH (torchrun sets their RANK, WORLD_SIZE, MASTER_*); its workers are
+recorded as above, and a hang ends torchrun and every worker. The rank count
+is its --nproc_per_node (-n, if given, must agree); --nnodes must be 1.
+Debian's torchrun 1.13 under Python 3.11 fails at start unless given
+--redirects 1 --tee 1 (one stream each; its workers' stdout then comes
+through torchrun, prefixed by rank).
+
 Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`,
 		Example: `  p2ptrace record ./testdata/train/pingpong
   p2ptrace record -o ring.db --hash sample ./testdata/train/ring -- -ranks 16 -iters 1000
@@ -80,7 +89,8 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
   p2ptrace record -n 4 -o train.db ./train_mpi --epochs 1
   p2ptrace record -n 8 --mpi-args "--hostfile hosts --map-by node" --hang-timeout 30s ./solver
   p2ptrace record --timeout 10m ./train
-  p2ptrace record -n 2 --launcher torch -o t.db -- /usr/bin/python3 train.py`,
+  p2ptrace record -n 2 --launcher torch -o t.db -- /usr/bin/python3 train.py
+  p2ptrace record -o t.db -- torchrun --standalone --nproc_per_node 2 --redirects 1 --tee 1 train.py`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%s: want PROGRAM [ARGS...]\nRun '%s --help' for usage.", cmd.CommandPath(), cmd.CommandPath())
@@ -92,8 +102,11 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 			if o.timeout < 0 {
 				return usageErrorf("--timeout %v: want a positive duration such as 10m (0: no bound)", o.timeout)
 			}
+			if recorder.IsTorchrun(args[0], args[1:]) {
+				return o.runMPI(cmd, f, args, true)
+			}
 			if cmd.Flags().Changed("np") {
-				return o.runMPI(cmd, f, args)
+				return o.runMPI(cmd, f, args, false)
 			}
 			for _, name := range []string{"mpirun", "mpi-args", "mpicc", "hang-timeout", "segments", "launcher"} {
 				if cmd.Flags().Changed(name) {
@@ -135,10 +148,20 @@ Exit status: 0 clean, 1 findings or the program failed, 2 usage or input error.`
 	return cmd
 }
 
-func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) error {
+// runMPI records a job of processes: an MPI program under mpirun, a
+// torch.distributed program under p2ptrace's launcher (-n, --launcher
+// torch) or the user's torchrun command line (torchrun).
+func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string, torchrun bool) error {
 	for _, name := range []string{"payloads", "eager", "seed", "poll-limit"} {
 		if cmd.Flags().Changed(name) {
 			return usageErrorf("--%s applies to programs on package gpu, not to MPI programs (-n)", name)
+		}
+	}
+	if torchrun {
+		for _, name := range []string{"launcher", "mpirun", "mpi-args", "mpicc"} {
+			if cmd.Flags().Changed(name) {
+				return usageErrorf("--%s does not apply to a torchrun command line: torchrun is the launcher, run as given", name)
+			}
 		}
 	}
 	if o.hangTimeout <= 0 {
@@ -154,9 +177,11 @@ func (o *recordOptions) runMPI(cmd *cobra.Command, f *factory, args []string) er
 		Stdout: f.Out, Stderr: f.Err, Log: f.Err,
 	}
 	record := recorder.RecordMPI
-	switch o.launcher {
-	case "mpirun":
-	case "torch":
+	switch {
+	case torchrun:
+		record = recorder.RecordTorchrun
+	case o.launcher == "mpirun":
+	case o.launcher == "torch":
 		record = recorder.RecordTorch
 	default:
 		return usageErrorf("--launcher %q: want mpirun or torch", o.launcher)
