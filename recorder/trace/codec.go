@@ -127,21 +127,20 @@ type encoder struct {
 // block's rank) and reqs (the single byte 0), is the start of a block.
 type encContext struct {
 	// hot holds fields 0 to fMatchSeq as compared: differences for the
-	// relative fields, raw values for the others. hotZZ are those written
-	// zigzagged; the rest are written as held.
+	// relative fields, raw values for the others. Written, they are
+	// zigzagged but for postPlain and donePlain.
 	hot  [fReqs]uint64
 	cold coldFields // raw cold fields and hashes
 	reqs []byte     // encoded Reqs; the single byte 0 for none
 }
 
-// The hot fields an encContext holds as the transform is (not zigzagged),
-// per kind; all others of hotBits are zigzagged when written.
+// hotBits are the mask bits of the hot fields. Of them, an encContext holds
+// postPlain (of a post context) and donePlain (of a done context) as their
+// transforms are; all others are zigzagged when written.
 const (
 	hotBits    = 1<<fReqs - 1
 	postPlain  = 1<<fReq | 1<<fMatchSeq
 	donePlain  = 1 << fReq
-	hashBits   = 1<<fHashPost | 1<<fHashDone
-	restBits   = coldBits | hashBits
 	tagMaskMax = 0x80 // tag and mask below it take one byte each
 )
 
@@ -160,13 +159,6 @@ type coldFields struct {
 }
 
 func pair(lo, hi int32) uint64 { return uint64(uint32(lo)) | uint64(uint32(hi))<<32 }
-
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // coldMask returns the mask bits of the cold fields and hashes of ev that
 // differ from p, and makes p ev's.
@@ -222,9 +214,14 @@ func (e *encoder) reset() {
 	// at each event whether its context is the block's.
 	for _, c := range e.ctx {
 		if c != nil {
-			*c = encContext{cold: coldFields{matchRank: e.rank}, reqs: append(c.reqs[:0], 0)}
+			c.restart(e.rank)
 		}
 	}
+}
+
+// restart makes c the context at the start of a block of rank.
+func (c *encContext) restart(rank int32) {
+	*c = encContext{cold: coldFields{matchRank: rank}, reqs: append(c.reqs[:0], 0)}
 }
 
 // context returns context i.
@@ -238,7 +235,8 @@ func (e *encoder) context(i int) *encContext {
 
 // newContext is context i at the start of a block.
 func (e *encoder) newContext(i int) *encContext {
-	c := &encContext{cold: coldFields{matchRank: e.rank}, reqs: []byte{0}}
+	c := &encContext{}
+	c.restart(e.rank)
 	e.ctx[i] = c
 	return c
 }
