@@ -273,8 +273,8 @@ func mutateField(r *rand.Rand, ev *Event, f int) {
 // codecStreams returns blocks of events (one rank each) that exercise every
 // path of the encoder: random events, repeats, streams where a few fields
 // change at a time (each field alone, hot and cold), ops that share a
-// context (op and op+64), zero events, recorder-like rings, and a rank
-// whose MatchRank equals it or not.
+// context (op and op+64), zero events, recorder-like rings, a rank whose
+// MatchRank equals it or not, and Reqs that outgrow the block's buffer.
 func codecStreams(seed uint64) [][]Event {
 	r := rand.New(rand.NewPCG(seed, 42))
 	var out [][]Event
@@ -340,6 +340,12 @@ func codecStreams(seed uint64) [][]Event {
 		out = append(out, evs)
 	}
 	out = append(out, ringEvents(3, 8, 300), ringEvents(0, 1, 50), []Event{{Kind: KindPost}}, []Event{{Kind: KindDone, Rank: 5, MatchRank: 5}})
+	// Reqs longer than a block's buffer: the encoder grows it.
+	big := make([]uint64, 12000)
+	for i := range big {
+		big[i] = uint64(i) * 1000003
+	}
+	out = append(out, []Event{{Kind: KindPost, Op: OpWaitall, Reqs: big}, {Kind: KindDone, Op: OpWaitall}, {Kind: KindPost, Op: OpWaitall, Reqs: big[:7000]}})
 	return out
 }
 
@@ -387,7 +393,7 @@ func TestEncoderMatchesOracle(t *testing.T) {
 // commit 23ddcae: pins the format itself, so that encoder and oracle cannot
 // drift together.
 func TestEncoderGolden(t *testing.T) {
-	const want = "5dcc065959f605e52fb51a8d527f7687b7f8573a39aa03d4c0288202cfc528c2"
+	const want = "66f1df64f03e57aeb9afa3143554cbd4f7aa6ba1c5a1b98d3a949590acafb580"
 	h := sha256.New()
 	var e encoder
 	for seed := uint64(100); seed < 104; seed++ {
