@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Field numbers of the presence bitmask. The numbering is part of the file
@@ -57,24 +58,23 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// context is the transformed field values of the previous event of one
-// (kind, op) pair in the current block: the prediction for the next one.
+// context is the decoder's transformed field values of the previous event
+// of one (kind, op) pair in the current block: the prediction for the next
+// one. (The encoder keeps its own, encContext.)
 type context struct {
-	gen       uint32
-	vals      [nFields]uint64
-	reqs      []byte     // encoded Reqs
-	cold      coldFields // encoder only: the raw cold fields of vals
-	coldValid bool
-	// Decoder only: tmpl is an event whose Kind, Rank and cold fields
-	// (fPeer to fErr) are decoded from vals, valid while tmplOK. Most
-	// events repeat their context's cold fields (their mask has none of
-	// coldBits): the decoder copies tmpl instead of decoding them again.
+	gen  uint32
+	vals [nFields]uint64
+	reqs []byte // encoded Reqs
+	// tmpl is an event whose Kind, Rank and cold fields (fPeer to fErr)
+	// are decoded from vals, valid while tmplOK. Most events repeat their
+	// context's cold fields (their mask has none of coldBits): the decoder
+	// copies tmpl instead of decoding them again.
 	tmpl   Event
 	tmplOK bool
 }
 
-// coldBits are the mask bits of the fields a decoder keeps decoded in its
-// context's tmpl: fPeer to fErr (not the hashes, which are stored raw).
+// coldBits are the mask bits of the fields fPeer to fErr: each a function
+// of one raw field of the event alone (not the hashes, which are stored raw).
 const coldBits = (1<<fHashPost - 1) &^ (1<<(fReqs+1) - 1)
 
 // timeState is the per-rank running state the transforms are relative to.
@@ -96,16 +96,110 @@ func ctxIndex(op Op, done bool) int {
 	return i
 }
 
+// maxEventFixed bounds the encoding of one event but its Reqs: the tag, the
+// mask and every field as a 10-byte varint (hashes take 8).
+const maxEventFixed = (2 + nFields) * binary.MaxVarintLen64
+
 // encoder packs the events of one rank into a block.
+//
+// It writes what FORMAT says (a field is present when its transformed value
+// differs from the context's previous one) without transforming every
+// field of every event: transforms are one-to-one, so two values compare as
+// their transforms do. A field whose transform is a function of that field
+// alone (the cold fields, the hashes, and per kind the other kind's times,
+// MatchSeq of a post, Req of a done) is compared raw; a field relative to
+// the running state or to another field (Seq, the kind's own times, Req of
+// a post, MatchVT and MatchSeq of a done) as its difference, before the
+// zigzag. Only the fields written are transformed the rest of the way.
 type encoder struct {
 	rank int32
 	buf  []byte // blockHeaderMax reserved bytes, then the events
 	n    int
-	gen  uint32
 	st   timeState
-	ctx  [nContexts]*context
-	vals [nFields]uint64
-	reqs []byte
+	ctx  [nContexts]*encContext
+	reqs []byte          // scratch: the encoding of an event's Reqs
+	vals [nFields]uint64 // scratch: transformed cold fields
+}
+
+// encContext is the encoder's prediction for the next event of one
+// (kind, op) context: the decoder's context, kept in the form the encoder
+// compares (see encoder). Its zero value, but for cold.matchRank (the
+// block's rank) and reqs (the single byte 0), is the start of a block.
+type encContext struct {
+	// hot holds fields 0 to fMatchSeq as compared: differences for the
+	// relative fields, raw values for the others. Written, they are
+	// zigzagged but for postPlain and donePlain.
+	hot  [fReqs]uint64
+	cold coldFields // raw cold fields and hashes
+	reqs []byte     // encoded Reqs; the single byte 0 for none
+}
+
+// hotBits are the mask bits of the hot fields. Of them, an encContext holds
+// postPlain (of a post context) and donePlain (of a done context) as their
+// transforms are; all others are zigzagged when written.
+const (
+	hotBits    = 1<<fReqs - 1
+	postPlain  = 1<<fReq | 1<<fMatchSeq
+	donePlain  = 1 << fReq
+	tagMaskMax = 0x80 // tag and mask below it take one byte each
+)
+
+// coldFields is the raw cold fields (fPeer to fErr) and hashes of an event,
+// pairs of adjacent int32 fields of Event as one word (pair), so that
+// encode loads them at once.
+type coldFields struct {
+	peerTag, commStream, sourceStatusTag              uint64
+	count, bytes, offset, length, duration, statusCnt int64
+	hashPost, hashDone                                uint64
+	group, matchRank, index                           int32
+	alloc, site                                       uint32
+	dtype                                             Dtype
+	err                                               ErrCode
+	flag                                              bool
+}
+
+func pair(lo, hi int32) uint64 { return uint64(uint32(lo)) | uint64(uint32(hi))<<32 }
+
+// coldMask returns the mask bits of the cold fields and hashes of ev that
+// differ from p, and makes p ev's.
+func coldMask(p *coldFields, ev *Event) uint64 {
+	var m uint64
+	set := func(differ bool, f int) {
+		if differ {
+			m |= 1 << f
+		}
+	}
+	set(ev.Peer != int32(p.peerTag), fPeer)
+	set(ev.Tag != int32(p.peerTag>>32), fTag)
+	set(ev.Comm != int32(p.commStream), fComm)
+	set(ev.Stream != int32(p.commStream>>32), fStream)
+	set(ev.Source != int32(p.sourceStatusTag), fSource)
+	set(ev.StatusTag != int32(p.sourceStatusTag>>32), fStatusTag)
+	set(ev.Count != p.count, fCount)
+	set(ev.Bytes != p.bytes, fBytes)
+	set(ev.Offset != p.offset, fOffset)
+	set(ev.Length != p.length, fLength)
+	set(ev.Duration != p.duration, fDuration)
+	set(ev.StatusCnt != p.statusCnt, fStatusCnt)
+	set(ev.HashPost != p.hashPost, fHashPost)
+	set(ev.HashDone != p.hashDone, fHashDone)
+	set(ev.Group != p.group, fGroup)
+	set(ev.MatchRank != p.matchRank, fMatchRank)
+	set(ev.Index != p.index, fIndex)
+	set(ev.Alloc != p.alloc, fAlloc)
+	set(ev.Site != p.site, fSite)
+	set(ev.Dtype != p.dtype, fDtype)
+	set(ev.Err != p.err, fErr)
+	set(ev.Flag != p.flag, fFlag)
+	*p = coldFields{
+		peerTag: pair(ev.Peer, ev.Tag), commStream: pair(ev.Comm, ev.Stream),
+		sourceStatusTag: pair(ev.Source, ev.StatusTag),
+		count:           ev.Count, bytes: ev.Bytes, offset: ev.Offset, length: ev.Length,
+		duration: ev.Duration, statusCnt: ev.StatusCnt, hashPost: ev.HashPost, hashDone: ev.HashDone,
+		group: ev.Group, matchRank: ev.MatchRank, index: ev.Index, alloc: ev.Alloc, site: ev.Site,
+		dtype: ev.Dtype, err: ev.Err, flag: ev.Flag,
+	}
+	return m
 }
 
 func (e *encoder) reset() {
@@ -114,8 +208,207 @@ func (e *encoder) reset() {
 	}
 	e.buf = e.buf[:blockHeaderMax]
 	e.n = 0
-	e.gen++
 	e.st = timeState{}
+	// Restart every context (the few ops a rank uses have one each): a
+	// block holds thousands of events, so this costs less than checking
+	// at each event whether its context is the block's.
+	for _, c := range e.ctx {
+		if c != nil {
+			c.restart(e.rank)
+		}
+	}
+}
+
+// restart makes c the context at the start of a block of rank.
+func (c *encContext) restart(rank int32) {
+	*c = encContext{cold: coldFields{matchRank: rank}, reqs: append(c.reqs[:0], 0)}
+}
+
+// context returns context i.
+func (e *encoder) context(i int) *encContext {
+	c := e.ctx[i]
+	if c == nil {
+		c = e.newContext(i)
+	}
+	return c
+}
+
+// newContext is context i at the start of a block.
+func (e *encoder) newContext(i int) *encContext {
+	c := &encContext{}
+	c.restart(e.rank)
+	e.ctx[i] = c
+	return c
+}
+
+// putUvarint writes v at b[n:] and returns the index after it.
+func putUvarint(b []byte, n int, v uint64) int {
+	for v >= 0x80 {
+		b[n] = byte(v) | 0x80
+		v >>= 7
+		n++
+	}
+	b[n] = byte(v)
+	return n + 1
+}
+
+// encode appends ev (whose Kind must be KindPost or KindDone) to the block.
+func (e *encoder) encode(ev *Event) {
+	st := &e.st
+	lastReq := st.lastReq // Reqs are relative to the state before the event
+	var c *encContext
+	var mask, tag, plain uint64
+	// The hot fields, each compared with the context's and kept if it
+	// differs; the state advances with them.
+	if ev.Kind == KindDone {
+		c = e.context(int(ev.Op)&63 | 64)
+		tag, plain = uint64(ev.Op)<<1|1, donePlain
+		h := &c.hot
+		if v := st.next - 1 - ev.Seq; v != h[fSeq] {
+			h[fSeq], mask = v, mask|1<<fSeq
+		}
+		if v := uint64(ev.DoneVT - st.lastVT); v != h[fDoneVT] {
+			h[fDoneVT], mask = v, mask|1<<fDoneVT
+		}
+		if v := uint64(ev.DoneWall - st.lastWall); v != h[fDoneWall] {
+			h[fDoneWall], mask = v, mask|1<<fDoneWall
+		}
+		if v := uint64(ev.DoneVT - ev.MatchVT); v != h[fMatchVT] {
+			h[fMatchVT], mask = v, mask|1<<fMatchVT
+		}
+		if v := ev.MatchSeq - ev.Seq; v != h[fMatchSeq] {
+			h[fMatchSeq], mask = v, mask|1<<fMatchSeq
+		}
+		if v := uint64(ev.PostVT); v != h[fPostVT] {
+			h[fPostVT], mask = v, mask|1<<fPostVT
+		}
+		if v := uint64(ev.PostWall); v != h[fPostWall] {
+			h[fPostWall], mask = v, mask|1<<fPostWall
+		}
+		if v := ev.Req; v != h[fReq] {
+			h[fReq], mask = v, mask|1<<fReq
+		}
+		st.lastVT, st.lastWall = ev.DoneVT, ev.DoneWall
+	} else {
+		c = e.context(int(ev.Op) & 63)
+		tag, plain = uint64(ev.Op)<<1, postPlain
+		h := &c.hot
+		if v := ev.Seq - st.next; v != h[fSeq] {
+			h[fSeq], mask = v, mask|1<<fSeq
+		}
+		if v := uint64(ev.PostVT - st.lastVT); v != h[fPostVT] {
+			h[fPostVT], mask = v, mask|1<<fPostVT
+		}
+		if v := uint64(ev.PostWall - st.lastWall); v != h[fPostWall] {
+			h[fPostWall], mask = v, mask|1<<fPostWall
+		}
+		if v := reqTransform(ev.Req, lastReq); v != h[fReq] {
+			h[fReq], mask = v, mask|1<<fReq
+		}
+		if v := uint64(ev.DoneVT); v != h[fDoneVT] {
+			h[fDoneVT], mask = v, mask|1<<fDoneVT
+		}
+		if v := uint64(ev.DoneWall); v != h[fDoneWall] {
+			h[fDoneWall], mask = v, mask|1<<fDoneWall
+		}
+		if v := uint64(ev.MatchVT); v != h[fMatchVT] {
+			h[fMatchVT], mask = v, mask|1<<fMatchVT
+		}
+		if v := ev.MatchSeq; v != h[fMatchSeq] {
+			h[fMatchSeq], mask = v, mask|1<<fMatchSeq
+		}
+		st.next = ev.Seq + 1
+		st.lastVT, st.lastWall = ev.PostVT, ev.PostWall
+		if ev.Req != 0 {
+			st.lastReq = ev.Req
+		}
+	}
+	// Reqs, the cold fields and hashes: the exception (most events repeat
+	// their context's call but for its times), so first all at once, then
+	// field by field (restMask). Pairs of adjacent int32 fields load as one
+	// word.
+	p := &c.cold
+	cold := (pair(ev.Peer, ev.Tag) ^ p.peerTag) | (pair(ev.Comm, ev.Stream) ^ p.commStream) |
+		(pair(ev.Source, ev.StatusTag) ^ p.sourceStatusTag) |
+		uint64(ev.Count^p.count) | uint64(ev.Bytes^p.bytes) | uint64(ev.Offset^p.offset) |
+		uint64(ev.Length^p.length) | uint64(ev.Duration^p.duration) | uint64(ev.StatusCnt^p.statusCnt) |
+		(ev.HashPost ^ p.hashPost) | (ev.HashDone ^ p.hashDone) |
+		uint64(uint32(ev.Group^p.group)|uint32(ev.MatchRank^p.matchRank)|uint32(ev.Index^p.index)|
+			(ev.Alloc^p.alloc)|(ev.Site^p.site))
+	if ev.Dtype != p.dtype || ev.Err != p.err || ev.Flag != p.flag {
+		cold = 1
+	}
+	if cold|uint64(len(ev.Reqs))|uint64(len(c.reqs)-1) != 0 {
+		mask |= e.restMask(c, ev, lastReq, cold != 0)
+	}
+
+	// Write the event with one capacity check: maxEventFixed and the Reqs.
+	n := len(e.buf)
+	if cap(e.buf)-n < maxEventFixed+len(c.reqs) {
+		e.buf = slices.Grow(e.buf, maxEventFixed+len(c.reqs))
+	}
+	b := e.buf[:cap(e.buf)]
+	if tag|mask < tagMaskMax {
+		b[n], b[n+1] = byte(tag), byte(mask)
+		n += 2
+	} else {
+		n = putUvarint(b, n, tag)
+		n = putUvarint(b, n, mask)
+	}
+	for m := mask & hotBits; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		v := c.hot[i]
+		if plain>>i&1 == 0 {
+			v = zz(int64(v))
+		}
+		n = putUvarint(b, n, v)
+	}
+	if mask&^hotBits != 0 {
+		n = e.putRest(b, n, mask, c, ev)
+	}
+	e.buf = e.buf[:n]
+	e.n++
+}
+
+// restMask returns the mask bits of Reqs (encoded relative to lastReq)
+// and, if cold, of the cold fields and hashes of ev that differ from c's,
+// and makes c's those of ev.
+func (e *encoder) restMask(c *encContext, ev *Event, lastReq uint64, cold bool) uint64 {
+	var m uint64
+	if len(ev.Reqs) != 0 || len(c.reqs) != 1 {
+		e.reqs = appendReqs(e.reqs[:0], ev.Reqs, lastReq)
+		if string(e.reqs) != string(c.reqs) {
+			c.reqs = append(c.reqs[:0], e.reqs...)
+			m |= 1 << fReqs
+		}
+	}
+	if cold {
+		m |= coldMask(&c.cold, ev)
+	}
+	return m
+}
+
+// putRest writes the fields of mask from fReqs on: Reqs, the cold fields,
+// the hashes.
+func (e *encoder) putRest(b []byte, n int, mask uint64, c *encContext, ev *Event) int {
+	if mask&(1<<fReqs) != 0 {
+		n += copy(b[n:], c.reqs)
+	}
+	if m := mask & coldBits; m != 0 {
+		transformCold(&e.vals, ev, e.rank)
+		for ; m != 0; m &= m - 1 {
+			n = putUvarint(b, n, e.vals[bits.TrailingZeros64(m)])
+		}
+	}
+	if mask&(1<<fHashPost) != 0 {
+		binary.LittleEndian.PutUint64(b[n:], ev.HashPost)
+		n += 8
+	}
+	if mask&(1<<fHashDone) != 0 {
+		binary.LittleEndian.PutUint64(b[n:], ev.HashDone)
+		n += 8
+	}
+	return n
 }
 
 // reqTransform maps Req (0 = none) bijectively onto a uint64 that is small
@@ -154,38 +447,7 @@ func appendReqs(dst []byte, reqs []uint64, last uint64) []byte {
 	return dst
 }
 
-// transform computes the transformed field values of ev into vals.
-func transform(vals *[nFields]uint64, ev *Event, rank int32, st *timeState) {
-	transformHot(vals, ev, st)
-	transformCold(vals, ev, rank)
-}
-
-// transformHot computes fields 0 to fReqs: the times, Seq, Req, MatchSeq.
-func transformHot(vals *[nFields]uint64, ev *Event, st *timeState) {
-	if ev.Kind == KindDone {
-		vals[fSeq] = zz(int64(st.next - 1 - ev.Seq))
-		vals[fPostVT] = zz(ev.PostVT)
-		vals[fPostWall] = zz(ev.PostWall)
-		vals[fDoneVT] = zz(ev.DoneVT - st.lastVT)
-		vals[fDoneWall] = zz(ev.DoneWall - st.lastWall)
-		vals[fMatchVT] = zz(ev.DoneVT - ev.MatchVT)
-		vals[fMatchSeq] = zz(int64(ev.MatchSeq - ev.Seq))
-		vals[fReq] = uint64(ev.Req) // rarely set on a done event: raw
-	} else {
-		vals[fSeq] = zz(int64(ev.Seq - st.next))
-		vals[fPostVT] = zz(ev.PostVT - st.lastVT)
-		vals[fPostWall] = zz(ev.PostWall - st.lastWall)
-		vals[fDoneVT] = zz(ev.DoneVT)
-		vals[fDoneWall] = zz(ev.DoneWall)
-		vals[fMatchVT] = zz(ev.MatchVT)
-		vals[fMatchSeq] = ev.MatchSeq
-		vals[fReq] = reqTransform(ev.Req, st.lastReq)
-	}
-	vals[fReqs] = 0 // compared as bytes
-}
-
-// transformCold computes the fields after fReqs: each a function of one
-// field of the event alone (and of the block's rank).
+// transformCold computes the transformed values of the fields fPeer to fErr.
 func transformCold(vals *[nFields]uint64, ev *Event, rank int32) {
 	vals[fPeer] = zz(int64(ev.Peer))
 	vals[fTag] = zz(int64(ev.Tag))
@@ -204,46 +466,12 @@ func transformCold(vals *[nFields]uint64, ev *Event, rank int32) {
 	vals[fOffset] = zz(ev.Offset)
 	vals[fLength] = zz(ev.Length)
 	vals[fDuration] = zz(ev.Duration)
+	vals[fFlag] = 0
 	if ev.Flag {
 		vals[fFlag] = 1
-	} else {
-		vals[fFlag] = 0
 	}
 	vals[fIndex] = zz(int64(ev.Index))
 	vals[fErr] = uint64(ev.Err)
-	vals[fHashPost] = ev.HashPost
-	vals[fHashDone] = ev.HashDone
-}
-
-// coldFields is the raw fields transformCold reads: when they equal the
-// context's, so do their transforms, and the encoder skips them.
-type coldFields struct {
-	Peer, Tag, Comm, Stream, Group, Source, StatusTag, MatchRank, Index int32
-	Site, Alloc                                                         uint32
-	Dtype                                                               Dtype
-	Err                                                                 ErrCode
-	Flag                                                                bool
-	_                                                                   uint8
-	Count, Bytes, Offset, Length, Duration, StatusCnt                   int64
-	HashPost, HashDone                                                  uint64
-}
-
-func coldEqual(p *coldFields, ev *Event) bool {
-	return ev.Peer == p.Peer && ev.Tag == p.Tag && ev.Bytes == p.Bytes && ev.Count == p.Count &&
-		ev.Dtype == p.Dtype && ev.Site == p.Site && ev.MatchRank == p.MatchRank && ev.Source == p.Source &&
-		ev.StatusTag == p.StatusTag && ev.StatusCnt == p.StatusCnt && ev.Comm == p.Comm &&
-		ev.Stream == p.Stream && ev.Group == p.Group && ev.Alloc == p.Alloc && ev.Offset == p.Offset &&
-		ev.Length == p.Length && ev.Duration == p.Duration && ev.Flag == p.Flag && ev.Index == p.Index &&
-		ev.Err == p.Err && ev.HashPost == p.HashPost && ev.HashDone == p.HashDone
-}
-
-func coldOf(cf *coldFields, ev *Event) {
-	*cf = coldFields{
-		Peer: ev.Peer, Tag: ev.Tag, Comm: ev.Comm, Stream: ev.Stream, Group: ev.Group, Source: ev.Source,
-		StatusTag: ev.StatusTag, MatchRank: ev.MatchRank, Index: ev.Index, Site: ev.Site, Alloc: ev.Alloc,
-		Dtype: ev.Dtype, Err: ev.Err, Flag: ev.Flag, Count: ev.Count, Bytes: ev.Bytes, Offset: ev.Offset,
-		Length: ev.Length, Duration: ev.Duration, StatusCnt: ev.StatusCnt, HashPost: ev.HashPost, HashDone: ev.HashDone,
-	}
 }
 
 func advance(st *timeState, ev *Event) {
@@ -258,71 +486,6 @@ func advance(st *timeState, ev *Event) {
 	if ev.Req != 0 {
 		st.lastReq = ev.Req
 	}
-}
-
-func (e *encoder) context(i int) *context {
-	c := e.ctx[i]
-	if c == nil {
-		c = &context{}
-		e.ctx[i] = c
-	}
-	if c.gen != e.gen {
-		c.gen = e.gen
-		c.vals = [nFields]uint64{}
-		c.reqs = c.reqs[:0]
-		c.reqs = append(c.reqs, 0) // the encoding of no Reqs
-		c.coldValid = false
-	}
-	return c
-}
-
-// encode appends ev (whose Kind must be KindPost or KindDone) to the block.
-func (e *encoder) encode(ev *Event) {
-	done := ev.Kind == KindDone
-	c := e.context(ctxIndex(ev.Op, done))
-	transformHot(&e.vals, ev, &e.st)
-	mask := hotMask(&e.vals, &c.vals)
-	if !c.coldValid || !coldEqual(&c.cold, ev) {
-		transformCold(&e.vals, ev, e.rank)
-		mask |= coldMask(&e.vals, &c.vals)
-		coldOf(&c.cold, ev)
-		c.coldValid = true
-	}
-	if len(ev.Reqs) == 0 {
-		if len(c.reqs) != 1 || c.reqs[0] != 0 {
-			e.reqs = append(e.reqs[:0], 0)
-			mask |= 1 << fReqs
-			c.reqs = append(c.reqs[:0], 0)
-		}
-	} else {
-		e.reqs = appendReqs(e.reqs[:0], ev.Reqs, e.st.lastReq)
-		if string(e.reqs) != string(c.reqs) {
-			mask |= 1 << fReqs
-			c.reqs = append(c.reqs[:0], e.reqs...)
-		}
-	}
-
-	tag := uint64(ev.Op) << 1
-	if done {
-		tag |= 1
-	}
-	b := binary.AppendUvarint(e.buf, tag)
-	b = binary.AppendUvarint(b, mask)
-	for m := mask; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		c.vals[i] = e.vals[i]
-		switch i {
-		case fReqs:
-			b = append(b, e.reqs...)
-		case fHashPost, fHashDone:
-			b = binary.LittleEndian.AppendUint64(b, e.vals[i])
-		default:
-			b = binary.AppendUvarint(b, e.vals[i])
-		}
-	}
-	e.buf = b
-	e.n++
-	advance(&e.st, ev)
 }
 
 // finish writes the block header and checksum in front of the events and
@@ -675,46 +838,4 @@ func (d *decoder) build(ev *Event, c *context, op Op, done bool, reqs []uint64) 
 		ev.Reqs = append(ev.Reqs, prev)
 	}
 	return nil
-}
-
-// nz is 1 if x is nonzero, else 0.
-func nz(x uint64) uint64 { return (x | -x) >> 63 }
-
-// hotMask has bit i set where a[i] != b[i], for the fields before fReqs
-// (unrolled: constant shifts).
-func hotMask(a, b *[nFields]uint64) uint64 {
-	return nz(a[0]^b[0])<<0 |
-		nz(a[1]^b[1])<<1 |
-		nz(a[2]^b[2])<<2 |
-		nz(a[3]^b[3])<<3 |
-		nz(a[4]^b[4])<<4 |
-		nz(a[5]^b[5])<<5 |
-		nz(a[6]^b[6])<<6 |
-		nz(a[7]^b[7])<<7
-}
-
-// coldMask is hotMask for the fields after fReqs.
-func coldMask(a, b *[nFields]uint64) uint64 {
-	return nz(a[9]^b[9])<<9 |
-		nz(a[10]^b[10])<<10 |
-		nz(a[11]^b[11])<<11 |
-		nz(a[12]^b[12])<<12 |
-		nz(a[13]^b[13])<<13 |
-		nz(a[14]^b[14])<<14 |
-		nz(a[15]^b[15])<<15 |
-		nz(a[16]^b[16])<<16 |
-		nz(a[17]^b[17])<<17 |
-		nz(a[18]^b[18])<<18 |
-		nz(a[19]^b[19])<<19 |
-		nz(a[20]^b[20])<<20 |
-		nz(a[21]^b[21])<<21 |
-		nz(a[22]^b[22])<<22 |
-		nz(a[23]^b[23])<<23 |
-		nz(a[24]^b[24])<<24 |
-		nz(a[25]^b[25])<<25 |
-		nz(a[26]^b[26])<<26 |
-		nz(a[27]^b[27])<<27 |
-		nz(a[28]^b[28])<<28 |
-		nz(a[29]^b[29])<<29 |
-		nz(a[30]^b[30])<<30
 }

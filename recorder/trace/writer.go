@@ -270,33 +270,57 @@ func (w *Writer) newBuf() []byte {
 // Append adds ev to the trace. The event is copied (Reqs too); ev may be
 // reused at once. An event with an invalid Kind or a negative Rank is
 // dropped and reported by Flush and Close. Append after Close does nothing.
+//
+// Append runs for every event a recorder sees: its common case (a known
+// rank, a valid event, room in the block) is the inline test below and the
+// encoder; the rest is appendSlow's.
 func (w *Writer) Append(ev *Event) {
 	w.mu.Lock()
+	var rb *rankBuf
+	if r := uint32(ev.Rank); r < uint32(len(w.ranks)) && ev.Kind-KindPost <= KindDone-KindPost && !w.closed && w.err == nil {
+		rb = w.ranks[r]
+	}
+	if rb == nil {
+		if rb = w.appendSlowLocked(ev); rb == nil {
+			w.mu.Unlock()
+			return
+		}
+	}
+	rb.enc.encode(ev)
+	rb.events++
+	if len(rb.enc.buf) >= w.opts.BlockSize || rb.enc.n >= maxBlockEvents {
+		w.blockFullLocked(rb)
+	}
+	w.mu.Unlock()
+}
+
+// appendSlowLocked is Append's uncommon case: it returns the rank's buffer
+// (creating it) for a valid event, or nil for an event to drop (recording
+// the first invalid one).
+func (w *Writer) appendSlowLocked(ev *Event) *rankBuf {
 	if w.closed || w.err != nil {
-		w.mu.Unlock()
-		return
+		return nil
 	}
 	if (ev.Kind != KindPost && ev.Kind != KindDone) || ev.Rank < 0 || ev.Rank >= maxRank {
 		if w.appendErr == nil {
 			w.appendErr = fmt.Errorf("trace %s: invalid event dropped (rank %d seq %d kind %d)", w.path, ev.Rank, ev.Seq, ev.Kind)
 		}
-		w.mu.Unlock()
-		return
+		return nil
 	}
-	rb := w.rankBuf(ev.Rank)
-	rb.enc.encode(ev)
-	rb.events++
-	if len(rb.enc.buf) >= w.opts.BlockSize || rb.enc.n >= maxBlockEvents {
-		w.cutLocked(rb)
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-		for w.pendingBytes > maxPendingBytes && w.err == nil && !w.closed {
-			w.space.Wait()
-		}
+	return w.rankBuf(ev.Rank)
+}
+
+// blockFullLocked hands the rank's full block to the background writer,
+// and waits while too much is pending.
+func (w *Writer) blockFullLocked(rb *rankBuf) {
+	w.cutLocked(rb)
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
-	w.mu.Unlock()
+	for w.pendingBytes > maxPendingBytes && w.err == nil && !w.closed {
+		w.space.Wait()
+	}
 }
 
 // cutLocked moves the rank's open block, full, to pending: it is stored
