@@ -1,7 +1,6 @@
 package gpu_test
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -14,20 +13,7 @@ import (
 // returns the buffer-overlap findings.
 func overlaps(t *testing.T, ranks int, fn func(*gpu.Rank) error) []verdict.Finding {
 	t.Helper()
-	err := gpu.Launch(ranks, fn)
-	var re *gpu.RunError
-	if err != nil && !errors.As(err, &re) {
-		t.Fatalf("%v", err)
-	}
-	var out []verdict.Finding
-	if re != nil {
-		for _, f := range re.Findings {
-			if f.Kind == verdict.BufferOverlap {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
+	return findingsOfKind(t, verdict.BufferOverlap, gpu.Launch(ranks, fn))
 }
 
 // TestPendingBuffersOverlapIsFound: two pending operations of one rank

@@ -15,20 +15,7 @@ import (
 // recv-buffer-write findings.
 func recvWrites(t *testing.T, ranks int, fn func(*gpu.Rank) error) []verdict.Finding {
 	t.Helper()
-	err := gpu.Launch(ranks, fn, gpu.RecordTo(discard{}))
-	var re *gpu.RunError
-	if err != nil && !errors.As(err, &re) {
-		t.Fatalf("%v", err)
-	}
-	var out []verdict.Finding
-	if re != nil {
-		for _, f := range re.Findings {
-			if f.Kind == verdict.RecvBufferWrite {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
+	return findingsOfKind(t, verdict.RecvBufferWrite, gpu.Launch(ranks, fn, gpu.RecordTo(discard{})))
 }
 
 // TestRecvBufferWrittenWhilePendingIsFound: writing an Irecv's buffer
