@@ -41,7 +41,7 @@ func Replay(t testing.TB, path string, opts ...Option) []replay.Finding {
 			t.Fatalf("harness: %v", err)
 			return nil
 		}
-		fs, err := replay.Explore(tr.Open, tr.Config(), tr.Site, specs, first, n, nil)
+		fs, err := tr.Explore(tr.Config(), specs, first, n, 0, nil)
 		if err != nil {
 			t.Fatalf("harness: replaying %s: %v", path, err)
 			return nil

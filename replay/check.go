@@ -143,18 +143,35 @@ func lookupRecorded(open Opener, races []Race) error {
 
 // Explore replays the trace under specs for seeds 0..n-1 (starting at
 // first) and returns the findings deduplicated by signature, each with the
-// first seed that showed it.
+// first seed that showed it. The replays run one after another: open need
+// serve one goroutine only (Trace.Explore runs them on every core).
 func Explore(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, first uint64, n int, progress func(done int)) ([]Finding, error) {
+	return explore(open, base, site, specs, first, n, progress, CheckOptions{Workers: 1})
+}
+
+// Explore is Explore over the trace's file, base its Config with what the
+// caller changed, its replays on workers workers (0: GOMAXPROCS), each
+// reading the file through a reader of its own: the findings are those of
+// one worker, in the same order, with the same first seeds.
+func (t *Trace) Explore(base Config, specs []faults.Spec, first uint64, n, workers int, progress func(done int)) ([]Finding, error) {
+	return explore(t.OpenDirect, base, t.Site, specs, first, n, progress, CheckOptions{Workers: workers, WorkerOpener: t.reopen})
+}
+
+func explore(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, first uint64, n int, progress func(done int), opts CheckOptions) ([]Finding, error) {
+	jobs := make([]replayJob, n)
+	for i := range jobs {
+		jobs[i] = replayJob{specs: specs, seed: first + uint64(i), keepAll: true}
+	}
+	if progress != nil {
+		opts.Progress = func(done, _ int) { progress(done) }
+	}
+	results, err := runJobs(open, base, site, jobs, false, opts)
+	if err != nil {
+		return nil, err
+	}
 	var all verdict.Set // deduplicated as found: a signature is made once per finding
-	for i := range n {
-		fs, err := Run(open, base, site, specs, first+uint64(i))
-		if err != nil {
-			return nil, err
-		}
-		all.Add(fs...)
-		if progress != nil {
-			progress(i + 1)
-		}
+	for _, r := range results {
+		all.Add(r.findings...)
 	}
 	return all.Findings(), nil
 }
@@ -324,6 +341,9 @@ type replayJob struct {
 	specs []faults.Spec
 	seed  uint64
 	force *ForcedMatch
+	// keepAll keeps every finding of the replay (Explore): none is
+	// judged by another replay of the battery.
+	keepAll bool
 }
 
 // jobResult is what Check keeps of a replay (see judge): its findings to
@@ -342,6 +362,9 @@ type jobResult struct {
 // that no finding is made of it. cutShort says the enumeration of forced
 // matches did not cover every alternative.
 func (j replayJob) trim(out *Outcome, cutShort bool) {
+	if j.keepAll {
+		return
+	}
 	// Every finding but a race comes of a problem or a corruption.
 	others := len(out.Problems) > 0 || len(out.Corrupted) > 0
 	if a := j.force; a != nil {

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // recordFile records fn on ranks ranks into a trace file, as p2ptrace
@@ -152,6 +154,81 @@ func TestCheckTraceInParallelIsSequential(t *testing.T) {
 			for _, workers := range []int{2, 5} {
 				if par := check(workers); par != seq {
 					t.Fatalf("%d workers:\n%s\n--- one worker:\n%s", workers, par, seq)
+				}
+			}
+		})
+	}
+}
+
+// TestExploreInParallelIsSequential: replay --explore on several workers
+// (Trace.Explore) finds what replay.Explore finds one seed after another:
+// the same findings, in the same order, each with its first seed.
+func TestExploreInParallelIsSequential(t *testing.T) {
+	cases := []struct {
+		name  string
+		ranks int
+		fn    func(*gpu.Rank) error
+		fault string
+		want  string // a kind the findings must have
+	}{
+		{"gather", 6, gather, "delay", "message-race"},
+		{"isend-mutate", 2, isendMutate, "mutate", "corrupted-data"},
+		{"headtohead", 2, headToHead(16), "sync", "deadlock"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := replay.OpenTrace(recordFile(t, c.name, c.ranks, c.fn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			specs, err := faults.ParseAll([]string{c.fault})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const first, seeds = 3, 12
+			text := func(fs []replay.Finding) string {
+				js, err := (&replay.Report{Findings: fs}).JSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(js)
+			}
+			// The oracle: one replay after another, deduplicated as found.
+			var seq verdict.Set
+			for seed := uint64(first); seed < first+seeds; seed++ {
+				fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, specs, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seq.Add(fs...)
+			}
+			want := text(seq.Findings())
+			if !contains(want, `"kind": "`+c.want+`"`) {
+				t.Fatalf("one seed after another: no %s:\n%s", c.want, want)
+			}
+			if got, err := replay.Explore(tr.Open, tr.Config(), tr.Site, specs, first, seeds, nil); err != nil || text(got) != want {
+				t.Fatalf("replay.Explore: %v\n%s\n--- one seed after another:\n%s", err, text(got), want)
+			}
+			for _, workers := range []int{1, 3} {
+				var mu sync.Mutex
+				last := 0
+				fs, err := tr.Explore(tr.Config(), specs, first, seeds, workers, func(done int) {
+					mu.Lock()
+					defer mu.Unlock()
+					if done != last+1 {
+						t.Errorf("workers %d: progress %d after %d", workers, done, last)
+					}
+					last = done
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := text(fs); got != want {
+					t.Fatalf("%d workers:\n%s\n--- one seed after another:\n%s", workers, got, want)
+				}
+				if last != seeds {
+					t.Errorf("workers %d: progress ended at %d of %d", workers, last, seeds)
 				}
 			}
 		})

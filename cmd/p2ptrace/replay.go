@@ -72,7 +72,7 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 			base.PollLimit = o.polls
 			n := max(o.explore, 1)
 			bar := newProgress(f, n, "replaying", o.json || n == 1)
-			fs, err := replay.Explore(tr.Open, base, tr.Site, specs, o.seed, n, bar.set)
+			fs, err := tr.Explore(base, specs, o.seed, n, 0, bar.set)
 			bar.finish()
 			if err != nil {
 				return inputError(fmt.Errorf("replaying %s: %w", args[0], err))
