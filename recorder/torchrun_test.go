@@ -333,7 +333,10 @@ func TestRecordTorchPrograms(t *testing.T) {
 	run("timeout", false, func(t *testing.T) {
 		// Rank 0 spins in its own code after its send: never a hang;
 		// --timeout ends the job with a no-progress finding naming rank 0's
-		// last call. The deadline leaves the ranks time to import torch.
+		// last call. The deadline leaves the ranks time to import torch
+		// and meet in init_process_group even on a loaded 2-core CI machine
+		// running other packages' tests under -race (15 s was once too
+		// short there: no rank had recorded anything yet).
 		pytest.RequireTorch(t)
 		script := filepath.Join(t.TempDir(), "spin.py")
 		src := "import torch\nimport torch.distributed as dist\n\ndist.init_process_group(\"gloo\")\nt = torch.zeros(4)\n" +
@@ -344,7 +347,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		var stderr bytes.Buffer
 		sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
 			Program: pytest.Python, Args: []string{script}, Ranks: 2, Output: filepath.Join(t.TempDir(), "spin.db"),
-			Timeout: 15 * time.Second, Stdout: io.Discard, Stderr: &stderr,
+			Timeout: 30 * time.Second, Stdout: io.Discard, Stderr: &stderr,
 		})
 		if err != nil {
 			t.Fatalf("record: %v\n%s", err, stderr.String())
@@ -352,7 +355,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		if sum.Header.Status != trace.StatusHung {
 			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
 		}
-		want := "[1] no-progress (cause: program)\n    the job did not end within --timeout 15s; p2ptrace record ended it; rank 0 runs code of its own (its last MPI call was Send at "
+		want := "[1] no-progress (cause: program)\n    the job did not end within --timeout 30s; p2ptrace record ended it; rank 0 runs code of its own (its last MPI call was Send at "
 		if msg := sum.Text(); !strings.Contains(msg, want) || !strings.Contains(msg, "spin.py:7") {
 			t.Errorf("report lacks %q and spin.py:7:\n%s", want, msg)
 		}
