@@ -113,7 +113,7 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 		cmd.Env = append(cmd.Env, gpu.EnvForceMatch+"="+o.ForceMatch)
 	}
 	cmd.Dir = o.Dir
-	binary, err := fileHash(exe)
+	binary, err := FileHash(exe)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}

@@ -40,8 +40,9 @@ func runsOnGPU(exe string) bool {
 // modulePath is this module's path, as Go build info names it.
 const modulePath = "github.com/p2ptrace/p2ptrace"
 
-// fileHash is the SHA-256 of a file, in hex.
-func fileHash(path string) (string, error) {
+// FileHash is the SHA-256 of a file, in hex: what a trace's Rerun.Binary
+// holds of the recorded executable.
+func FileHash(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -82,7 +83,7 @@ func setRerun(path string, o Options, binary string) error {
 
 // setMPIRerun stores in an MPI trace's header what a re-run of the job needs.
 func setMPIRerun(path string, o MPIOptions, exe string) error {
-	binary, err := fileHash(exe)
+	binary, err := FileHash(exe)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 			unjudged = fmt.Sprintf("the program %s cannot be run any more: %v", info.Program, err)
 			return unjudged
 		}
-		binary, err := fileHash(exe)
+		binary, err := FileHash(exe)
 		usesGPU := runsOnGPU(exe)
 		cleanup()
 		switch {
@@ -155,7 +156,7 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 	h := tr.Header()
 	info := h.Rerun
-	if binary, err := fileHash(info.Program); err != nil || binary != info.Binary {
+	if binary, err := FileHash(info.Program); err != nil || binary != info.Binary {
 		return nil, fmt.Sprintf("the program %s changed or is gone since it was recorded", info.Program)
 	}
 	if !linksMPI(info.Program) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
-	"github.com/p2ptrace/p2ptrace/internal/benchtrace"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
@@ -65,7 +64,7 @@ func countEvents(b *testing.B, src replay.Source) int64 {
 // 1024 ranks and 163 iterations (about 1M events), on one worker and on
 // GOMAXPROCS: the time, and the peak live heap per event.
 func BenchmarkCheckRecordedRing(b *testing.B) {
-	path := benchtrace.Record(b, "ring", "", "-ranks", "1024", "-iters", "163")
+	path := recordedRing(b)
 	tr, err := replay.OpenTrace(path)
 	if err != nil {
 		b.Fatal(err)

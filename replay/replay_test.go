@@ -162,7 +162,7 @@ func benchRecorded(b *testing.B, path string) {
 // BenchmarkReplayRecordedRing replays a recorded ring of 1024 ranks (about
 // 1M events, Done events included) from its trace file.
 func BenchmarkReplayRecordedRing(b *testing.B) {
-	benchRecorded(b, benchtrace.Record(b, "ring", "", "-ranks", "1024", "-iters", "163"))
+	benchRecorded(b, recordedRing(b))
 }
 
 // BenchmarkReplayRecordedAllToAll replays recorded runs of

@@ -40,7 +40,7 @@ func Record(tb testing.TB, program, hash string, args ...string) string {
 	if err != nil {
 		tb.Fatalf("benchtrace: %v", err)
 	}
-	sum, err := fileSum(self)
+	sum, err := recorder.FileHash(self)
 	if err != nil {
 		tb.Fatalf("benchtrace: %v", err)
 	}
@@ -73,17 +73,4 @@ func Record(tb testing.TB, program, hash string, args ...string) string {
 		tb.Fatalf("benchtrace: %v", err)
 	}
 	return path
-}
-
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
