@@ -76,7 +76,7 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 				fs = append(fs, verdict.New(verdict.BufferOverlap, []int{r},
 					fmt.Sprintf("rank %d: %s at %s (%s, pending) and %s at %s (%s) use overlapping buffers (%d bytes in common)",
 						r, callName(uint32(a.Call)), siteOr(sa), access(p.writes), callName(uint32(b.Call)), siteOr(sb), access(cur.writes), hi-lo),
-					callRef(r, a, sa), callRef(r, b, sb)))
+					callRef(r, rd, a, sa), callRef(r, rd, b, sb)))
 			}
 			pending = append(pending, cur)
 		}
@@ -84,10 +84,23 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 	return fs
 }
 
-// callRef names a recorded call in a finding.
-func callRef(r int, rec *record, site string) verdict.OpRef {
+// callRef names a recorded call (a post record of rank r) in a finding,
+// by its Seq in the trace, the number show and replay's findings use.
+func callRef(r int, rd *rankData, rec *record, site string) verdict.OpRef {
 	name := callName(uint32(rec.Call))
-	return verdict.OpRef{Rank: r, Seq: uint64(rec.Seq), Op: name, Peer: int(rec.Peer), Tag: int(rec.Tag), Site: site, Call: name}
+	return verdict.OpRef{Rank: r, Seq: rd.traceSeq(int(rec.Seq)), Op: name, Peer: int(rec.Peer), Tag: int(rec.Tag), Site: site, Call: name}
+}
+
+// traceSeq is the trace Seq of the shim's post number i. A post the trace
+// leaves out (a wait on null requests only) has none: it is named by the
+// trace op before it, the last one the rank made (0 if none).
+func (rd *rankData) traceSeq(i int) uint64 {
+	for ; i >= 0; i-- {
+		if i < len(rd.skip) && !rd.skip[i] {
+			return rd.tseq[i]
+		}
+	}
+	return 0
 }
 
 func access(writes bool) string {
@@ -122,7 +135,7 @@ func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding 
 		site := siteText(rd, rec.Module, rec.PC, rec.Site)
 		fs = append(fs, verdict.New(verdict.RequestLeak, []int{r},
 			fmt.Sprintf("rank %d: persistent request of %s at %s (peer %d, tag %d) never freed before MPI_Finalize", r, callName(uint32(rec.Call)), siteOr(site), rec.Peer, rec.Tag),
-			callRef(r, rec, site)))
+			callRef(r, rd, rec, site)))
 	}
 	return fs
 }
@@ -150,25 +163,25 @@ func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fin
 		seen[key] = true
 		sr, sw := siteText(rd, recv.Module, recv.PC, recv.Site), siteText(rd, w.Module, w.PC, w.Site)
 		at := callName(uint32(w.Call))
-		notice := verdict.OpRef{Rank: r, Seq: noticeSeq(recs, i), Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at}
+		notice := verdict.OpRef{Rank: r, Seq: rd.traceSeq(noticeSeq(recs, i)), Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at}
 		fs = append(fs, verdict.New(verdict.RecvBufferWrite, []int{r},
 			fmt.Sprintf("rank %d: the buffer of %s at %s (from rank %d, tag %d) was written by the program while the receive was pending: it changed after the rank's previous MPI call returned and before %s at %s",
 				r, callName(uint32(recv.Call)), siteOr(sr), recv.Peer, recv.Tag, at, siteOr(sw)),
-			callRef(r, recv, sr), notice))
+			callRef(r, rd, recv, sr), notice))
 	}
 	return fs
 }
 
-// noticeSeq is the post of the call that wrote write record i: the shim
-// checks at a call's entry, which is just before its post (Recv, Send...)
-// or just after it (Barrier, the Wait family).
-func noticeSeq(recs []record, i int) uint64 {
+// noticeSeq is the post (shim number) of the call that wrote write record
+// i: the shim checks at a call's entry, which is just before its post
+// (Recv, Send...) or just after it (Barrier, the Wait family). -1 if none.
+func noticeSeq(recs []record, i int) int {
 	w := &recs[i]
 	is := func(p *record) bool { return p.Type == recPost && p.Call == w.Call && p.PC == w.PC }
 	for j := i - 1; j >= 0 && recs[j].Type != recDone; j-- {
 		if recs[j].Type == recPost {
 			if is(&recs[j]) {
-				return uint64(recs[j].Seq)
+				return int(recs[j].Seq)
 			}
 			break
 		}
@@ -176,12 +189,12 @@ func noticeSeq(recs []record, i int) uint64 {
 	for j := i + 1; j < len(recs); j++ {
 		if recs[j].Type == recPost {
 			if is(&recs[j]) {
-				return uint64(recs[j].Seq)
+				return int(recs[j].Seq)
 			}
 			break
 		}
 	}
-	return 0
+	return -1
 }
 
 // sigPair is a matched send and receive (rank, post index) whose datatypes
@@ -211,7 +224,7 @@ func signatureFindings(ranks []*rankData, pairs []sigPair, siteText siteTextFunc
 		fs = append(fs, verdict.New(verdict.TypeMismatch, []int{p.send, p.recv},
 			fmt.Sprintf("rank %d sends %d x %s (%s at %s), rank %d receives %d x %s (%s at %s): the type signatures differ at basic element %d (%s sent, %s expected)",
 				p.send, s.Count, sigText(s.Sig), callName(uint32(s.Call)), siteOr(ss), p.recv, r.Count, sigText(r.Sig), callName(uint32(r.Call)), siteOr(rs), at, sent, want),
-			callRef(p.send, s, ss), callRef(p.recv, r, rs)))
+			callRef(p.send, sd, s, ss), callRef(p.recv, rd, r, rs)))
 	}
 	return fs
 }

@@ -206,3 +206,61 @@ func TestSignatureDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeFindingsNameTraceOps: a merge finding names its calls by their
+// Seq in the trace (what show prints and replay's findings use), not by
+// the shim's call number: a gap between calls becomes a Compute op and a
+// wait on null requests only is left out, so the two numberings differ.
+func TestMergeFindingsNameTraceOps(t *testing.T) {
+	dir := t.TempDir()
+	mod := record{Type: recModule, Module: 1, PC: 0x1000, Path: "/nonexistent/a.out"}
+	post := func(seq uint32, call uint8, op uint8, pc uint64, t0 uint64, addr uint64, span int64, req uint64, reqs ...uint64) record {
+		return record{Type: recPost, Call: call, Op: op, Seq: seq, Module: 1, PC: pc, Peer: 1, Tag: 5, Dtype: 2, Count: span / 4,
+			Bytes: span, T0: t0, Req: req, Reqs: reqs, Addr: addr, Span: span}
+	}
+	done := func(seq uint32, call uint8, t1 uint64, req uint64) record {
+		return record{Type: recDone, Call: call, Seq: seq, T1: t1, Req: req, Source: 1, StatTag: 5}
+	}
+	procNull := post(2, callSend, 1, 0x1300, 50_010, 0x6000, 16, 0)
+	procNull.Peer = trace.ProcNull
+	overlapping := post(3, callSend, 1, 0x1400, 50_020, 0x7020, 64, 0)
+	overlapping.Tag = 6
+	recs := []record{mod,
+		post(0, callSend, 1, 0x1100, 10, 0x9000, 64, 0), done(0, callSend, 15, 0), // trace op 0
+		post(1, callIrecv, 10, 0x1200, 50_000, 0x7000, 64, 1), // after a 50 us gap: Compute is op 1, the Irecv op 2
+		procNull, done(2, callSend, 50_015, 0), // to MPI_PROC_NULL: not in the trace
+		overlapping, done(3, callSend, 50_025, 0), // op 3: overlaps the pending Irecv
+		post(4, callWait, 11, 0x1500, 50_030, 0, 0, 0, 1),
+		done(1, callWait, 50_040, 1), done(4, callWait, 50_040, 0),
+		post(5, callFinalize, 24, 0x1600, 50_050, 0, 0, 0), done(5, callFinalize, 50_060, 0),
+	}
+	for i := range recs {
+		if c := recs[i].Call; c == callFinalize || c == callWait {
+			recs[i].Peer, recs[i].Tag, recs[i].Dtype, recs[i].Count, recs[i].Bytes = 0, 0, 0, 0, 0
+		}
+	}
+	os.WriteFile(SegmentPath(dir, 0), encodeSegment(0, 2, StateFinalized, recs), 0o644)
+	os.WriteFile(SegmentPath(dir, 1), encodeSegment(1, 2, StateFinalized, nil), 0o644)
+	path := filepath.Join(dir, "t.p2ptrace")
+	res, err := Merge(dir, path, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Header.Findings) != 1 || res.Header.Findings[0].Kind != verdict.BufferOverlap {
+		t.Fatalf("findings %q, want one buffer-overlap", findingTexts(res.Header.Findings))
+	}
+	_, rk, _ := loadTrace(t, path)
+	bySeq := map[uint64]trace.Event{}
+	for _, o := range rk[0] {
+		bySeq[o.post.Seq] = o.post
+	}
+	var got []string
+	for _, o := range res.Header.Findings[0].Ops {
+		e := bySeq[o.Seq]
+		got = append(got, fmt.Sprintf("op %d %s tag %d is %s tag %d in the trace", o.Seq, o.Op, o.Tag, e.Op, e.Tag))
+	}
+	want := []string{"op 2 MPI_Irecv tag 5 is Irecv tag 5 in the trace", "op 3 MPI_Send tag 6 is Send tag 6 in the trace"}
+	if !slices.Equal(got, want) {
+		t.Errorf("finding's ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
