@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -29,8 +31,10 @@ const compactFraction = 8
 // Crash safety: the file at path is a complete trace at every moment. The
 // copy is written beside it, made durable, and renamed over it in one step;
 // a process killed before the rename leaves path as it was (and a stray
-// "*.compact-*" file beside it).
+// "*.compact-*" file beside it, which the next writer of path removes:
+// removeStaleCopies).
 func finishFile(db *bolt.DB, path string, noSync bool) (*bolt.DB, error) {
+	removeStaleCopies(path)
 	st := db.Stats()
 	var pages int64
 	var ps int
@@ -57,12 +61,48 @@ func finishFile(db *bolt.DB, path string, noSync bool) (*bolt.DB, error) {
 	return dst, nil
 }
 
+// compactSuffix names the compacting copy of a trace: its path, this, and
+// the random digits of os.CreateTemp.
+const compactSuffix = ".compact-"
+
+// removeStaleCopies removes the compacting copies of path that a writer
+// killed during its compaction left beside it. The caller holds path's
+// write lock, so no other process is compacting path now; a copy is also
+// kept while any process holds its lock (bbolt's flock), and a file whose
+// name is not exactly a copy's is never touched. Errors are ignored: a
+// stray copy costs disk space, not correctness.
+func removeStaleCopies(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		digits, ok := strings.CutPrefix(e.Name(), base+compactSuffix)
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(name, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.Remove(name)
+		}
+		f.Close()
+	}
+}
+
 // compactCopy copies db into a new file beside path with every page full,
 // trims it, and renames it over path. It returns the copy, still open (and
 // locked, so that no reader reads it before the caller is done), once it
 // is renamed, even if an error follows.
 func compactCopy(src *bolt.DB, path string, noSync bool) (*bolt.DB, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".compact-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+compactSuffix+"*")
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,10 @@ package trace_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,5 +295,49 @@ func TestKilledWriterLeavesReadableTrace(t *testing.T) {
 	got := readAll(t, r)
 	for rank, evs := range got {
 		sameEvents(t, map[int32][]trace.Event{rank: want[rank][:len(evs)]}, map[int32][]trace.Event{rank: evs})
+	}
+}
+
+// A writer killed during its compacting copy leaves "<trace>.compact-N"
+// beside the trace; the next writer of that path removes it, and only it:
+// not a copy another process still holds (its lock), nor a file that only
+// looks like one.
+func TestStaleCompactCopiesAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.p2ptrace")
+	stale := path + ".compact-123456"
+	held := path + ".compact-777"
+	others := []string{path + ".compact-notes", path + ".compact-", filepath.Join(dir, "u.p2ptrace.compact-1")}
+	for _, name := range append([]string{stale, held}, others...) {
+		if err := os.WriteFile(name, []byte("partial copy"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	w, err := trace.Create(path, trace.Header{WorldSize: 2}, fastOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after Create: %v, want it removed", filepath.Base(stale), err)
+	}
+	evs := ring(2, 10)
+	for i := range evs {
+		w.Append(&evs[i])
+	}
+	if err := w.Close(trace.StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append([]string{held}, others...) {
+		if _, err := os.Stat(name); err != nil {
+			t.Errorf("%s: %v, want it kept", filepath.Base(name), err)
+		}
 	}
 }

@@ -223,6 +223,7 @@ func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("create trace %s: %w", path, err)
 	}
+	removeStaleCopies(path)
 	go w.loop()
 	return w, nil
 }
