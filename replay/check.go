@@ -368,7 +368,12 @@ func (j replayJob) trim(out *Outcome, cutShort bool) {
 	// Every finding but a race comes of a problem or a corruption.
 	others := len(out.Problems) > 0 || len(out.Corrupted) > 0
 	if a := j.force; a != nil {
-		if !others && out.Forced != nil && out.Forced.Matched() != nil {
+		if out.Forced != nil && isProbe(out.Forced.Kind) {
+			// The model cannot judge a probe's other order (see probe.go):
+			// only whether it happens, and the probe's race.
+			out.Problems, out.Corrupted, others = nil, nil, false
+		}
+		if !others && forcedMatched(out.Forced) {
 			// Only the forced receive's race is judged.
 			out.Races = slices.DeleteFunc(out.Races, func(r Race) bool { return r.Recv.Rank != a.Rank || r.Recv.Seq != a.Seq })
 		}
@@ -391,7 +396,7 @@ func (j replayJob) judge(fs []Finding, out *Outcome) jobResult {
 	if a == nil {
 		return jobResult{findings: verdict.Dedup(fs)}
 	}
-	if out.Forced == nil || out.Forced.Matched() == nil {
+	if !forcedMatched(out.Forced) {
 		// The receive never matched the forced sender: either another
 		// candidate was there and the choice is no legal execution, or
 		// none was and the run is the unforced one.
@@ -741,7 +746,7 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 		posted := map[uint64]pending{}
 		for src.Next(r, &ev) {
 			if ev.Kind == trace.KindPost {
-				if (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource {
+				if (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource || IsAnySourceProbe(&ev) {
 					posted[ev.Seq] = pending{ev.Comm, ev.Tag, ev.Site}
 				}
 				continue
@@ -751,13 +756,18 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 				continue
 			}
 			delete(posted, ev.Seq)
-			if ev.MatchRank < 0 {
+			from := recordedSource(&ev)
+			if from < 0 {
 				continue // never matched when recorded: nothing to compare with
 			}
-			en.Receives++
+			if isProbe(ev.Op) {
+				en.Probes++
+			} else {
+				en.Receives++
+			}
 			last := int32(-1)
 			for _, k := range byDst[int32(r)] {
-				if k.src == last || k.src == ev.MatchRank || !sim.Accepts(trace.AnySource, int(p.tag), int(p.comm), int(k.src), int(k.tag), int(k.comm)) {
+				if k.src == last || k.src == from || !sim.Accepts(trace.AnySource, int(p.tag), int(p.comm), int(k.src), int(k.tag), int(k.comm)) {
 					continue
 				}
 				last = k.src

@@ -55,8 +55,8 @@ type Outcome struct {
 	// Corrupted lists receives that got data other than what was sent
 	// (under mutate: a send buffer rewritten while in flight).
 	Corrupted []Corruption
-	// Forced is the receive Config.Force named, once posted (nil if the run
-	// never reached it).
+	// Forced is the receive (or probe) Config.Force named, once posted (nil
+	// if the run never reached it).
 	Forced *sim.Op
 	// Cut lists the ranks whose record ended before their Finalize (a trace
 	// cut short), in the order the replay reached those ends.
@@ -115,6 +115,7 @@ type driver struct {
 	out    Outcome
 	mutate bool
 	force  *ForcedMatch
+	probe  probeForce // when force names a probe
 	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
 	late lateRecvs
 	ids  []uint64 // request ids of the call being made, when *ev may change
@@ -262,6 +263,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	for _, m := range d.unsettled {
 		d.compareMatch(m.recv, m.rank, m.seq)
 	}
+	d.probeRace()
 	d.e.End()
 	if d.mutate {
 		d.out.Corrupted = d.late.corrupted()
@@ -324,6 +326,9 @@ func (d *driver) recordedDone(r int, ev *trace.Event) {
 	c := &d.ranks[r]
 	if d.mutate && ev.Op.IsSend() {
 		d.late.sendDone(opKey{r, ev.Seq}, trace.Mutated(ev.HashPost, ev.HashDone))
+	}
+	if d.probe.probe != nil {
+		d.probeDone(r, ev)
 	}
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
@@ -511,11 +516,17 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		d.hold(c, call) // nothing refers to it once every rank arrived
 		return e.Barrier(call), nil
 	case trace.OpProbe:
-		return e.Probe(d.msgOp(r, ev)), nil
+		op := d.msgOp(r, ev)
+		d.forceProbe(op)
+		return e.Probe(op), nil
 	case trace.OpIprobe:
+		op := d.msgOp(r, ev)
+		if d.forceProbe(op) {
+			return e.Probe(op), nil // polled until it found the forced sender's message
+		}
 		// The program's control flow already followed the recorded answer;
 		// the replay's answer counts for the polls (see sim.DefaultPollLimit).
-		e.Iprobe(d.msgOp(r, ev))
+		e.Iprobe(op)
 		return !e.Parked(r), nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
 		op := d.msgOp(r, ev)
@@ -616,6 +627,9 @@ func (d *driver) hold(c *rankCursor, op *sim.Op) {
 }
 
 func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
+	if d.probe.follow {
+		d.followProbe(op)
+	}
 	if op.Peer == trace.AnySource {
 		c.anySource[op.Seq] = op
 		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {
