@@ -6,14 +6,17 @@
  * comes first, the receive is truncated (MPI_ERR_TRUNCATE aborts the job).
  * The receive names its source: the race is the probe's. check enumerates
  * the probe's other sender and re-runs the job with the probe pinned to rank
- * 2: a message-race at the probe with the abort as evidence. Fix:
+ * 2: a message-race at the probe with the abort as evidence. With the
+ * argument "iprobe", rank 0 polls MPI_Iprobe from MPI_ANY_SOURCE until it
+ * finds a message instead: the re-run pins the Iprobe that found it. Fix:
  * probe-race-fixed (it sizes the receive from the status). */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
-	int rank, size, i, first[4], second[8], msg[8];
+	int rank, size, i, flag, first[4], second[8], msg[8];
 	double t;
 	MPI_Status st;
 
@@ -27,7 +30,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (rank == 0) {
-		MPI_Probe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st); // culprit: probe-any
+		if (argc > 1 && strcmp(argv[1], "iprobe") == 0) {
+			do
+				MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, &st); // culprit: iprobe-any
+			while (!flag);
+		} else {
+			MPI_Probe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st); // culprit: probe-any
+		}
 		MPI_Recv(first, 4, MPI_INT, st.MPI_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-probed
 		MPI_Recv(second, 8, MPI_INT, 3 - st.MPI_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-other
 		printf("probe-race: ok, rank %d came first\n", st.MPI_SOURCE);
