@@ -108,7 +108,9 @@ func lookupRecorded(open Opener, races []Race) error {
 	}
 	upTo := map[int]uint64{}
 	for _, r := range races {
-		upTo[r.RecordedRank] = max(upTo[r.RecordedRank], r.RecordedSeq)
+		if !r.unnamed() {
+			upTo[r.RecordedRank] = max(upTo[r.RecordedRank], r.RecordedSeq)
+		}
 	}
 	src, err := open()
 	if err != nil {
@@ -136,7 +138,9 @@ func lookupRecorded(open Opener, races []Race) error {
 		return fmt.Errorf("looking up the recorded sends of message races: %w", err)
 	}
 	for i := range races {
-		races[i].Recorded = found[opKey{races[i].RecordedRank, races[i].RecordedSeq}]
+		if !races[i].unnamed() {
+			races[i].Recorded = found[opKey{races[i].RecordedRank, races[i].RecordedSeq}]
+		}
 	}
 	return nil
 }

@@ -63,7 +63,8 @@ type Outcome struct {
 	Cut []int
 }
 
-// Race is an AnySource receive whose match changed under replay.
+// Race is an AnySource receive whose match changed under replay, or a
+// forced AnySource probe that found another message (see probe.go).
 type Race struct {
 	Recv         *sim.Op
 	RecordedRank int

@@ -113,7 +113,7 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		}
 		f.Message = fmt.Sprintf("rank %d's %s matched %s when recorded but %s under replay: which send it gets depends on arrival order", r.Recv.Rank, sim.Describe(r.Recv), recorded, replayed)
 		if isProbe(r.Recv.Kind) {
-			f.Message = fmt.Sprintf("rank %d's %s found the message of %s when recorded but that of %s under replay (the receive after it takes the message it found): which message it finds depends on arrival order", r.Recv.Rank, sim.Describe(r.Recv), recorded, replayed)
+			f.Message = probeRaceMessage(r, recorded, replayed)
 		}
 		fs = append(fs, f)
 	}

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"fmt"
+
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
@@ -112,20 +114,40 @@ func (d *driver) followProbe(op *sim.Op) {
 	op.Forced, op.ForcedSrc = true, p.probe.ForcedSrc
 }
 
-// probeRace, at the end of a replay with a probe forced, makes the race of
-// the receive that consumed the probed message the probe's: the probe found
-// the message the recording's receive took, and the replay's (the forced
-// sender's). A probe whose message no receive of the recorded envelope took
-// has no race (nothing names the message it found).
+// probeRace, at the end of a replay with a probe forced that found the
+// forced sender's message, makes the race of the receive that consumed the
+// probed message the probe's: the probe found the message the recording's
+// receive took, and the replay's (the forced sender's). When no receive of
+// the recorded envelope took the message (the program received it from
+// MPI_ANY_SOURCE, or not at all), the race names the ranks alone (unnamed).
 func (d *driver) probeRace() {
-	c := d.probe.consumer
-	if c == nil {
+	p := d.probe.probe
+	if p == nil || !forcedMatched(p) {
 		return
 	}
-	for i := range d.out.Races {
-		if d.out.Races[i].Recv == c {
-			d.out.Races[i].Recv = d.probe.probe
-			return
+	if c := d.probe.consumer; c != nil {
+		for i := range d.out.Races {
+			if d.out.Races[i].Recv == c {
+				d.out.Races[i].Recv = p
+				return
+			}
 		}
 	}
+	if d.probe.follow || d.probe.consumer != nil {
+		d.out.Races = append(d.out.Races, Race{Recv: p, RecordedRank: d.probe.src, ReplayRank: p.Source})
+	}
+}
+
+// unnamed reports whether r is a probe's race that names no message: the
+// ranks whose messages the probe found, not their sends (probeRace).
+func (r Race) unnamed() bool { return isProbe(r.Recv.Kind) && r.Replayed == nil }
+
+// probeRaceMessage is the message of a probe's race r; recorded and
+// replayed name the sends whose messages it found, when r names them.
+func probeRaceMessage(r Race, recorded, replayed string) string {
+	p := r.Recv
+	if r.unnamed() {
+		return fmt.Sprintf("rank %d's %s found a message of rank %d when recorded but one of rank %d under replay (no receive of that source and tag took it after the probe): which message it finds depends on arrival order", p.Rank, sim.Describe(p), r.RecordedRank, r.ReplayRank)
+	}
+	return fmt.Sprintf("rank %d's %s found the message of %s when recorded but that of %s under replay (the receive after it takes the message it found): which message it finds depends on arrival order", p.Rank, sim.Describe(p), recorded, replayed)
 }

@@ -176,3 +176,39 @@ func TestCheckProbeAlternativesLegalOnly(t *testing.T) {
 		t.Fatalf("findings %s, notes %q", kinds(res.Findings), res.Notes)
 	}
 }
+
+// TestCheckProbeWithoutItsReceiveIsJudgedToo: a probe whose message the
+// program then receives from MPI_ANY_SOURCE (no receive of the recorded
+// status's source follows it) is enumerated and re-run all the same; its
+// race names the ranks whose messages it found (no send: nothing says which
+// message of theirs it was).
+func TestCheckProbeWithoutItsReceiveIsJudgedToo(t *testing.T) {
+	ev := probeTrace(
+		[]call{probeAny(true, 1, 4, 10), recvInts(trace.AnySource, 8, 1, 0, 4, 11), recvInts(trace.AnySource, 8, 2, 1, 8, 12)},
+		[]call{sendInts(0, 4, 20)},
+		[]call{{post: trace.Event{Op: trace.OpCompute, Duration: 1e6}}, sendInts(0, 8, 20)})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	var pinned []replay.ForcedMatch
+	rerun := func(m replay.ForcedMatch) (replay.RerunOutcome, error) {
+		pinned = append(pinned, m)
+		if m.Seq == 0 {
+			return replay.RerunOutcome{Failed: true, Evidence: "exit status 1"}, nil
+		}
+		return replay.RerunOutcome{}, nil
+	}
+	res, err := replay.Check(open, replay.Config{}, siteName, replay.CheckOptions{Rerun: rerun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := res.AnySource
+	if en.Probes != 1 || en.Receives != 2 || en.Alternatives != 3 || en.Replayed != 3 || en.Illegal != 1 {
+		t.Fatalf("enumeration %+v", en)
+	}
+	if !slices.Contains(pinned, replay.ForcedMatch{Rank: 0, Seq: 0, Src: 2}) {
+		t.Fatalf("re-runs %v: the probe pinned to rank 2 is not among them", pinned)
+	}
+	f := wantFinding(t, res.Findings, verdict.MessageRace, "program", []int{0, 1, 2}, "main.go:10")
+	if len(f.Ops) != 1 || !strings.Contains(f.Message, "rank 0's Iprobe from any rank tag 0 found a message of rank 1 when recorded but one of rank 2 under replay") {
+		t.Fatalf("finding %+v", f)
+	}
+}
