@@ -422,6 +422,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		return true, nil
 	case trace.OpRecv:
 		op := d.msgOp(r, ev)
+		if d.probe.follow {
+			d.followProbe(op) // the receive after a forced probe (probe.go)
+		}
 		d.noteAnySource(c, op)
 		e.PostRecv(op)
 		if s := c.sendrecv; s != nil {
@@ -434,6 +437,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		return e.BlockOn(op), nil
 	case trace.OpIrecv:
 		op := d.msgOp(r, ev)
+		if d.probe.follow {
+			d.followProbe(op) // the receive after a forced probe (probe.go)
+		}
 		d.noteAnySource(c, op)
 		e.NewRequest(op)
 		c.reqs.put(ev.Req, op)
@@ -628,9 +634,6 @@ func (d *driver) hold(c *rankCursor, op *sim.Op) {
 }
 
 func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
-	if d.probe.follow {
-		d.followProbe(op)
-	}
 	if op.Peer == trace.AnySource {
 		c.anySource[op.Seq] = op
 		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {

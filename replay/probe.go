@@ -87,6 +87,9 @@ func (d *driver) forceProbe(op *sim.Op) bool {
 
 // probeDone notes the recorded status of the forced probe, at its Done
 // event: the envelope of the receive that consumed the probed message.
+// (Not inlined: the driver's hot paths only test whether a probe is forced.)
+//
+//go:noinline
 func (d *driver) probeDone(r int, ev *trace.Event) {
 	p := d.probe.probe
 	if p == nil || p.Rank != r || p.Seq != ev.Seq || !ProbeFound(ev) || d.probe.consumer != nil {
@@ -102,7 +105,9 @@ func (d *driver) probeDone(r int, ev *trace.Event) {
 // probe's status gave, on its communicator. It becomes a receive from any
 // source forced to the forced sender, as a forced AnySource receive is, so
 // that the replay compares its match with the recorded one (a Race, which
-// probeRace hands to the probe).
+// probeRace hands to the probe). (Not inlined, as probeDone.)
+//
+//go:noinline
 func (d *driver) followProbe(op *sim.Op) {
 	p := &d.probe
 	if !p.follow || op.Rank != p.probe.Rank || op.Peer != p.src || op.Tag != p.tag || op.Comm != p.comm {
