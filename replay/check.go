@@ -700,10 +700,11 @@ type sendKey struct {
 }
 
 // alternatives lists, in a deterministic order, up to limit alternative
-// matches of the trace's AnySource receives: for each receive that matched
-// when recorded, each other rank that sent to the receiver on its
-// communicator with a tag it accepts. It reads the trace twice, streaming:
-// first the kinds of messages sent, then the receives.
+// matches of the trace's AnySource receives and probes (probe.go): for each
+// receive that matched when recorded (probe that found a message), each
+// other rank that sent to the receiver on its communicator with a tag it
+// accepts. It reads the trace twice, streaming: first the kinds of messages
+// sent, then the receives.
 func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 	en := Enumeration{Cap: limit}
 	src, err := open()
@@ -750,7 +751,7 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 		posted := map[uint64]pending{}
 		for src.Next(r, &ev) {
 			if ev.Kind == trace.KindPost {
-				if (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource || IsAnySourceProbe(&ev) {
+				if ((ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource) || IsAnySourceProbe(&ev) {
 					posted[ev.Seq] = pending{ev.Comm, ev.Tag, ev.Site}
 				}
 				continue
