@@ -105,7 +105,8 @@ func (d *driver) probeDone(r int, ev *trace.Event) {
 // probe's status gave, on its communicator. It becomes a receive from any
 // source forced to the forced sender, as a forced AnySource receive is, so
 // that the replay compares its match with the recorded one (a Race, which
-// probeRace hands to the probe). (Not inlined, as probeDone.)
+// probeRace hands to the probe, showing the receive from the forced sender
+// again). (Not inlined, as probeDone.)
 //
 //go:noinline
 func (d *driver) followProbe(op *sim.Op) {
@@ -131,6 +132,10 @@ func (d *driver) probeRace() {
 		return
 	}
 	if c := d.probe.consumer; c != nil {
+		// The program named the status's source, the forced sender in this
+		// order: reports show the receive so (a receive from any source
+		// while the run went on, so that the engine kept the send it took).
+		c.Peer = int(c.ForcedSrc)
 		for i := range d.out.Races {
 			if d.out.Races[i].Recv == c {
 				d.out.Races[i].Recv = p

@@ -104,6 +104,13 @@ func TestForcedProbeIsFollowedByItsReceive(t *testing.T) {
 		if !strings.Contains(f.Message, "found the message of") {
 			t.Errorf("iprobe %v: message %q", iprobe, f.Message)
 		}
+		// In this order the receive sized for rank 1's message takes rank
+		// 2's: the model's truncation names it as the program made it, from
+		// the probed source.
+		f = wantFinding(t, fs, verdict.Truncation, "program", nil, "main.go:11")
+		if i := slices.IndexFunc(f.Ops, func(o verdict.OpRef) bool { return o.Site == "main.go:11" }); f.Ops[i].Call != "Recv from rank 2 tag 0 (16 bytes)" {
+			t.Errorf("iprobe %v: the receive after the probe: %+v", iprobe, f.Ops[i])
+		}
 	}
 }
 
