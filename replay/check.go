@@ -525,6 +525,7 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 	type perRecv struct {
 		at          string
 		clean, left int
+		model       string // what the model made of the other orders
 	}
 	var order []string
 	recvs := map[string]*perRecv{}
@@ -543,7 +544,10 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 		recv := fmt.Sprintf("rank %d's %s%s", c.race.Ops[0].Rank, c.race.Ops[0].Op, atSite(recvSite))
 		pr := recvs[recv]
 		if pr == nil {
-			pr = &perRecv{at: recv}
+			pr = &perRecv{at: recv, model: "the model replays those orders cleanly"}
+			if probed(c.race) {
+				pr.model = probeUnjudged
+			}
 			recvs[recv] = pr
 			order = append(order, recv)
 		}
@@ -551,7 +555,11 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 			pr.left++
 			if opts.Strict {
 				f := c.race
-				f.Message += "\nunconfirmed: the model replay of this order is clean, and the program could not be re-run to judge it"
+				why := "the model replay of this order is clean"
+				if probed(c.race) {
+					why = probeUnjudged
+				}
+				f.Message += "\nunconfirmed: " + why + ", and the program could not be re-run to judge it"
 				all.Add(f)
 			}
 			continue
@@ -597,7 +605,7 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 			if why == "" {
 				why = "the trace does not say how to re-run its program"
 			}
-			notes = append(notes, fmt.Sprintf("unconfirmed race: %s can match %d other sender(s) and the model replays those orders cleanly; only a re-run of the program can judge what it does with the data, and none ran (%s)", pr.at, pr.left, why))
+			notes = append(notes, fmt.Sprintf("unconfirmed race: %s can match %d other sender(s) and %s; only a re-run of the program can judge what it does with the data, and none ran (%s)", pr.at, pr.left, pr.model, why))
 		}
 	}
 	return notes, nil

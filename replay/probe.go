@@ -161,3 +161,11 @@ func probeRaceMessage(r Race, recorded, replayed string) string {
 	}
 	return fmt.Sprintf("rank %d's %s found the message of %s when recorded but that of %s under replay (the receive after it takes the message it found): which message it finds depends on arrival order", p.Rank, sim.Describe(p), recorded, replayed)
 }
+
+// probeUnjudged says why a probe's race is left to a re-run.
+const probeUnjudged = "the model cannot judge what the program does with the message a probe finds"
+
+// probed reports whether race f is a probe's.
+func probed(f Finding) bool {
+	return len(f.Ops) > 0 && (f.Ops[0].Op == trace.OpProbe.String() || f.Ops[0].Op == trace.OpIprobe.String())
+}

@@ -179,8 +179,16 @@ func TestCheckProbeAlternativesLegalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Findings) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "unconfirmed race: rank 0's Probe at main.go:10 can match 1 other sender(s)") {
+	if len(res.Findings) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "unconfirmed race: rank 0's Probe at main.go:10 can match 1 other sender(s) and the model cannot judge what the program does with the message a probe finds") {
 		t.Fatalf("findings %s, notes %q", kinds(res.Findings), res.Notes)
+	}
+	res, err = replay.Check(open, replay.Config{}, siteName, replay.CheckOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := wantFinding(t, res.Findings, verdict.MessageRace, "program", []int{0, 1, 2}, "main.go:10", "main.go:20")
+	if len(res.Findings) != 1 || !strings.Contains(f.Message, "unconfirmed: the model cannot judge what the program does with the message a probe finds, and the program could not be re-run") {
+		t.Fatalf("strict: findings %s: %q", kinds(res.Findings), f.Message)
 	}
 }
 
