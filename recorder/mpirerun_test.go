@@ -5,6 +5,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +21,10 @@ import (
 // order the model replays cleanly is judged by re-running the job with the
 // receive pinned to the other sender (the shim's P2PTRACE_FORCE_MATCH):
 // testdata/mpi/anysource-assume aborts that way: a message-race with the
-// evidence. anysource-race and master-worker are correct with
-// MPI_ANY_SOURCE: a note, no finding.
+// evidence; so does probe-race, its race a probe's (MPI_Probe from
+// MPI_ANY_SOURCE, then a receive from the status's source), the probe
+// pinned. anysource-race, master-worker and probe-race-fixed are correct
+// with MPI_ANY_SOURCE: a note, no finding.
 func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 	mpitest.RequireMPI(t)
 	dir := t.TempDir()
@@ -77,11 +80,52 @@ func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 		}
 	}
 
-	for _, name := range []string{"anysource-race", "master-worker"} {
-		ranks := map[string]int{"anysource-race": 3, "master-worker": 4}[name]
+	// A probe from MPI_ANY_SOURCE is pinned the same way (the shim counts it
+	// among the calls from MPI_ANY_SOURCE): probe-race receives the probed
+	// message into a buffer sized for rank 1's; pinned to rank 2 it is
+	// truncated and the job aborts. MPI_Probe, then a loop of MPI_Iprobe
+	// (the one that found the message is pinned).
+	send := scenariotest.MPICulprit(t, root, "probe-race", "send")
+	for _, c := range []struct{ arg, marker, op string }{{"", "probe-any", "Probe"}, {"iprobe", "iprobe-any", "Iprobe"}} {
+		var args []string
+		if c.arg != "" {
+			args = []string{c.arg}
+		}
+		rep := check("probe-race", 3, args...)
+		probe := scenariotest.MPICulprit(t, root, "probe-race", c.marker)
+		var race *verdict.Finding
+		for i := range rep.Findings {
+			if f := &rep.Findings[i]; f.Kind == verdict.MessageRace {
+				if race != nil {
+					t.Fatalf("probe-race %s: two message races:\n%s", c.arg, rep.Text())
+				}
+				race = f
+			}
+		}
+		if race == nil || !slices.Equal(race.Ranks, []int{0, 1, 2}) || race.Ops[0].Site != probe || race.Ops[0].Op != c.op ||
+			!slices.Equal(sites(race), []string{probe, send}) ||
+			!strings.Contains(race.Message, "re-run with this match forced, the program failed") || !strings.Contains(race.Message, "MPI_ERR_TRUNCATE") {
+			t.Fatalf("probe-race %s: want a message-race of ranks [0 1 2] at the %s %s (and the sends %s) with the re-run's truncation as evidence:\n%s", c.arg, c.op, probe, send, rep.Text())
+		}
+	}
+
+	for _, name := range []string{"anysource-race", "master-worker", "probe-race-fixed"} {
+		ranks := map[string]int{"anysource-race": 3, "master-worker": 4, "probe-race-fixed": 3}[name]
 		rep := check(name, ranks)
 		if len(rep.Findings) != 0 || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "all clean") {
 			t.Fatalf("%s, correct with MPI_ANY_SOURCE: want no findings and a note that its re-runs were clean:\n%s", name, rep.Text())
 		}
 	}
+}
+
+// sites is the distinct, sorted sites of f's ops.
+func sites(f *verdict.Finding) []string {
+	var out []string
+	for _, o := range f.Ops {
+		if o.Site != "" && !slices.Contains(out, o.Site) {
+			out = append(out, o.Site)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -62,8 +62,9 @@ type MPIOptions struct {
 	// Log, if set, is told what the recorder does (the launcher command line,
 	// a hang being detected).
 	Log io.Writer
-	// ForceMatch, "RANK:N=SRC", makes rank RANK's N-th receive from
-	// MPI_ANY_SOURCE a receive from SRC (check's re-runs; see the shim).
+	// ForceMatch, "RANK:N=SRC", makes rank RANK's N-th receive or probe
+	// from MPI_ANY_SOURCE one from SRC (check's re-runs; see the shim and
+	// anySourceOrdinal).
 	ForceMatch string
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,8 +152,9 @@ func Rerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 }
 
 // mpiRerunner re-runs an MPI job recorded by RecordMPI under mpirun with
-// the shim, one AnySource receive pinned to the alternative sender. Only an
-// unchanged executable that links the MPI library is run again.
+// the shim, one AnySource receive or probe pinned to the alternative
+// sender. Only an unchanged executable that links the MPI library is run
+// again.
 func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string) {
 	h := tr.Header()
 	info := h.Rerun
@@ -162,8 +164,8 @@ func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string
 	if !linksMPI(info.Program) {
 		return nil, fmt.Sprintf("%s does not link an MPI library: not re-run", info.Program)
 	}
-	// The shim counts a rank's receives from MPI_ANY_SOURCE (Recv, Irecv,
-	// Sendrecv): map each trace receive to its ordinal.
+	// The shim counts a rank's receives and probes from MPI_ANY_SOURCE
+	// (anySourceCalls): map each trace receive or probe to its ordinal.
 	nth := map[replay.ForcedMatch]int{}
 	ordinal := func(m replay.ForcedMatch) (int, bool) {
 		k := replay.ForcedMatch{Rank: m.Rank, Seq: m.Seq}
@@ -197,7 +199,7 @@ func mpiRerunner(ctx context.Context, tr *replay.Trace) (replay.Rerunner, string
 		}
 		// The re-run's trace numbers its ops anew (the merge turns gaps
 		// between calls into Compute ops, and gaps depend on timing): find
-		// the forced receive by its ordinal, as the shim did.
+		// the forced receive or probe by its ordinal, as the shim did.
 		matched := func(rr *trace.Reader) bool {
 			seq, ok := nthAnySource(rr, m.Rank, n)
 			return ok && matchedFrom(rr, m.Rank, seq, m.Src)
@@ -292,7 +294,8 @@ func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Find
 	return o, nil
 }
 
-// matchedFrom reports whether rank's receive seq matched a message of rank src.
+// matchedFrom reports whether rank's receive or probe seq matched (found)
+// a message of rank src.
 func matchedFrom(r *trace.Reader, rank int, seq uint64, src int) bool {
 	if rank < 0 || rank >= r.Ranks() {
 		return false
@@ -301,33 +304,55 @@ func matchedFrom(r *trace.Reader, rank int, seq uint64, src int) bool {
 	var ev trace.Event
 	for c.Next(&ev) {
 		if ev.Kind == trace.KindDone && ev.Seq == seq {
+			if ev.Op == trace.OpProbe || ev.Op == trace.OpIprobe {
+				return replay.ProbeFound(&ev) && int(ev.Source) == src
+			}
 			return int(ev.MatchRank) == src
 		}
 	}
 	return false
 }
 
-// isAnySourceRecv is what the shim counts for P2PTRACE_FORCE_MATCH: a
-// receive from MPI_ANY_SOURCE (Recv, Irecv, a persistent receive's Start,
-// the receive half of a Sendrecv), as the trace holds it.
-func isAnySourceRecv(ev *trace.Event) bool {
-	return ev.Kind == trace.KindPost && (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource
+// anySourceCalls yields in call order the seqs of rank's calls the shim
+// counts for P2PTRACE_FORCE_MATCH, as the trace holds them: its receives
+// from MPI_ANY_SOURCE (Recv, Irecv, a persistent receive's Start, the
+// receive half of a Sendrecv), at their post, and its probes from
+// MPI_ANY_SOURCE that found a message (every Probe, an Iprobe that
+// answered yes), at their done. An Iprobe's done comes right after its
+// post (it never blocks): the order is the calls'. An Iprobe that answered
+// no counts for neither: how often a program polls depends on timing.
+func anySourceCalls(r *trace.Reader, rank int) iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		if rank < 0 || rank >= r.Ranks() {
+			return
+		}
+		c := r.Rank(rank)
+		var ev trace.Event
+		probes := map[uint64]bool{} // AnySource probes posted, not done
+		for c.Next(&ev) {
+			switch {
+			case ev.Kind == trace.KindPost && (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource:
+				if !yield(ev.Seq) {
+					return
+				}
+			case ev.Kind == trace.KindPost && replay.IsAnySourceProbe(&ev):
+				probes[ev.Seq] = true
+			case ev.Kind == trace.KindDone && probes[ev.Seq]:
+				delete(probes, ev.Seq)
+				if replay.ProbeFound(&ev) && !yield(ev.Seq) {
+					return
+				}
+			}
+		}
+	}
 }
 
-// anySourceOrdinal is the ordinal among rank's AnySource receives of its
-// receive seq.
+// anySourceOrdinal is the ordinal among rank's counted calls
+// (anySourceCalls) of its receive or probe seq.
 func anySourceOrdinal(r *trace.Reader, rank int, seq uint64) (int, bool) {
-	if rank < 0 || rank >= r.Ranks() {
-		return 0, false
-	}
-	c := r.Rank(rank)
-	var ev trace.Event
 	n := 0
-	for c.Next(&ev) {
-		if !isAnySourceRecv(&ev) {
-			continue
-		}
-		if ev.Seq == seq {
+	for s := range anySourceCalls(r, rank) {
+		if s == seq {
 			return n, true
 		}
 		n++
@@ -335,19 +360,11 @@ func anySourceOrdinal(r *trace.Reader, rank int, seq uint64) (int, bool) {
 	return 0, false
 }
 
-// nthAnySource is the seq of rank's n-th AnySource receive.
+// nthAnySource is the seq of rank's n-th counted call (anySourceCalls).
 func nthAnySource(r *trace.Reader, rank, n int) (uint64, bool) {
-	if rank < 0 || rank >= r.Ranks() {
-		return 0, false
-	}
-	c := r.Rank(rank)
-	var ev trace.Event
-	for c.Next(&ev) {
-		if !isAnySourceRecv(&ev) {
-			continue
-		}
+	for s := range anySourceCalls(r, rank) {
 		if n == 0 {
-			return ev.Seq, true
+			return s, true
 		}
 		n--
 	}

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -65,5 +66,40 @@ func TestMPIRerunFindsForcedReceiveByOrdinal(t *testing.T) {
 	}
 	if _, ok := nthAnySource(rerun, 0, 2); ok {
 		t.Error("a third AnySource receive found in a re-run that has two")
+	}
+}
+
+// TestMPIRerunOrdinalCountsProbesThatFound: the shim counts, among a rank's
+// calls from MPI_ANY_SOURCE, every MPI_Probe and each MPI_Iprobe that found
+// a message (an Iprobe that answered no does not count: how often a program
+// polls depends on timing), in call order with the receives; a pinned
+// probe's re-run is judged by the source its status gave.
+func TestMPIRerunOrdinalCountsProbesThatFound(t *testing.T) {
+	recv := trace.Event{Op: trace.OpRecv, Peer: trace.AnySource, MatchRank: 1}
+	probe := trace.Event{Op: trace.OpProbe, Peer: trace.AnySource, Source: 2, MatchRank: trace.NoRank}
+	polled := trace.Event{Op: trace.OpIprobe, Peer: trace.AnySource, Source: trace.NoRank, MatchRank: trace.NoRank}
+	found := polled
+	found.Flag, found.Source = true, 1
+	named := trace.Event{Op: trace.OpProbe, Peer: 1, Source: 1, MatchRank: trace.NoRank}
+	r := writeRank0(t, []trace.Event{polled, found, named, polled, probe, recv, polled})
+	var got []uint64
+	for n := 0; ; n++ {
+		seq, ok := nthAnySource(r, 0, n)
+		if !ok {
+			break
+		}
+		got = append(got, seq)
+		if m, ok := anySourceOrdinal(r, 0, seq); !ok || m != n {
+			t.Errorf("ordinal of op %d: %d, %v; want %d", seq, m, ok, n)
+		}
+	}
+	if want := []uint64{1, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("counted ops %v, want %v (the Iprobe that found, the Probe, the Recv)", got, want)
+	}
+	if _, ok := anySourceOrdinal(r, 0, 0); ok {
+		t.Error("an Iprobe that answered no counted")
+	}
+	if !matchedFrom(r, 0, 4, 2) || matchedFrom(r, 0, 4, 1) || !matchedFrom(r, 0, 1, 1) || matchedFrom(r, 0, 0, 0) {
+		t.Error("a probe's match is the source its status gave")
 	}
 }

@@ -108,7 +108,9 @@ func lookupRecorded(open Opener, races []Race) error {
 	}
 	upTo := map[int]uint64{}
 	for _, r := range races {
-		upTo[r.RecordedRank] = max(upTo[r.RecordedRank], r.RecordedSeq)
+		if !r.unnamed() {
+			upTo[r.RecordedRank] = max(upTo[r.RecordedRank], r.RecordedSeq)
+		}
 	}
 	src, err := open()
 	if err != nil {
@@ -136,7 +138,9 @@ func lookupRecorded(open Opener, races []Race) error {
 		return fmt.Errorf("looking up the recorded sends of message races: %w", err)
 	}
 	for i := range races {
-		races[i].Recorded = found[opKey{races[i].RecordedRank, races[i].RecordedSeq}]
+		if !races[i].unnamed() {
+			races[i].Recorded = found[opKey{races[i].RecordedRank, races[i].RecordedSeq}]
+		}
 	}
 	return nil
 }
@@ -368,7 +372,12 @@ func (j replayJob) trim(out *Outcome, cutShort bool) {
 	// Every finding but a race comes of a problem or a corruption.
 	others := len(out.Problems) > 0 || len(out.Corrupted) > 0
 	if a := j.force; a != nil {
-		if !others && out.Forced != nil && out.Forced.Matched() != nil {
+		if out.Forced != nil && isProbe(out.Forced.Kind) {
+			// The model cannot judge a probe's other order (see probe.go):
+			// only whether it happens, and the probe's race.
+			out.Problems, out.Corrupted, others = nil, nil, false
+		}
+		if !others && forcedMatched(out.Forced) {
 			// Only the forced receive's race is judged.
 			out.Races = slices.DeleteFunc(out.Races, func(r Race) bool { return r.Recv.Rank != a.Rank || r.Recv.Seq != a.Seq })
 		}
@@ -391,7 +400,7 @@ func (j replayJob) judge(fs []Finding, out *Outcome) jobResult {
 	if a == nil {
 		return jobResult{findings: verdict.Dedup(fs)}
 	}
-	if out.Forced == nil || out.Forced.Matched() == nil {
+	if !forcedMatched(out.Forced) {
 		// The receive never matched the forced sender: either another
 		// candidate was there and the choice is no legal execution, or
 		// none was and the run is the unforced one.
@@ -516,6 +525,7 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 	type perRecv struct {
 		at          string
 		clean, left int
+		model       string // what the model made of the other orders
 	}
 	var order []string
 	recvs := map[string]*perRecv{}
@@ -534,7 +544,10 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 		recv := fmt.Sprintf("rank %d's %s%s", c.race.Ops[0].Rank, c.race.Ops[0].Op, atSite(recvSite))
 		pr := recvs[recv]
 		if pr == nil {
-			pr = &perRecv{at: recv}
+			pr = &perRecv{at: recv, model: "the model replays those orders cleanly"}
+			if probed(c.race) {
+				pr.model = probeUnjudged
+			}
 			recvs[recv] = pr
 			order = append(order, recv)
 		}
@@ -542,7 +555,11 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 			pr.left++
 			if opts.Strict {
 				f := c.race
-				f.Message += "\nunconfirmed: the model replay of this order is clean, and the program could not be re-run to judge it"
+				why := "the model replay of this order is clean"
+				if probed(c.race) {
+					why = probeUnjudged
+				}
+				f.Message += "\nunconfirmed: " + why + ", and the program could not be re-run to judge it"
 				all.Add(f)
 			}
 			continue
@@ -588,7 +605,7 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 			if why == "" {
 				why = "the trace does not say how to re-run its program"
 			}
-			notes = append(notes, fmt.Sprintf("unconfirmed race: %s can match %d other sender(s) and the model replays those orders cleanly; only a re-run of the program can judge what it does with the data, and none ran (%s)", pr.at, pr.left, why))
+			notes = append(notes, fmt.Sprintf("unconfirmed race: %s can match %d other sender(s) and %s; only a re-run of the program can judge what it does with the data, and none ran (%s)", pr.at, pr.left, pr.model, why))
 		}
 	}
 	return notes, nil
@@ -691,10 +708,11 @@ type sendKey struct {
 }
 
 // alternatives lists, in a deterministic order, up to limit alternative
-// matches of the trace's AnySource receives: for each receive that matched
-// when recorded, each other rank that sent to the receiver on its
-// communicator with a tag it accepts. It reads the trace twice, streaming:
-// first the kinds of messages sent, then the receives.
+// matches of the trace's AnySource receives and probes (probe.go): for each
+// receive that matched when recorded (probe that found a message), each
+// other rank that sent to the receiver on its communicator with a tag it
+// accepts. It reads the trace twice, streaming: first the kinds of messages
+// sent, then the receives.
 func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 	en := Enumeration{Cap: limit}
 	src, err := open()
@@ -741,7 +759,7 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 		posted := map[uint64]pending{}
 		for src.Next(r, &ev) {
 			if ev.Kind == trace.KindPost {
-				if (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource {
+				if ((ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource) || IsAnySourceProbe(&ev) {
 					posted[ev.Seq] = pending{ev.Comm, ev.Tag, ev.Site}
 				}
 				continue
@@ -751,13 +769,18 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 				continue
 			}
 			delete(posted, ev.Seq)
-			if ev.MatchRank < 0 {
+			from := recordedSource(&ev)
+			if from < 0 {
 				continue // never matched when recorded: nothing to compare with
 			}
-			en.Receives++
+			if isProbe(ev.Op) {
+				en.Probes++
+			} else {
+				en.Receives++
+			}
 			last := int32(-1)
 			for _, k := range byDst[int32(r)] {
-				if k.src == last || k.src == ev.MatchRank || !sim.Accepts(trace.AnySource, int(p.tag), int(p.comm), int(k.src), int(k.tag), int(k.comm)) {
+				if k.src == last || k.src == from || !sim.Accepts(trace.AnySource, int(p.tag), int(p.comm), int(k.src), int(k.tag), int(k.comm)) {
 					continue
 				}
 				last = k.src

@@ -55,15 +55,16 @@ type Outcome struct {
 	// Corrupted lists receives that got data other than what was sent
 	// (under mutate: a send buffer rewritten while in flight).
 	Corrupted []Corruption
-	// Forced is the receive Config.Force named, once posted (nil if the run
-	// never reached it).
+	// Forced is the receive (or probe) Config.Force named, once posted (nil
+	// if the run never reached it).
 	Forced *sim.Op
 	// Cut lists the ranks whose record ended before their Finalize (a trace
 	// cut short), in the order the replay reached those ends.
 	Cut []int
 }
 
-// Race is an AnySource receive whose match changed under replay.
+// Race is an AnySource receive whose match changed under replay, or a
+// forced AnySource probe that found another message (see probe.go).
 type Race struct {
 	Recv         *sim.Op
 	RecordedRank int
@@ -115,6 +116,7 @@ type driver struct {
 	out    Outcome
 	mutate bool
 	force  *ForcedMatch
+	probe  probeForce // when force names a probe
 	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
 	late lateRecvs
 	ids  []uint64 // request ids of the call being made, when *ev may change
@@ -262,6 +264,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	for _, m := range d.unsettled {
 		d.compareMatch(m.recv, m.rank, m.seq)
 	}
+	d.probeRace()
 	d.e.End()
 	if d.mutate {
 		d.out.Corrupted = d.late.corrupted()
@@ -324,6 +327,9 @@ func (d *driver) recordedDone(r int, ev *trace.Event) {
 	c := &d.ranks[r]
 	if d.mutate && ev.Op.IsSend() {
 		d.late.sendDone(opKey{r, ev.Seq}, trace.Mutated(ev.HashPost, ev.HashDone))
+	}
+	if d.probe.probe != nil {
+		d.probeDone(r, ev)
 	}
 	if op, ok := c.anySource[ev.Seq]; ok {
 		delete(c.anySource, ev.Seq)
@@ -416,6 +422,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		return true, nil
 	case trace.OpRecv:
 		op := d.msgOp(r, ev)
+		if d.probe.follow {
+			d.followProbe(op) // the receive after a forced probe (probe.go)
+		}
 		d.noteAnySource(c, op)
 		e.PostRecv(op)
 		if s := c.sendrecv; s != nil {
@@ -428,6 +437,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		return e.BlockOn(op), nil
 	case trace.OpIrecv:
 		op := d.msgOp(r, ev)
+		if d.probe.follow {
+			d.followProbe(op) // the receive after a forced probe (probe.go)
+		}
 		d.noteAnySource(c, op)
 		e.NewRequest(op)
 		c.reqs.put(ev.Req, op)
@@ -511,11 +523,17 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		d.hold(c, call) // nothing refers to it once every rank arrived
 		return e.Barrier(call), nil
 	case trace.OpProbe:
-		return e.Probe(d.msgOp(r, ev)), nil
+		op := d.msgOp(r, ev)
+		d.forceProbe(op)
+		return e.Probe(op), nil
 	case trace.OpIprobe:
+		op := d.msgOp(r, ev)
+		if d.forceProbe(op) {
+			return e.Probe(op), nil // polled until it found the forced sender's message
+		}
 		// The program's control flow already followed the recorded answer;
 		// the replay's answer counts for the polls (see sim.DefaultPollLimit).
-		e.Iprobe(d.msgOp(r, ev))
+		e.Iprobe(op)
 		return !e.Parked(r), nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
 		op := d.msgOp(r, ev)

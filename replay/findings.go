@@ -112,6 +112,9 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 			replayed = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
 		}
 		f.Message = fmt.Sprintf("rank %d's %s matched %s when recorded but %s under replay: which send it gets depends on arrival order", r.Recv.Rank, sim.Describe(r.Recv), recorded, replayed)
+		if isProbe(r.Recv.Kind) {
+			f.Message = probeRaceMessage(r, recorded, replayed)
+		}
 		fs = append(fs, f)
 	}
 	for i := range fs {

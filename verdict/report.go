@@ -24,6 +24,9 @@ type RankEnd struct {
 type Enumeration struct {
 	// Receives is the number of AnySource receives that matched when recorded.
 	Receives int `json:"receives"`
+	// Probes is the number of AnySource probes (Probe, Iprobe) that found a
+	// message when recorded; their alternatives count with the receives'.
+	Probes int `json:"probes,omitempty"`
 	// Alternatives is the number of (receive, other sender) pairs: a sender
 	// other than the recorded one sent to the receiver, on the receive's
 	// communicator, with a tag it accepts.

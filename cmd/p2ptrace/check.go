@@ -33,7 +33,9 @@ func newCheckCmd(f *factory) *cobra.Command {
 		Long: fmt.Sprintf(`Replay TRACE as recorded, under sync (zero buffering), under mutate
 (in-flight send buffers read at the latest legal moment), under delay over %d
 seeds, and once for every alternative match of each AnySource receive: the receive is forced to match another rank
-that sent it a message it accepts (one receive at a time; a forced match that
+that sent it a message it accepts (one receive at a time; an MPI_Probe or an
+MPI_Iprobe from MPI_ANY_SOURCE that found a message likewise, the receive that
+took the probed message following it; a forced match that
 is no legal execution is dropped; a finding it shows is revealed by
 "--force-match RANK:SEQ=SRC", which replay takes to reproduce it). At most %d
 forced replays run (--max-forced sets another cap: each replays the whole
@@ -46,7 +48,9 @@ replay. When the model replays it cleanly, only the program can say what it
 does with the data: check re-runs the recorded program (p2ptrace record notes
 how: program, arguments, directory, and the executable's hash) with that one
 match forced (record --force-match; an MPI job runs again under mpirun, the
-shim pinning that MPI_ANY_SOURCE receive to the other sender). A failed re-run (non-zero exit, crash,
+shim pinning that MPI_ANY_SOURCE receive or probe to the other sender; a
+probe's race is always judged so: the model cannot know what the program does
+with the message a probe found). A failed re-run (non-zero exit, crash,
 hang, or findings the recording did not have) is a message-race finding with
 the evidence; receives whose re-runs were all clean are a note. Re-runs are
 deduplicated by (receive line, other sender's line) and capped at

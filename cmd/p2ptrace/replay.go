@@ -30,7 +30,9 @@ replay N seeds (starting at --seed) and report each finding once, with the
 first seed that shows it. The same trace, faults and seed print the same bytes.
 With --force-match RANK:SEQ=SRC, rank RANK's AnySource receive op SEQ may only
 match a send of rank SRC (what check does for each alternative match; a choice
-that is no legal execution shows as a hang).
+that is no legal execution shows as a hang). SEQ may be an AnySource probe:
+it finds SRC's message, and the receive that took the probed message when
+recorded takes SRC's.
 
 Exit status: 0 no findings, 1 findings, 2 usage or input error.
 

@@ -294,6 +294,20 @@ var MPIScenarios = []MPIScenario{
 	// master-worker: results collected from MPI_ANY_SOURCE on purpose,
 	// correct whatever their order: clean, every re-run clean.
 	{Name: "master-worker", Ranks: 4, Record: complete, Plain: PlainOK},
+	// probe-race: the race is an MPI_Probe's from MPI_ANY_SOURCE (the
+	// receive after it names the status's source), the probed message
+	// received into a buffer sized for rank 1's: check enumerates the
+	// probe's other sender and, the model unable to judge what the program
+	// does with that message, leaves it to a re-run with the probe pinned,
+	// which aborts on MPI_ERR_TRUNCATE: a message-race of ranks 0, 1, 2 at
+	// the probe (recorder's TestMPIRaceJudgedByRerunningTheJob; the battery
+	// alone, as here, leaves it an unconfirmed note). iprobe: a loop of
+	// MPI_Iprobe instead, the one that found the message pinned.
+	{Name: "probe-race", Ranks: 3, Record: complete, Plain: PlainOK},
+	{Name: "probe-race", Ranks: 3, Args: []string{"iprobe"}, Record: complete, Plain: PlainOK},
+	// probe-race-fixed sizes the receive from the probe's status: its
+	// re-run with the probe pinned is clean, a note and no finding.
+	{Name: "probe-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "probe-race"},
 
 	// What real codes do, correct.
 	{Name: "ring", Ranks: 4, Record: complete, Plain: PlainOK},

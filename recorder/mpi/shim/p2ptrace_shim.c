@@ -745,12 +745,17 @@ static struct comm *comm_get(MPI_Comm h) {
 }
 
 /* ---- forced matches (p2ptrace check's re-runs) ----
- * P2PTRACE_FORCE_MATCH="RANK:N=SRC": rank RANK's N-th receive from
+ * P2PTRACE_FORCE_MATCH="RANK:N=SRC": rank RANK's N-th call from
  * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv, MPI_Sendrecv's
- * receive and each MPI_Start of a persistent receive, as the trace's Recv
- * and Irecv ops from any rank) is made a receive from world rank SRC: the
- * program runs as if SRC's message had come first. What is recorded is the
- * call as the program made it. A persistent request's source cannot change:
+ * receive, each MPI_Start of a persistent receive, MPI_Probe, and each
+ * MPI_Iprobe that found a message: the trace's Recv, Irecv, Probe and
+ * successful Iprobe ops from any rank, recorder/rerun.go's anySourceOrdinal)
+ * is made a call from world rank SRC: the program runs as if SRC's message
+ * had come first. A pinned probe answers with SRC's message (MPI sec. 3.8: the
+ * receive the program then makes with the status's source and tag takes
+ * it); a pinned MPI_Iprobe answers "no" until SRC's message is there and
+ * counts once it found it. What is recorded is the call as the program
+ * made it. A persistent request's source cannot change:
  * its forced start posts a nonblocking receive from SRC instead (same
  * buffer, type, tag and communicator), which stands in for the request in
  * the Wait/Test calls and MPI_Request_free that name it (start_forced). */
@@ -761,10 +766,11 @@ static void force_init(void) {
     if (f && sscanf(f, "%ld:%ld=%ld", &force_rank, &force_nth, &force_src) != 3) force_rank = -1;
 }
 
-/* source_of is the source a receive from source passes to MPI (lock held). */
-static int source_of(int source, MPI_Comm comm) {
-    if (source != MPI_ANY_SOURCE || force_rank != world_rank) return source;
-    if (any_seen++ != force_nth) return source;
+/* pinned_source is the source the next counted call from source passes to
+ * MPI (lock held): SRC, in comm's ranks, for the pinned one. It counts
+ * nothing (see source_of, any_found). */
+static int pinned_source(int source, MPI_Comm comm) {
+    if (source != MPI_ANY_SOURCE || force_rank != world_rank || any_seen != force_nth) return source;
     MPI_Group wg, g;
     int from = (int)force_src, to = MPI_UNDEFINED;
     quiet++;
@@ -777,6 +783,19 @@ static int source_of(int source, MPI_Comm comm) {
     }
     quiet--;
     return to == MPI_UNDEFINED ? source : to;
+}
+
+/* any_found counts a call from source that counts (lock held). */
+static void any_found(int source) {
+    if (source == MPI_ANY_SOURCE && force_rank == world_rank) any_seen++;
+}
+
+/* source_of is the source a receive or MPI_Probe from source passes to MPI
+ * (lock held): each one from MPI_ANY_SOURCE counts. */
+static int source_of(int source, MPI_Comm comm) {
+    int src = pinned_source(source, comm);
+    any_found(source);
+    return src;
 }
 
 static inline int xlate(struct comm *c, int r) {
@@ -1532,10 +1551,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     struct rec *r = post(C_PROBE, OP_PROBE, pc, mod, tnow(), 0);
     uint32_t seq = 0;
     if (r) { set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
+    int src = source_of(source, comm);
     set_state(ST_BLOCKED);
     unlock();
     depth++;
-    int rc = PMPI_Probe(source, tag, comm, status);
+    int rc = PMPI_Probe(src, tag, comm, status);
     depth--;
     lock();
     watch_exit();
@@ -1561,11 +1581,18 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     if (status == MPI_STATUS_IGNORE) status = &mine;
     uint64_t t0 = tnow();
     uint32_t mod = enter_nonblocking(C_IPROBE, pc);
-    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    int src = source;
+    if (source == MPI_ANY_SOURCE && force_rank == world_rank) { /* a re-run: this may be the pinned one */
+        lock();
+        src = pinned_source(source, comm);
+        unlock();
+    }
+    int rc = PMPI_Iprobe(src, tag, comm, flag, status);
     depth--;
     lock();
     watch_exit();
     note_poll(rc != MPI_SUCCESS || *flag);
+    if (rc == MPI_SUCCESS && *flag) any_found(source);
     struct comm *c = comm_get(comm);
     struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
     if (r) {
