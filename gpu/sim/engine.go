@@ -411,7 +411,10 @@ func (e *Engine) Release(op *Op) {
 	// completed (observers see ops only at completion), and clearing it
 	// would cost a cache miss on the peer per release.
 	// (An eager copy is gone too: the send's delivery dropped it.)
-	op.Data, op.Reqs, op.match = nil, nil, nil
+	op.Data, op.match = nil, nil
+	if !op.Kind.IsSend() && !op.Kind.IsRecv() {
+		op.Reqs = nil // (a message op has none: its last cache line stays out, see Op)
+	}
 	op.done = false // a second Release of the same op is a no-op
 	e.free = append(e.free, op)
 }
