@@ -22,8 +22,8 @@ const (
 // released), by then out of the caches. The envelope and what matching reads
 // come first, then the outcome, then what completion and release read; the
 // last line holds what the engine reads rarely (streams, reports, wait
-// calls' requests), so a message op's later visits miss on three lines, not
-// four. (TestOpLayout pins this.)
+// calls' requests), so a message op's match and completion miss on three
+// lines, not four. (TestOpLayout pins this.)
 type Op struct {
 	// Line 0: the envelope.
 	Rank  int

@@ -83,10 +83,10 @@ func (q *eventQueue) add(t int64, tie, ref uint64) {
 	k := timeKey(t)
 	g0, g1 := &q.g[0], &q.g[1]
 	switch {
-	case g0.n > 0 && g0.key == k && !g0.full():
+	case g0.n > 0 && g0.key == k && g0.n < g0.room:
 		g0.insert(tie, ref)
 		return
-	case g1.n > 0 && g1.key == k && !g1.full():
+	case g1.n > 0 && g1.key == k && g1.n < g1.room:
 		g1.insert(tie, ref)
 		return
 	}
@@ -171,18 +171,22 @@ type tieGroup struct {
 	// minTie is the least tie, in bucket minB (while n > 0).
 	minTie, minB uint64
 	shift        uint8 // 64 - log2(len(heads))
-	// The bitmap: bit i of summary says mid[i] != 0, bit j of mid[i] says
-	// leaf[i<<6|j] != 0, bit k of leaf[w] says heads[w<<6|k] != 0.
+	// The bitmap has two levels up to 64*64 buckets: bit w of summary says
+	// mid[w] != 0, bit k of mid[w] says heads[w<<6|k] != 0. Past that, leaf
+	// is set and adds a third: bit i of summary says mid[i] != 0, bit j of
+	// mid[i] says leaf[i<<6|j] != 0, bit k of leaf[w] says heads[w<<6|k] != 0.
+	// (A ring's groups stay on two levels: a few instructions less a pop.)
 	summary uint64
 	mid     [64]uint64
 	leaf    []uint64
 	heads   []int32 // first node of each bucket (an index into nodes; 0 = none)
 	nodes   []tieNode
 	freeID  int32 // a free node, chained through next
-	// most bounds the buckets (maxBuckets; a test sets fewer), and 8 times
-	// it the entries: past it, buckets would hold long chains, and more
-	// entries of its time go to the heap instead.
+	// most bounds the buckets (maxBuckets; a test sets fewer), and room,
+	// 8 times it, the entries: past it, buckets would hold long chains, and
+	// more entries of its time go to the heap instead.
 	most int
+	room int32
 }
 
 type tieNode struct {
@@ -194,9 +198,6 @@ const (
 	minBuckets = 16           // small: an engine of a few ranks is made per explored seed
 	maxBuckets = 64 * 64 * 64 // what the three-level bitmap covers
 )
-
-// full reports whether the group holds as many entries as it may.
-func (g *tieGroup) full() bool { return g.most != 0 && int(g.n) >= 8*g.most }
 
 func (g *tieGroup) insert(tie, ref uint64) {
 	if int(g.n) >= len(g.heads) {
@@ -227,12 +228,17 @@ func (g *tieGroup) link(id int32) uint64 {
 	p := &g.heads[b]
 	if *p == 0 {
 		w := b >> 6
-		if g.leaf[w] == 0 {
-			i := (w >> 6) & 63
-			g.mid[i] |= 1 << (w & 63)
-			g.summary |= 1 << i
+		if g.leaf == nil {
+			g.mid[w&63] |= 1 << (b & 63)
+			g.summary |= 1 << (w & 63)
+		} else {
+			if g.leaf[w] == 0 {
+				i := (w >> 6) & 63
+				g.mid[i] |= 1 << (w & 63)
+				g.summary |= 1 << i
+			}
+			g.leaf[w] |= 1 << (b & 63)
 		}
-		g.leaf[w] |= 1 << (b & 63)
 	}
 	for *p != 0 && nodes[*p].tie <= tie {
 		p = &nodes[*p].next
@@ -246,6 +252,9 @@ func (g *tieGroup) link(id int32) uint64 {
 func (g *tieGroup) first() uint64 {
 	i := uint64(bits.TrailingZeros64(g.summary))
 	w := i<<6 | uint64(bits.TrailingZeros64(g.mid[i&63]))
+	if g.leaf == nil {
+		return w
+	}
 	return w<<6 | uint64(bits.TrailingZeros64(g.leaf[w]))
 }
 
@@ -264,6 +273,18 @@ func (g *tieGroup) pop() uint64 {
 		return nd.ref
 	}
 	w := b >> 6
+	if g.leaf == nil {
+		// Two levels: first's work inline, without its test of leaf.
+		if g.mid[w&63] &^= 1 << (b & 63); g.mid[w&63] == 0 {
+			g.summary &^= 1 << (w & 63)
+		}
+		if g.n > 0 {
+			w = uint64(bits.TrailingZeros64(g.summary))
+			g.minB = w<<6 | uint64(bits.TrailingZeros64(g.mid[w&63]))
+			g.minTie = g.nodes[g.heads[g.minB]].tie
+		}
+		return nd.ref
+	}
 	if g.leaf[w] &^= 1 << (b & 63); g.leaf[w] == 0 {
 		i := (w >> 6) & 63
 		if g.mid[i] &^= 1 << (w & 63); g.mid[i] == 0 {
@@ -283,8 +304,8 @@ func (g *tieGroup) grow() {
 		if g.most == 0 {
 			g.most = maxBuckets
 		}
+		g.room = int32(8 * g.most)
 		g.heads = make([]int32, minBuckets)
-		g.leaf = make([]uint64, 1)
 		g.nodes = make([]tieNode, 1, minBuckets+1) // node 0 stands for none
 		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))
 		return
@@ -294,7 +315,9 @@ func (g *tieGroup) grow() {
 	}
 	old := g.heads
 	g.heads = make([]int32, 2*len(old))
-	g.leaf = make([]uint64, (len(g.heads)+63)/64)
+	if len(g.heads) > 64*64 {
+		g.leaf = make([]uint64, len(g.heads)/64)
+	}
 	g.mid, g.summary = [64]uint64{}, 0
 	g.shift--
 	for _, id := range old {
