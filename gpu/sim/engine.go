@@ -295,6 +295,11 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	if n := len(e.free); n > 0 {
 		op = e.free[n-1]
 		e.free = e.free[:n-1]
+		// Zero, then set: a literal with fields would be built on the stack
+		// and copied, twice the stores. (A slab's ops are zero already: a
+		// replay of many ranks with all their ops live at once, an
+		// all-to-all's, would write each twice.)
+		*op = Op{}
 	} else {
 		if len(e.slab) == 0 {
 			// One allocation for many ops (the GC frees a slab once none is
@@ -306,9 +311,6 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		op = &e.slab[0]
 		e.slab = e.slab[1:]
 	}
-	// Zero, then set: a literal with fields would be built on the stack and
-	// copied, twice the stores.
-	*op = Op{}
 	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
 	op.MatchRank, op.Source = trace.NoRank, trace.NoRank
 	rk.seq++

@@ -13,11 +13,15 @@ type keyTable struct {
 	shift uint8 // 64 - log2(len(slots))
 }
 
+// keySlot is one key and its FIFO; a slot is in use when its FIFO's tail is
+// set (a node id, never 0 once a key was inserted): no flag, so a slot is
+// 32 bytes, two to a cache line.
 type keySlot struct {
-	key  envKey
-	f    fifo
-	used bool
+	key envKey
+	f   fifo
 }
+
+func (s *keySlot) used() bool { return s.f.tail != 0 }
 
 const minKeySlots = 16
 
@@ -35,7 +39,7 @@ func (t *keyTable) find(k envKey) *fifo {
 	mask := len(t.slots) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if !s.used {
+		if !s.used() {
 			return nil
 		}
 		if s.key == k {
@@ -51,10 +55,10 @@ func (t *keyTable) insert(k envKey, f fifo) {
 	}
 	mask := len(t.slots) - 1
 	i := t.home(k)
-	for t.slots[i].used {
+	for t.slots[i].used() {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = keySlot{key: k, f: f, used: true}
+	t.slots[i] = keySlot{key: k, f: f}
 	t.n++
 }
 
@@ -64,7 +68,7 @@ func (t *keyTable) grow() {
 	old := t.slots
 	live := 0
 	for i := range old {
-		if old[i].used && old[i].f.head != 0 {
+		if old[i].f.head != 0 {
 			live++
 		}
 	}
@@ -77,9 +81,9 @@ func (t *keyTable) grow() {
 	t.n = 0
 	mask := size - 1
 	for _, s := range old {
-		if s.used && s.f.head != 0 {
+		if s.f.head != 0 {
 			i := t.home(s.key)
-			for t.slots[i].used {
+			for t.slots[i].used() {
 				i = (i + 1) & mask
 			}
 			t.slots[i] = s

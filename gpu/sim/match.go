@@ -91,8 +91,7 @@ type mnode struct {
 	op         *Op
 	order      uint64
 	prev, next int32 // the queue's order
-	keyNext    int32 // the FIFO of the entry's key
-	key        envKey
+	keyNext    int32 // the FIFO of the entry's key (the key itself is the op's: see take)
 }
 
 // fifo is the first and last node of one key's entries.

@@ -15,77 +15,86 @@ const (
 // Op is one posted operation: a message op (send or receive) or a call that
 // only blocks (wait family, synchronize). Its exported fields are what the
 // caller passed and, once complete, the outcome; the engine owns the rest.
+//
+// An Op is 256 bytes, four cache lines, laid out by when the engine touches
+// them: a replay of many ranks holds millions of ops at once, each visited
+// again long after its post (when it matches, completes, is waited and
+// released), by then out of the caches. The envelope and what matching reads
+// come first, then the outcome, then what completion and release read; the
+// last line holds what the engine reads rarely (streams, reports, wait
+// calls' requests), so a message op's match and completion miss on three
+// lines, not four. (TestOpLayout pins this.)
 type Op struct {
+	// Line 0: the envelope.
 	Rank  int
-	Seq   uint64
 	Peer  int // destination of a send, requested source of a receive (trace.AnySource)
 	Tag   int // trace.AnyTag on a wildcard receive
 	Comm  int
-	Count int64
 	Bytes int64
+	PostT int64
+	match *Op
+	Kind  trace.Op
+	Dtype trace.Dtype
+	Mode  Mode
+	done  bool
+	eager bool
+	// awaited: its rank is blocked in a wait-all that still needs this op.
+	awaited bool
+	// delivered: the transfer of this send finished; the engine will not
+	// touch the op through its receive again.
+	delivered bool
+	// Forced restricts an AnySource receive to sends from rank ForcedSrc
+	// when matching (replay's check forces each alternative match in turn).
+	// Peer stays AnySource, so reports still show the wildcard.
+	Forced bool
+
+	// Line 1: the outcome.
+	MatchT, DoneT int64
+	MatchRank     int
+	MatchSeq      uint64
+	Source        int // status of a receive
+	StatusTag     int
+	StatusCnt     int64
+	stream        *stream
+
+	// Line 2.
+	Seq   uint64
+	Req   uint64 // request id of a nonblocking op (0 = none)
+	Delay int64  // injected extra latency, ns
 	// Data is the send buffer (read when the transfer happens) or the receive
 	// buffer (written at delivery). The engine never keeps it past completion.
-	Data []byte
+	Data      []byte
+	ForcedSrc int32
+	// snap is 1 + the engine's slot of the eager copy of a send's payload
+	// (0 = none): kept beside the op, not in it, so that an Op fits its
+	// four cache lines.
+	snap     int32
+	fromPost bool
+	waited   bool
+	// released: the driver released the op before its transfer was over.
+	released bool
+	// kept: a Problem refers to the op, so it is never recycled.
+	kept bool
+	// wildTaken: an AnySource receive took this send (see Release).
+	wildTaken bool
+
+	// Line 3: read rarely.
+	Count int64
 	// Site is the driver's call-site handle (a program counter for the code
 	// driver, a site id for the trace driver); the engine only carries it.
 	Site   uintptr
 	Stream int
-	Req    uint64 // request id of a nonblocking op (0 = none)
-	Reqs   []*Op  // ops a wait-family call waits on
-
-	PostT, MatchT, DoneT int64
-
-	// Outcome.
-	MatchRank int
-	MatchSeq  uint64
-	Source    int // status of a receive
-	StatusTag int
-	StatusCnt int64
 	// HashPost is the payload hash an observer took at post (0 = none); it
 	// rides on the op so the receiver's side can reuse it.
 	HashPost uint64
-	Delay    int64 // injected extra latency, ns
-
-	match  *Op
-	stream *stream
-
-	// The one-byte fields last, packed together.
-	Kind    trace.Op
-	Mode    Mode
-	Dtype   trace.Dtype
+	Reqs     []*Op // ops a wait-family call waits on (never set on a message op)
+	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
+	// alone (WaitanyAt); 0 for a Waitany on any of them.
+	anyAt   int32
 	Err     trace.ErrCode
 	Flag    bool // the result of a Test or Testall
 	Dropped bool // a fault dropped this message
-
-	done     bool
-	freed    bool
-	waited   bool
-	eager    bool
-	fromPost bool
-	// delivered: the transfer of this send finished; the engine will not
-	// touch the op through its receive again.
-	delivered bool
-	// kept: a Problem refers to the op, so it is never recycled.
-	kept bool
-	// released: the driver released the op before its transfer was over.
-	released bool
-	// awaited: its rank is blocked in a wait-all that still needs this op.
-	awaited bool
-	// wildTaken: an AnySource receive took this send (see Release).
-	wildTaken bool
-
-	// Forced restricts an AnySource receive to sends from rank ForcedSrc
-	// when matching (replay's check forces each alternative match in turn).
-	// Peer stays AnySource, so reports still show the wildcard.
-	Forced    bool
-	ForcedSrc int32
-	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
-	// alone (WaitanyAt); 0 for a Waitany on any of them.
-	anyAt int32
-	// snap is 1 + the engine's slot of the eager copy of a send's payload
-	// (0 = none): kept beside the op, not in it, so that an Op is 256 bytes,
-	// four whole cache lines.
-	snap int32
+	freed   bool
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken

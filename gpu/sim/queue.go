@@ -83,10 +83,10 @@ func (q *eventQueue) add(t int64, tie, ref uint64) {
 	k := timeKey(t)
 	g0, g1 := &q.g[0], &q.g[1]
 	switch {
-	case g0.n > 0 && g0.key == k && g0.n < groupMax:
+	case g0.n > 0 && g0.key == k && g0.n < g0.room:
 		g0.insert(tie, ref)
 		return
-	case g1.n > 0 && g1.key == k && g1.n < groupMax:
+	case g1.n > 0 && g1.key == k && g1.n < g1.room:
 		g1.insert(tie, ref)
 		return
 	}
@@ -158,21 +158,35 @@ func (q *eventQueue) take(slot uint32) *Op {
 
 // A tieGroup holds the entries of one time, ordered by tie. Ties are
 // uniformly random, so their top bits spread the entries evenly over the
-// buckets: with at least half as many buckets as entries, a bucket holds one
-// or two, kept sorted, and a two-level bitmap finds the first non-empty
+// buckets: with at least as many buckets as entries, a bucket holds one or
+// two, kept sorted, and a three-level bitmap finds the first non-empty
 // bucket in a few instructions. Insert and pop cost a constant expected time
-// where a heap's cost grows with the log of its size.
+// where a heap's cost grows with the log of its size. A whole all-to-all of
+// 1024 ranks falls due at one time: a million completions, a few per bucket
+// at the most buckets (a heap of them costs twice the instructions, and a
+// cache miss per level).
 type tieGroup struct {
 	key uint64 // the time, as timeKey
 	n   int32
 	// minTie is the least tie, in bucket minB (while n > 0).
 	minTie, minB uint64
-	shift        uint8                   // 64 - log2(len(heads))
-	summary      uint64                  // bit w: bits[w] != 0
-	bits         [maxBuckets / 64]uint64 // bit b: heads[b] != 0
-	heads        []int32                 // first node of each bucket (an index into nodes; 0 = none)
-	nodes        []tieNode
-	freeID       int32 // a free node, chained through next
+	shift        uint8 // 64 - log2(len(heads))
+	// The bitmap has two levels up to 64*64 buckets: bit w of summary says
+	// mid[w] != 0, bit k of mid[w] says heads[w<<6|k] != 0. Past that, leaf
+	// is set and adds a third: bit i of summary says mid[i] != 0, bit j of
+	// mid[i] says leaf[i<<6|j] != 0, bit k of leaf[w] says heads[w<<6|k] != 0.
+	// (A ring's groups stay on two levels: a few instructions less a pop.)
+	summary uint64
+	mid     [64]uint64
+	leaf    []uint64
+	heads   []int32 // first node of each bucket (an index into nodes; 0 = none)
+	nodes   []tieNode
+	freeID  int32 // a free node, chained through next
+	// most bounds the buckets (maxBuckets; a test sets fewer), and room,
+	// 8 times it, the entries: past it, buckets would hold long chains, and
+	// more entries of its time go to the heap instead.
+	most int
+	room int32
 }
 
 type tieNode struct {
@@ -181,11 +195,8 @@ type tieNode struct {
 }
 
 const (
-	minBuckets = 16      // small: an engine of a few ranks is made per explored seed
-	maxBuckets = 64 * 64 // what the two-level bitmap covers
-	// groupMax bounds a group: past it, buckets would hold long chains, and
-	// more entries of its time go to the heap instead.
-	groupMax = 8 * maxBuckets
+	minBuckets = 16           // small: an engine of a few ranks is made per explored seed
+	maxBuckets = 64 * 64 * 64 // what the three-level bitmap covers
 )
 
 func (g *tieGroup) insert(tie, ref uint64) {
@@ -217,8 +228,17 @@ func (g *tieGroup) link(id int32) uint64 {
 	p := &g.heads[b]
 	if *p == 0 {
 		w := b >> 6
-		g.bits[w] |= 1 << (b & 63)
-		g.summary |= 1 << w
+		if g.leaf == nil {
+			g.mid[w&63] |= 1 << (b & 63)
+			g.summary |= 1 << (w & 63)
+		} else {
+			if g.leaf[w] == 0 {
+				i := (w >> 6) & 63
+				g.mid[i] |= 1 << (w & 63)
+				g.summary |= 1 << i
+			}
+			g.leaf[w] |= 1 << (b & 63)
+		}
 	}
 	for *p != 0 && nodes[*p].tie <= tie {
 		p = &nodes[*p].next
@@ -230,8 +250,12 @@ func (g *tieGroup) link(id int32) uint64 {
 
 // first returns the first non-empty bucket; the group must not be empty.
 func (g *tieGroup) first() uint64 {
-	w := uint64(bits.TrailingZeros64(g.summary))
-	return w<<6 | uint64(bits.TrailingZeros64(g.bits[w&63]))
+	i := uint64(bits.TrailingZeros64(g.summary))
+	w := i<<6 | uint64(bits.TrailingZeros64(g.mid[i&63]))
+	if g.leaf == nil {
+		return w
+	}
+	return w<<6 | uint64(bits.TrailingZeros64(g.leaf[w]))
 }
 
 // pop removes the entry of the least tie and returns its ref.
@@ -249,8 +273,23 @@ func (g *tieGroup) pop() uint64 {
 		return nd.ref
 	}
 	w := b >> 6
-	if g.bits[w] &^= 1 << (b & 63); g.bits[w] == 0 {
-		g.summary &^= 1 << w
+	if g.leaf == nil {
+		// Two levels: first's work inline, without its test of leaf.
+		if g.mid[w&63] &^= 1 << (b & 63); g.mid[w&63] == 0 {
+			g.summary &^= 1 << (w & 63)
+		}
+		if g.n > 0 {
+			w = uint64(bits.TrailingZeros64(g.summary))
+			g.minB = w<<6 | uint64(bits.TrailingZeros64(g.mid[w&63]))
+			g.minTie = g.nodes[g.heads[g.minB]].tie
+		}
+		return nd.ref
+	}
+	if g.leaf[w] &^= 1 << (b & 63); g.leaf[w] == 0 {
+		i := (w >> 6) & 63
+		if g.mid[i] &^= 1 << (w & 63); g.mid[i] == 0 {
+			g.summary &^= 1 << i
+		}
 	}
 	if g.n > 0 {
 		g.minB = g.first()
@@ -259,20 +298,27 @@ func (g *tieGroup) pop() uint64 {
 	return nd.ref
 }
 
-// grow doubles the buckets (up to maxBuckets) and relinks the entries.
+// grow doubles the buckets (up to most) and relinks the entries.
 func (g *tieGroup) grow() {
 	if g.heads == nil {
+		if g.most == 0 {
+			g.most = maxBuckets
+		}
+		g.room = int32(8 * g.most)
 		g.heads = make([]int32, minBuckets)
 		g.nodes = make([]tieNode, 1, minBuckets+1) // node 0 stands for none
 		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))
 		return
 	}
-	if len(g.heads) >= maxBuckets {
-		return // chains grow instead (up to groupMax entries)
+	if len(g.heads) >= g.most {
+		return // chains grow instead (up to 8 times most entries)
 	}
 	old := g.heads
 	g.heads = make([]int32, 2*len(old))
-	g.bits, g.summary = [maxBuckets / 64]uint64{}, 0
+	if len(g.heads) > 64*64 {
+		g.leaf = make([]uint64, len(g.heads)/64)
+	}
+	g.mid, g.summary = [64]uint64{}, 0
 	g.shift--
 	for _, id := range old {
 		for id != 0 {

@@ -102,12 +102,16 @@ func BenchmarkEventQueue(b *testing.B) {
 
 // TestEventQueueManyAtOneTime: tens of thousands of entries of one time
 // (ranks in step), with uniformly random ties as the engine draws them,
-// come out in (time, tie) order: the time groups grow to their most buckets,
-// and past their bound the heap takes the rest. The oracle is the 4-ary heap
-// alone, which the test above checks against a linear scan.
+// come out in (time, tie) order: the time groups grow to their most buckets
+// (lowered here to two words of the bitmap's middle level, so that the test
+// stays small), and past their bound the heap takes the rest. The oracle is
+// the 4-ary heap alone, which the test above checks against a linear scan.
 func TestEventQueueManyAtOneTime(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var q, oracle eventQueue
+	const most = 2 * 64 * 64
+	q.g[0].most, q.g[1].most = most, most
+	const groupMax = 8 * most
 	push := func(tm int64, i int) {
 		x := qent{key: timeKey(tm), tie: rng.Uint64(), ref: uint64(evResume)<<32 | uint64(uint32(i))}
 		q.add(tm, x.tie, x.ref)
@@ -116,7 +120,7 @@ func TestEventQueueManyAtOneTime(t *testing.T) {
 	for i := range 3 * groupMax {
 		push(100+int64(i%2)*50, i)
 	}
-	if len(q.h) == 0 || len(q.g[0].heads) != maxBuckets || len(q.g[1].heads) != maxBuckets {
+	if len(q.h) == 0 || len(q.g[0].heads) != most || len(q.g[1].heads) != most {
 		t.Fatalf("heap %d entries, group buckets %d and %d: the test does not reach the bounds", len(q.h), len(q.g[0].heads), len(q.g[1].heads))
 	}
 	for n := 0; q.len() > 0; n++ {
