@@ -270,10 +270,12 @@ func (w *Writer) newBuf() []byte {
 
 // Fields is a set of groups of an Event's fields: those an appender may
 // set in its events (AppendFields). The groups it leaves out must be zero
-// in every event it appends that way; the encoder then need not compare
-// them with the previous event, which costs more than all the rest of an
-// unchanged field. The fields not in any group (Kind, Rank, Seq, Op, the
-// event's own kind's times, a post's Req, Reqs) are always compared.
+// in the event; the encoder then need not compare them with the previous
+// event of its context once they are zero there too (comparing the fields
+// a recorder never sets was a third of encoding an event). The fields in
+// no group (Kind, Rank, Seq, Op, the event's own kind's times, a post's
+// Req, Reqs) are always compared. The bytes written do not depend on the
+// groups declared.
 type Fields uint8
 
 const (
