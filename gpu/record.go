@@ -53,6 +53,25 @@ type traceFile interface {
 	Close(status trace.Status, message string) error
 }
 
+// fieldSink is an EventSink told which groups of fields an event may set
+// (a *trace.Writer): the gpu recorder's events of a kind always leave the
+// same ones zero, which the trace encoder then need not compare.
+type fieldSink interface {
+	AppendFields(ev *trace.Event, set trace.Fields)
+}
+
+// allFields is the fieldSink of an EventSink without AppendFields.
+type allFields struct{ EventSink }
+
+func (s allFields) AppendFields(ev *trace.Event, _ trace.Fields) { s.Append(ev) }
+
+// The groups of fields the recorder's post and done events may set; the
+// others stay zero (see Posted and Completed).
+const (
+	postFields = trace.FieldsEnvelope | trace.FieldsHashPost
+	doneFields = trace.FieldsStatus | trace.FieldsHashPost | trace.FieldsHashDone
+)
+
 // payloadSink is an EventSink that also stores payloads.
 type payloadSink interface {
 	AddPayload(hash uint64, data []byte)
@@ -74,6 +93,7 @@ const payloadHashAlgo = trace.HashXXH3
 // recorder is the engine Observer that turns ops into trace events.
 type recorder struct {
 	w      EventSink
+	out    fieldSink   // w, told the fields set
 	file   traceFile   // set when recording to a file of our own
 	stored payloadSink // set when payloads are stored
 	sites  *siteTable
@@ -101,7 +121,8 @@ type recorder struct {
 	reported   bool // EnvReported: the recorder prints the findings
 }
 
-// siteCacheSize is the number of slots of recorder.siteCache (a power of two).
+// siteCacheSize is the number of slots of recorder.siteCache, indexed by a
+// byte of the pc.
 const siteCacheSize = 256
 
 type siteEntry struct {
@@ -129,6 +150,11 @@ func newRecorder(sink EventSink, hash string, payloads bool, sites *siteTable) *
 		panic(err) // hash is one of the modes: the callers check
 	}
 	rec := &recorder{w: sink, sites: sites, siteIDs: map[uintptr]uint32{}, hash: hash, hasher: hasher, start: time.Now()}
+	if f, ok := sink.(fieldSink); ok {
+		rec.out = f
+	} else {
+		rec.out = allFields{sink}
+	}
 	if p, ok := sink.(payloadSink); ok && payloads {
 		rec.stored = p
 	}
@@ -149,13 +175,12 @@ func (rec *recorder) addPayload(hash uint64, data []byte) {
 
 func (rec *recorder) hashOf(b []byte) uint64 { return rec.hasher.Hash(b) }
 
-func (rec *recorder) site(pc uintptr) uint32 {
+// siteMiss caches the id of pc in slot: 0 for pc 0, else pc's number,
+// given (and added to the site table) the first time pc is seen.
+func (rec *recorder) siteMiss(pc uintptr, slot *siteEntry) {
 	if pc == 0 {
-		return 0
-	}
-	slot := &rec.siteCache[(uint64(pc)*0x9e3779b97f4a7c15)>>56]
-	if slot.pc == pc {
-		return slot.id
+		*slot = siteEntry{}
+		return
 	}
 	id, ok := rec.siteIDs[pc]
 	if !ok {
@@ -165,18 +190,26 @@ func (rec *recorder) site(pc uintptr) uint32 {
 		rec.w.AddSite(trace.Site{ID: id, Function: s.Function, File: s.File, Line: s.Line})
 	}
 	*slot = siteEntry{pc, id}
-	return id
 }
 
 // Posted appends op's post event. It sets every field a post event has
-// (the others stay zero from newRecorder).
+// (the others stay zero from newRecorder): those of postFields, Seq,
+// PostVT, PostWall, Req and Reqs.
 func (rec *recorder) Posted(op *sim.Op) {
-	rec.checkRecvs(op)
+	if len(rec.recvs) > 0 {
+		rec.checkRecvs(op)
+	}
 	ev := &rec.post
 	ev.Rank, ev.Seq, ev.Op = int32(op.Rank), op.Seq, op.Kind
 	ev.Peer, ev.Tag, ev.Comm, ev.Stream = int32(op.Peer), int32(op.Tag), int32(op.Comm), int32(op.Stream)
 	ev.Dtype, ev.Count, ev.Bytes, ev.Req, ev.Duration = op.Dtype, op.Count, op.Bytes, op.Req, 0
-	ev.Site = rec.site(op.Site)
+	// The call site's id: its cache slot's, filled on a miss (0 for an
+	// unknown site, pc 0). The hit is here, inline.
+	slot := &rec.siteCache[uint8(op.Site^op.Site>>8)]
+	if slot.pc != op.Site {
+		rec.siteMiss(op.Site, slot)
+	}
+	ev.Site = slot.id
 	ev.PostVT, ev.PostWall = op.PostT, rec.wall()
 	if op.Kind == trace.OpCompute {
 		ev.Duration, ev.Count = op.Count, 0
@@ -191,11 +224,12 @@ func (rec *recorder) Posted(op *sim.Op) {
 		op.HashPost = ev.HashPost
 		rec.addPayload(ev.HashPost, op.Data)
 	}
-	rec.w.Append(ev)
+	rec.out.AppendFields(ev, postFields)
 }
 
 // Completed appends op's done event. It sets every field a done event has
-// (the others stay zero from newRecorder).
+// (the others stay zero from newRecorder): those of doneFields, Seq,
+// MatchVT, DoneVT, DoneWall and MatchSeq.
 func (rec *recorder) Completed(op *sim.Op) {
 	if len(rec.recvs) > 0 && op.Kind.IsRecv() {
 		rec.recvLanded(op)
@@ -231,7 +265,7 @@ func (rec *recorder) Completed(op *sim.Op) {
 		ev.HashDone = rec.hashOf(op.Data[:min(int64(len(op.Data)), op.StatusCnt*int64(max(op.Dtype.Size(), 1)))])
 		rec.addPayload(ev.HashDone, op.Data)
 	}
-	rec.w.Append(ev)
+	rec.out.AppendFields(ev, doneFields)
 }
 
 // mutationProblems reports the in-flight mutations seen.

@@ -113,3 +113,79 @@ func TestRecordEventsCarryNothingOver(t *testing.T) {
 		t.Errorf("%d Waitany completions, want 4", waitanys)
 	}
 }
+
+// fieldsSink is a trace.Writer's side of the recorder's AppendFields: it
+// keeps each event with the groups of fields the recorder declared.
+type fieldsSink struct {
+	events []trace.Event
+	sets   []trace.Fields
+}
+
+func (s *fieldsSink) Append(ev *trace.Event) { s.AppendFields(ev, trace.AllFields) }
+func (s *fieldsSink) AppendFields(ev *trace.Event, set trace.Fields) {
+	s.events = append(s.events, *ev)
+	s.sets = append(s.sets, set)
+}
+func (s *fieldsSink) AddSite(trace.Site) {}
+
+// TestRecordDeclaresEveryFieldItSets: the recorder tells a trace writer
+// which groups of fields its events may set (the encoder then skips the
+// others, which must be zero); every event of every kind of call sets
+// only fields of the groups declared with it.
+func TestRecordDeclaresEveryFieldItSets(t *testing.T) {
+	sink := &fieldsSink{}
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 8)
+		in := r.Alloc(gpu.Int32, 8)
+		peer := 1 - r.ID()
+		if err := r.Compute(time.Microsecond); err != nil {
+			return err
+		}
+		q, err := r.Isend(b, peer, 1)
+		if err != nil {
+			return err
+		}
+		p, err := r.Irecv(in, gpu.AnySource, 1)
+		if err != nil {
+			return err
+		}
+		if _, _, err := r.Waitany(p, q); err != nil {
+			return err
+		}
+		if _, _, err := r.Test(p); err != nil {
+			return err
+		}
+		if err := r.Waitall(q, p); err != nil {
+			return err
+		}
+		if _, err := r.Sendrecv(b, peer, 2, in, peer, 2); err != nil {
+			return err
+		}
+		s := r.NewStream()
+		if r.ID() == 0 {
+			err = s.Send(b, peer)
+		} else {
+			err = s.Recv(in, peer)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.Synchronize(); err != nil {
+			return err
+		}
+		return r.Barrier()
+	}, gpu.RecordTo(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[trace.Op]bool{}
+	for i, ev := range sink.events {
+		kinds[ev.Op] = true
+		if extra := ev.SetFields() &^ sink.sets[i]; extra != 0 {
+			t.Errorf("rank %d seq %d %s kind %d: sets groups %#x it declared unset (declared %#x)", ev.Rank, ev.Seq, ev.Op, ev.Kind, extra, sink.sets[i])
+		}
+	}
+	if len(kinds) < 10 {
+		t.Errorf("%d kinds of call recorded, want every one of the program's", len(kinds))
+	}
+}

@@ -112,13 +112,14 @@ const maxEventFixed = (2 + nFields) * binary.MaxVarintLen64
 // a post, MatchVT and MatchSeq of a done) as its difference, before the
 // zigzag. Only the fields written are transformed the rest of the way.
 type encoder struct {
-	rank int32
-	buf  []byte // blockHeaderMax reserved bytes, then the events
-	n    int
-	st   timeState
-	ctx  [nContexts]*encContext
-	reqs []byte          // scratch: the encoding of an event's Reqs
-	vals [nFields]uint64 // scratch: transformed cold fields
+	rank  int32
+	limit int    // encoded size of a full block (WriterOptions.BlockSize)
+	buf   []byte // blockHeaderMax reserved bytes, then the events
+	n     int
+	st    timeState
+	ctx   [nContexts]*encContext
+	reqs  []byte          // scratch: the encoding of an event's Reqs
+	vals  [nFields]uint64 // scratch: transformed cold fields
 }
 
 // encContext is the encoder's prediction for the next event of one
@@ -132,6 +133,10 @@ type encContext struct {
 	hot  [fReqs]uint64
 	cold coldFields // raw cold fields and hashes
 	reqs []byte     // encoded Reqs; the single byte 0 for none
+	// zero is the groups of fields (Fields) known to be zero here: those
+	// the previous event declared unset. An event that does not set them
+	// either needs no comparison of them.
+	zero Fields
 }
 
 // hotBits are the mask bits of the hot fields. Of them, an encContext holds
@@ -252,16 +257,21 @@ func putUvarint(b []byte, n int, v uint64) int {
 	return n + 1
 }
 
-// encode appends ev (whose Kind must be KindPost or KindDone) to the block.
-func (e *encoder) encode(ev *Event) {
+// encode appends ev (whose Kind must be KindPost or KindDone) to the block
+// and reports whether the block is now full (limit bytes or maxBlockEvents).
+// The groups of fields outside set must be zero in ev (see Fields): those
+// that are zero in the context too are not compared.
+func (e *encoder) encode(ev *Event, set Fields) (full bool) {
 	st := &e.st
 	lastReq := st.lastReq // Reqs are relative to the state before the event
 	var c *encContext
 	var mask, tag, plain uint64
+	var need Fields // the groups to compare: set, and those not known zero
 	// The hot fields, each compared with the context's and kept if it
 	// differs; the state advances with them.
 	if ev.Kind == KindDone {
 		c = e.context(int(ev.Op)&63 | 64)
+		need, c.zero = set|^c.zero, ^set
 		tag, plain = uint64(ev.Op)<<1|1, donePlain
 		h := &c.hot
 		if v := st.next - 1 - ev.Seq; v != h[fSeq] {
@@ -279,18 +289,21 @@ func (e *encoder) encode(ev *Event) {
 		if v := ev.MatchSeq - ev.Seq; v != h[fMatchSeq] {
 			h[fMatchSeq], mask = v, mask|1<<fMatchSeq
 		}
-		if v := uint64(ev.PostVT); v != h[fPostVT] {
-			h[fPostVT], mask = v, mask|1<<fPostVT
-		}
-		if v := uint64(ev.PostWall); v != h[fPostWall] {
-			h[fPostWall], mask = v, mask|1<<fPostWall
-		}
-		if v := ev.Req; v != h[fReq] {
-			h[fReq], mask = v, mask|1<<fReq
+		if need&FieldsOtherKind != 0 {
+			if v := uint64(ev.PostVT); v != h[fPostVT] {
+				h[fPostVT], mask = v, mask|1<<fPostVT
+			}
+			if v := uint64(ev.PostWall); v != h[fPostWall] {
+				h[fPostWall], mask = v, mask|1<<fPostWall
+			}
+			if v := ev.Req; v != h[fReq] {
+				h[fReq], mask = v, mask|1<<fReq
+			}
 		}
 		st.lastVT, st.lastWall = ev.DoneVT, ev.DoneWall
 	} else {
 		c = e.context(int(ev.Op) & 63)
+		need, c.zero = set|^c.zero, ^set
 		tag, plain = uint64(ev.Op)<<1, postPlain
 		h := &c.hot
 		if v := ev.Seq - st.next; v != h[fSeq] {
@@ -305,17 +318,19 @@ func (e *encoder) encode(ev *Event) {
 		if v := reqTransform(ev.Req, lastReq); v != h[fReq] {
 			h[fReq], mask = v, mask|1<<fReq
 		}
-		if v := uint64(ev.DoneVT); v != h[fDoneVT] {
-			h[fDoneVT], mask = v, mask|1<<fDoneVT
-		}
-		if v := uint64(ev.DoneWall); v != h[fDoneWall] {
-			h[fDoneWall], mask = v, mask|1<<fDoneWall
-		}
-		if v := uint64(ev.MatchVT); v != h[fMatchVT] {
-			h[fMatchVT], mask = v, mask|1<<fMatchVT
-		}
-		if v := ev.MatchSeq; v != h[fMatchSeq] {
-			h[fMatchSeq], mask = v, mask|1<<fMatchSeq
+		if need&FieldsOtherKind != 0 {
+			if v := uint64(ev.DoneVT); v != h[fDoneVT] {
+				h[fDoneVT], mask = v, mask|1<<fDoneVT
+			}
+			if v := uint64(ev.DoneWall); v != h[fDoneWall] {
+				h[fDoneWall], mask = v, mask|1<<fDoneWall
+			}
+			if v := uint64(ev.MatchVT); v != h[fMatchVT] {
+				h[fMatchVT], mask = v, mask|1<<fMatchVT
+			}
+			if v := ev.MatchSeq; v != h[fMatchSeq] {
+				h[fMatchSeq], mask = v, mask|1<<fMatchSeq
+			}
 		}
 		st.next = ev.Seq + 1
 		st.lastVT, st.lastWall = ev.PostVT, ev.PostWall
@@ -324,19 +339,32 @@ func (e *encoder) encode(ev *Event) {
 		}
 	}
 	// Reqs, the cold fields and hashes: the exception (most events repeat
-	// their context's call but for its times), so first all at once, then
-	// field by field (restMask). Pairs of adjacent int32 fields load as one
-	// word.
+	// their context's call but for its times), so first all at once, by
+	// group, then field by field (restMask). Pairs of adjacent int32 fields
+	// load as one word.
 	p := &c.cold
-	cold := (pair(ev.Peer, ev.Tag) ^ p.peerTag) | (pair(ev.Comm, ev.Stream) ^ p.commStream) |
-		(pair(ev.Source, ev.StatusTag) ^ p.sourceStatusTag) |
-		uint64(ev.Count^p.count) | uint64(ev.Bytes^p.bytes) | uint64(ev.Offset^p.offset) |
-		uint64(ev.Length^p.length) | uint64(ev.Duration^p.duration) | uint64(ev.StatusCnt^p.statusCnt) |
-		(ev.HashPost ^ p.hashPost) | (ev.HashDone ^ p.hashDone) |
-		uint64(uint32(ev.Group^p.group)|uint32(ev.MatchRank^p.matchRank)|uint32(ev.Index^p.index)|
-			(ev.Alloc^p.alloc)|(ev.Site^p.site))
-	if ev.Dtype != p.dtype || ev.Err != p.err || ev.Flag != p.flag {
-		cold = 1
+	var cold uint64
+	if need&FieldsEnvelope != 0 {
+		cold = (pair(ev.Peer, ev.Tag) ^ p.peerTag) | (pair(ev.Comm, ev.Stream) ^ p.commStream) |
+			uint64(ev.Count^p.count) | uint64(ev.Bytes^p.bytes) | uint64(ev.Duration^p.duration) |
+			uint64(ev.Site^p.site) | uint64(ev.Dtype^p.dtype)
+	}
+	if need&FieldsStatus != 0 {
+		cold |= (pair(ev.Source, ev.StatusTag) ^ p.sourceStatusTag) | uint64(ev.StatusCnt^p.statusCnt) |
+			uint64(uint32(ev.MatchRank^p.matchRank)|uint32(ev.Index^p.index)) | uint64(ev.Err^p.err)
+		if ev.Flag != p.flag {
+			cold = 1
+		}
+	}
+	if need&FieldsBuffer != 0 {
+		cold |= uint64(ev.Offset^p.offset) | uint64(ev.Length^p.length) |
+			uint64(uint32(ev.Group^p.group)|(ev.Alloc^p.alloc))
+	}
+	if need&FieldsHashPost != 0 {
+		cold |= ev.HashPost ^ p.hashPost
+	}
+	if need&FieldsHashDone != 0 {
+		cold |= ev.HashDone ^ p.hashDone
 	}
 	if cold|uint64(len(ev.Reqs))|uint64(len(c.reqs)-1) != 0 {
 		mask |= e.restMask(c, ev, lastReq, cold != 0)
@@ -368,6 +396,7 @@ func (e *encoder) encode(ev *Event) {
 	}
 	e.buf = e.buf[:n]
 	e.n++
+	return n >= e.limit || e.n >= maxBlockEvents
 }
 
 // restMask returns the mask bits of Reqs (encoded relative to lastReq)

@@ -350,27 +350,40 @@ func codecStreams(seed uint64) [][]Event {
 }
 
 // The fast encoder writes the oracle's bytes for every stream, with one
-// encoder reused across blocks (its contexts restart at each reset).
+// encoder reused across blocks (its contexts restart at each reset), both
+// told every field may be set (Append) and told the least set of groups
+// of each event (AppendFields): the streams' events set and unset groups
+// from one event to the next of a context, so the contexts' zero groups
+// come and go.
 func TestEncoderMatchesOracle(t *testing.T) {
 	for seed := uint64(0); seed < 20; seed++ {
-		var e encoder
+		var e, d encoder
 		var o oracleEncoder
 		for bi, evs := range codecStreams(seed) {
 			rank := evs[0].Rank
-			e.rank, o.rank = rank, rank
+			e.rank, d.rank, o.rank = rank, rank, rank
 			e.reset()
+			d.reset()
 			o.reset()
 			for i := range evs {
-				e.encode(&evs[i])
+				e.encode(&evs[i], AllFields)
+				d.encode(&evs[i], evs[i].SetFields())
 				o.encode(&evs[i])
 				if i%37 == 36 {
 					// A timed flush finishes the open block and goes on filling it.
-					if got, want := e.finish(), o.finish(); !bytes.Equal(got, want) {
+					want := o.finish()
+					if got := e.finish(); !bytes.Equal(got, want) {
 						t.Fatalf("seed %d block %d: partial block after event %d differs", seed, bi, i)
+					}
+					if got := d.finish(); !bytes.Equal(got, want) {
+						t.Fatalf("seed %d block %d: partial block after event %d differs with the fields declared", seed, bi, i)
 					}
 				}
 			}
 			got, want := e.finish(), o.finish()
+			if got := d.finish(); !bytes.Equal(got, want) {
+				t.Fatalf("seed %d block %d (%d events): encoder told the fields set writes other bytes than the oracle", seed, bi, len(evs))
+			}
 			if !bytes.Equal(got, want) {
 				at := 0
 				for at < min(len(got), len(want)) && got[at] == want[at] {
@@ -401,7 +414,7 @@ func TestEncoderGolden(t *testing.T) {
 			e.rank = evs[0].Rank
 			e.reset()
 			for i := range evs {
-				e.encode(&evs[i])
+				e.encode(&evs[i], AllFields)
 			}
 			h.Write(e.finish())
 		}

@@ -58,7 +58,7 @@ func encodeBlock(rank int32, evs []Event) []byte {
 	e.rank = rank
 	e.reset()
 	for i := range evs {
-		e.encode(&evs[i])
+		e.encode(&evs[i], AllFields)
 	}
 	return append([]byte(nil), e.finish()...)
 }
@@ -233,7 +233,7 @@ func BenchmarkEncode(b *testing.B) {
 			e.finish()
 			e.reset()
 		}
-		e.encode(&evs[i%len(evs)])
+		e.encode(&evs[i%len(evs)], AllFields)
 	}
 }
 

@@ -89,7 +89,7 @@ type rankBuf struct {
 	enc    encoder
 	next   uint64 // index of the open block (enc's)
 	stored int    // events of the open block already stored by a timed flush
-	events int64
+	events int64  // events of the blocks before the open one
 }
 
 type block struct {
@@ -126,6 +126,7 @@ type Writer struct {
 	err          error // sticky write error
 	appendErr    error // first invalid event
 	closed       bool
+	dropAll      bool // closed or err set: Append drops events
 	closeErr     error
 	closeOnce    sync.Once
 
@@ -251,7 +252,7 @@ func (w *Writer) rankBuf(r int32) *rankBuf {
 	rb := w.ranks[r]
 	if rb == nil {
 		rb = &rankBuf{}
-		rb.enc.rank = r
+		rb.enc.rank, rb.enc.limit = r, w.opts.BlockSize
 		rb.enc.buf = w.newBuf()
 		rb.enc.reset()
 		w.ranks[r] = rb
@@ -268,17 +269,74 @@ func (w *Writer) newBuf() []byte {
 	return make([]byte, blockHeaderMax, w.opts.BlockSize+1024)
 }
 
+// Fields is a set of groups of an Event's fields: those an appender may
+// set in its events (AppendFields). The groups it leaves out must be zero
+// in the event; the encoder then need not compare them with the previous
+// event of its context once they are zero there too (comparing the cold
+// fields was a third of encoding an event, and a post or done event of the
+// gpu recorder sets under half of them). The fields in
+// no group (Kind, Rank, Seq, Op, the event's own kind's times, a post's
+// Req, Reqs) are always compared. The bytes written do not depend on the
+// groups declared.
+type Fields uint8
+
+const (
+	// FieldsEnvelope: Peer, Tag, Comm, Stream, Dtype, Count, Bytes, Site, Duration.
+	FieldsEnvelope Fields = 1 << iota
+	// FieldsBuffer: Group, Alloc, Offset, Length.
+	FieldsBuffer
+	// FieldsStatus: MatchRank, Source, StatusTag, StatusCnt, Flag, Index, Err.
+	FieldsStatus
+	// FieldsOtherKind: the fields of the other kind of event: of a post
+	// event, MatchVT, DoneVT, DoneWall and MatchSeq; of a done event,
+	// PostVT, PostWall and Req.
+	FieldsOtherKind
+	FieldsHashPost // HashPost
+	FieldsHashDone // HashDone
+
+	// AllFields is every group: what Append declares.
+	AllFields = FieldsEnvelope | FieldsBuffer | FieldsStatus | FieldsOtherKind | FieldsHashPost | FieldsHashDone
+)
+
+// SetFields is the groups of fields that ev sets (has nonzero): the least
+// set AppendFields takes with it.
+func (ev *Event) SetFields() Fields {
+	var set Fields
+	add := func(nonzero bool, f Fields) {
+		if nonzero {
+			set |= f
+		}
+	}
+	add(ev.Peer != 0 || ev.Tag != 0 || ev.Comm != 0 || ev.Stream != 0 || ev.Dtype != 0 || ev.Count != 0 ||
+		ev.Bytes != 0 || ev.Site != 0 || ev.Duration != 0, FieldsEnvelope)
+	add(ev.Group != 0 || ev.Alloc != 0 || ev.Offset != 0 || ev.Length != 0, FieldsBuffer)
+	add(ev.MatchRank != 0 || ev.Source != 0 || ev.StatusTag != 0 || ev.StatusCnt != 0 || ev.Flag || ev.Index != 0 || ev.Err != 0, FieldsStatus)
+	if ev.Kind == KindDone {
+		add(ev.PostVT != 0 || ev.PostWall != 0 || ev.Req != 0, FieldsOtherKind)
+	} else {
+		add(ev.MatchVT != 0 || ev.DoneVT != 0 || ev.DoneWall != 0 || ev.MatchSeq != 0, FieldsOtherKind)
+	}
+	add(ev.HashPost != 0, FieldsHashPost)
+	add(ev.HashDone != 0, FieldsHashDone)
+	return set
+}
+
 // Append adds ev to the trace. The event is copied (Reqs too); ev may be
 // reused at once. An event with an invalid Kind or a negative Rank is
 // dropped and reported by Flush and Close. Append after Close does nothing.
+func (w *Writer) Append(ev *Event) { w.AppendFields(ev, AllFields) }
+
+// AppendFields is Append of an event whose fields outside the groups set
+// are zero (see Fields): a recorder whose events of a kind leave the same
+// fields unset declares them, and the encoder skips comparing them.
 //
-// Append runs for every event a recorder sees: its common case (a known
-// rank, a valid event, room in the block) is the inline test below and the
-// encoder; the rest is appendSlow's.
-func (w *Writer) Append(ev *Event) {
+// It runs for every event a recorder sees: its common case (a known rank,
+// a valid event, room in the block) is the inline test below and the
+// encoder; the rest is appendSlowLocked's.
+func (w *Writer) AppendFields(ev *Event, set Fields) {
 	w.mu.Lock()
 	var rb *rankBuf
-	if r := uint32(ev.Rank); r < uint32(len(w.ranks)) && ev.Kind-KindPost <= KindDone-KindPost && !w.closed && w.err == nil {
+	if r := int(uint32(ev.Rank)); r < len(w.ranks) && ev.Kind-KindPost <= KindDone-KindPost && !w.dropAll {
 		rb = w.ranks[r]
 	}
 	if rb == nil {
@@ -287,9 +345,7 @@ func (w *Writer) Append(ev *Event) {
 			return
 		}
 	}
-	rb.enc.encode(ev)
-	rb.events++
-	if len(rb.enc.buf) >= w.opts.BlockSize || rb.enc.n >= maxBlockEvents {
+	if rb.enc.encode(ev, set) {
 		w.blockFullLocked(rb)
 	}
 	w.mu.Unlock()
@@ -299,7 +355,7 @@ func (w *Writer) Append(ev *Event) {
 // (creating it) for a valid event, or nil for an event to drop (recording
 // the first invalid one).
 func (w *Writer) appendSlowLocked(ev *Event) *rankBuf {
-	if w.closed || w.err != nil {
+	if w.dropAll {
 		return nil
 	}
 	if (ev.Kind != KindPost && ev.Kind != KindDone) || ev.Rank < 0 || ev.Rank >= maxRank {
@@ -335,6 +391,7 @@ func (w *Writer) cutLocked(rb *rankBuf) {
 	v := rb.enc.finish()
 	w.pending = append(w.pending, block{rank: uint32(rb.enc.rank), index: rb.next, data: v, buf: buf})
 	w.pendingBytes += len(v)
+	rb.events += int64(rb.enc.n)
 	rb.next++
 	rb.stored = 0
 	rb.enc.buf = w.newBuf()
@@ -474,6 +531,7 @@ func (w *Writer) write(partial bool) error {
 	}
 	if err != nil && w.err == nil {
 		w.err = fmt.Errorf("write trace %s: %w", w.path, err)
+		w.dropAll = true
 		w.space.Broadcast()
 	}
 	err = w.err
@@ -628,7 +686,7 @@ func (w *Writer) Close(status Status, message string) error {
 
 func (w *Writer) close(status Status, message string) error {
 	w.mu.Lock()
-	w.closed = true // from now on Append drops events
+	w.closed, w.dropAll = true, true // from now on Append drops events
 	w.space.Broadcast()
 	w.mu.Unlock()
 	close(w.stop)
@@ -649,8 +707,9 @@ func (w *Writer) close(status Status, message string) error {
 	w.hdr.Events = 0
 	for i, rb := range w.ranks {
 		if rb != nil {
-			w.hdr.RankEvents[i] = rb.events
-			w.hdr.Events += rb.events
+			n := rb.events + int64(rb.enc.n)
+			w.hdr.RankEvents[i] = n
+			w.hdr.Events += n
 		}
 	}
 	hj, _ := json.Marshal(&w.hdr)
