@@ -543,12 +543,19 @@ func (d *decoder) reset(v []byte) error {
 	if err != nil {
 		return err
 	}
+	d.begin(rank, n, body)
+	return nil
+}
+
+// begin starts decoding the n events of a block of rank checked by
+// blockInfo, whose events start with data (all of them, or the first ones:
+// see Cursor's window).
+func (d *decoder) begin(rank uint32, n int, data []byte) {
 	d.rank = int32(rank)
 	d.left = n
-	d.data = body
+	d.data = data
 	d.gen++
 	d.st = timeState{}
-	return nil
 }
 
 func (d *decoder) context(i int) *context {
