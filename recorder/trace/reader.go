@@ -562,14 +562,12 @@ type Cursor struct {
 	done    bool
 }
 
-// The window of a Cursor: windowSize bytes, refilled when fewer than
-// refillBelow are left undecoded. An event is rarely longer than
-// refillBelow (a few fields of a few bytes, its Reqs); one that is fails to
-// decode from the window and is decoded again from a larger one (see Next).
-const (
-	windowSize  = 1024
-	refillBelow = 256
-)
+// windowSize is the size of a Cursor's window. When an event is cut by the
+// window's end (its decoding fails, or the block's count is reached before
+// the window's end, with more of the block past it), the window is
+// refilled from where that event starts, and the event decoded again
+// (see Next).
+const windowSize = 1024
 
 // Rank returns a cursor over the events of rank r (none if the rank has no events).
 func (r *Reader) Rank(rank int) *Cursor {
@@ -598,39 +596,53 @@ func damagedIfPanic(path string, err error) error {
 // Next decodes the next event into ev, reusing the capacity of ev.Reqs. It
 // returns false at the end of the rank or on an error (see Err).
 func (c *Cursor) Next(ev *Event) bool {
-	for !c.done {
+	if c.inBlock {
+		from := c.dec.data
+		ok, err := c.dec.next(ev)
+		if ok {
+			return true
+		}
+		return c.windowEnd(ev, from, err)
+	}
+	return c.windowEnd(ev, nil, nil)
+}
+
+// windowEnd is Next when decoding from the window gave no event (err, or
+// none left in the block), or no block is being decoded. At the window's
+// end, with more of the block past it, the event at from is decoded again
+// from a window refilled from there (twice as large when the event alone
+// filled the window); at the block's end, the next block's first event.
+//
+// Decoding again is sound: a failed decode changes no state of the decoder
+// that decoding the same event again does not set the same way, and an
+// event cut short cannot decode (every field it has must be read).
+func (c *Cursor) windowEnd(ev *Event, from []byte, err error) bool {
+	for {
+		var ok bool
 		if c.inBlock {
-			if len(c.dec.data) < refillBelow && len(c.rest) > 0 && !c.refill(c.dec.data, windowSize-len(c.dec.data)) {
-				return false
-			}
-			from := c.dec.data
-			ok, err := c.dec.next(ev)
-			// An error with more of the block past the window may be an
-			// event cut by the window's end: decode it again, from where
-			// it starts, with twice the window, until the block's end.
-			// (The decoder's state is as before the event: a failed next
-			// only rewrites what decoding the event again rewrites.)
-			for err != nil && len(c.rest) > 0 {
-				if !c.refill(from, max(len(from), windowSize)) {
+			for len(c.rest) > 0 {
+				if !c.refill(from, max(windowSize-len(from), len(from))) {
 					return false
 				}
 				from = c.dec.data
-				ok, err = c.dec.next(ev)
+				if ok, err = c.dec.next(ev); ok {
+					return true
+				}
 			}
 			if err != nil {
 				c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
 				return false
 			}
-			if ok {
-				return true
-			}
 			c.inBlock = false
 		}
-		if !c.nextBlock() {
+		if c.done || !c.nextBlock() {
 			return false
 		}
+		from = c.dec.data
+		if ok, err = c.dec.next(ev); ok {
+			return true
+		}
 	}
-	return false
 }
 
 func (c *Cursor) fail(err error) {
