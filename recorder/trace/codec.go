@@ -577,6 +577,10 @@ var errTrailing = errors.New("bytes after the last event of the block")
 
 var errVarint = errors.New("truncated or overlong varint")
 
+// errTruncatedHash, like errVarint, is no new error per event cut short: a
+// Cursor decodes the event cut by its window's end again (see Cursor).
+var errTruncatedHash = errors.New("truncated hash")
+
 // uvarint is binary.Uvarint, unrolled for the values of up to five bytes
 // that most fields and masks take when ten bytes are readable (inside a
 // block, all but its last event).
@@ -669,7 +673,7 @@ func (d *decoder) next(ev *Event) (bool, error) {
 			c.reqs = append(c.reqs[:0], start[:len(start)-len(p)]...)
 		case fHashPost, fHashDone:
 			if len(p) < 8 {
-				return false, errors.New("truncated hash")
+				return false, errTruncatedHash
 			}
 			vals[i] = binary.LittleEndian.Uint64(p)
 			p = p[8:]

@@ -597,12 +597,14 @@ func damagedIfPanic(path string, err error) error {
 // returns false at the end of the rank or on an error (see Err).
 func (c *Cursor) Next(ev *Event) bool {
 	if c.inBlock {
-		from := c.dec.data
+		// Where the event starts: the undecoded bytes are the window's
+		// last ones (its length alone is kept: a copy per event).
+		left := len(c.dec.data)
 		ok, err := c.dec.next(ev)
 		if ok {
 			return true
 		}
-		return c.windowEnd(ev, from, err)
+		return c.windowEnd(ev, c.buf[len(c.buf)-left:], err)
 	}
 	return c.windowEnd(ev, nil, nil)
 }
