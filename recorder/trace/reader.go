@@ -542,7 +542,7 @@ func (r *Reader) rankBucket(rank int) (*bolt.Bucket, error) {
 // Cursor streams the events of one rank in order.
 //
 // It decodes a block through a small window: a copy of the block's next
-// few hundred bytes, refilled from the file's mapping as the decoder
+// KiB (windowSize), refilled from the file's mapping as the decoder
 // reaches its end. A copy of the whole block (16 KiB) in every cursor made
 // a replay hold the trace once more, as a rank's record is often one
 // block; a window holds about windowSize bytes per rank. The mapping is
@@ -566,7 +566,7 @@ type Cursor struct {
 // window's end (its decoding fails, or the block's count is reached before
 // the window's end, with more of the block past it), the window is
 // refilled from where that event starts, and the event decoded again
-// (see Next).
+// (see windowEnd).
 const windowSize = 1024
 
 // Rank returns a cursor over the events of rank r (none if the rank has no events).
