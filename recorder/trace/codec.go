@@ -572,12 +572,19 @@ func (d *decoder) reset(v []byte) error {
 	if err != nil {
 		return err
 	}
+	d.begin(rank, n, body)
+	return nil
+}
+
+// begin starts decoding the n events of a block of rank checked by
+// blockInfo, whose events start with data (all of them, or the first ones:
+// see Cursor's window).
+func (d *decoder) begin(rank uint32, n int, data []byte) {
 	d.rank = int32(rank)
 	d.left = n
-	d.data = body
+	d.data = data
 	d.gen++
 	d.st = timeState{}
-	return nil
 }
 
 func (d *decoder) context(i int) *context {
@@ -598,6 +605,10 @@ func (d *decoder) context(i int) *context {
 var errTrailing = errors.New("bytes after the last event of the block")
 
 var errVarint = errors.New("truncated or overlong varint")
+
+// errTruncatedHash, like errVarint, is no new error per event cut short: a
+// Cursor decodes the event cut by its window's end again (see Cursor).
+var errTruncatedHash = errors.New("truncated hash")
 
 // uvarint is binary.Uvarint, unrolled for the values of up to five bytes
 // that most fields and masks take when ten bytes are readable (inside a
@@ -691,7 +702,7 @@ func (d *decoder) next(ev *Event) (bool, error) {
 			c.reqs = append(c.reqs[:0], start[:len(start)-len(p)]...)
 		case fHashPost, fHashDone:
 			if len(p) < 8 {
-				return false, errors.New("truncated hash")
+				return false, errTruncatedHash
 			}
 			vals[i] = binary.LittleEndian.Uint64(p)
 			p = p[8:]

@@ -540,18 +540,34 @@ func (r *Reader) rankBucket(rank int) (*bolt.Bucket, error) {
 }
 
 // Cursor streams the events of one rank in order.
+//
+// It decodes a block through a small window: a copy of the block's next
+// KiB (windowSize), refilled from the file's mapping as the decoder
+// reaches its end. A copy of the whole block (16 KiB) in every cursor made
+// a replay hold the trace once more, as a rank's record is often one
+// block; a window holds about windowSize bytes per rank. The mapping is
+// read only under guard (the file may shrink under it), and a block's
+// checksum is checked on the mapping before any of its events is decoded.
 type Cursor struct {
 	r       *Reader
 	rank    int
 	bc      *bolt.Cursor
 	started bool
 	index   uint64 // of the next block
-	buf     []byte
+	rest    []byte // the block's bytes past the window, in the mapping
+	buf     []byte // the window, whose undecoded bytes are dec.data
 	dec     decoder
 	inBlock bool
 	err     error
 	done    bool
 }
+
+// windowSize is the size of a Cursor's window. When an event is cut by the
+// window's end (its decoding fails, or the block's count is reached before
+// the window's end, with more of the block past it), the window is
+// refilled from where that event starts, and the event decoded again
+// (see windowEnd).
+const windowSize = 1024
 
 // Rank returns a cursor over the events of rank r (none if the rank has no events).
 func (r *Reader) Rank(rank int) *Cursor {
@@ -580,80 +596,165 @@ func damagedIfPanic(path string, err error) error {
 // Next decodes the next event into ev, reusing the capacity of ev.Reqs. It
 // returns false at the end of the rank or on an error (see Err).
 func (c *Cursor) Next(ev *Event) bool {
-	for !c.done {
+	if c.inBlock {
+		// Where the event starts: the undecoded bytes are the window's
+		// last ones (its length alone is kept: a copy per event).
+		left := len(c.dec.data)
+		ok, err := c.dec.next(ev)
+		if ok {
+			return true
+		}
+		return c.windowEnd(ev, c.buf[len(c.buf)-left:], err)
+	}
+	return c.windowEnd(ev, nil, nil)
+}
+
+// windowEnd is Next when decoding from the window gave no event (err, or
+// none left in the block), or no block is being decoded. At the window's
+// end, with more of the block past it, the event at from is decoded again
+// from a window refilled from there (twice as large when the event alone
+// filled the window); at the block's end, the next block's first event.
+//
+// Decoding again is sound: a failed decode changes no state of the decoder
+// that decoding the same event again does not set the same way, and an
+// event cut short cannot decode (every field it has must be read).
+func (c *Cursor) windowEnd(ev *Event, from []byte, err error) bool {
+	for {
+		var ok bool
 		if c.inBlock {
-			ok, err := c.dec.next(ev)
+			for len(c.rest) > 0 {
+				if !c.refill(from, max(windowSize-len(from), len(from))) {
+					return false
+				}
+				from = c.dec.data
+				if ok, err = c.dec.next(ev); ok {
+					return true
+				}
+			}
 			if err != nil {
 				c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
 				return false
 			}
-			if ok {
-				return true
-			}
 			c.inBlock = false
 		}
-		if !c.nextBlock() {
+		if c.done || !c.nextBlock() {
 			return false
 		}
+		from = c.dec.data
+		if ok, err = c.dec.next(ev); ok {
+			return true
+		}
 	}
-	return false
 }
 
 func (c *Cursor) fail(err error) {
 	c.err = damaged(c.r.path, "rank %d: %v", c.rank, err)
-	c.done = true
+	c.end()
 }
 
-// nextBlock copies the next block out of the file and starts decoding it.
-func (c *Cursor) nextBlock() bool {
-	var k []byte
+// end stops the cursor and lets go of what it holds: a replay keeps the
+// cursors of every rank until its end, and ranks end at different times.
+func (c *Cursor) end() {
+	c.done = true
+	c.inBlock = false
+	c.bc, c.rest, c.buf = nil, nil, nil
+	c.dec = decoder{}
+}
+
+// stopped ends the cursor on err, from reading the mapping: the reader
+// closed, or the file damaged.
+func (c *Cursor) stopped(err error) {
+	if errors.Is(err, ErrClosed) {
+		c.err = err
+		c.end()
+	} else {
+		c.fail(err)
+	}
+}
+
+// refill makes the window from (a suffix of the window, not yet decoded)
+// followed by up to more bytes of the block from the mapping, and decodes
+// on from there.
+func (c *Cursor) refill(from []byte, more int) bool {
+	n := len(from)
+	more = min(more, len(c.rest))
+	if cap(c.buf) < n+more {
+		buf := make([]byte, n+more)
+		copy(buf, from)
+		c.buf = buf
+	} else {
+		copy(c.buf[:n], from)
+		c.buf = c.buf[:n+more]
+	}
 	err := guard(func() error {
 		if c.r.tx == nil {
 			return fmt.Errorf("trace %s: %w", c.r.path, ErrClosed)
 		}
-		var v []byte
+		copy(c.buf[n:], c.rest[:more])
+		return nil
+	})
+	if err != nil {
+		c.stopped(err)
+		return false
+	}
+	c.rest = c.rest[more:]
+	c.dec.data = c.buf
+	return true
+}
+
+// nextBlock checks the next block in the file's mapping and starts
+// decoding it through the window.
+func (c *Cursor) nextBlock() bool {
+	end := false
+	err := guard(func() error {
+		if c.r.tx == nil {
+			return fmt.Errorf("trace %s: %w", c.r.path, ErrClosed)
+		}
+		var k, v []byte
 		if !c.started {
 			k, v = c.bc.First()
 			c.started = true
 		} else {
 			k, v = c.bc.Next()
 		}
-		if k != nil {
-			if v == nil {
-				return fmt.Errorf("block key %x is a bucket", k)
-			}
-			c.buf = append(c.buf[:0], v...)
+		if k == nil {
+			end = true
+			return nil
 		}
-		k = append([]byte(nil), k...)
+		if v == nil {
+			return fmt.Errorf("block key %x is a bucket", k)
+		}
+		if len(k) != 8 {
+			return fmt.Errorf("bad block key %x", k)
+		}
+		if idx := binary.BigEndian.Uint64(k); idx != c.index {
+			return fmt.Errorf("block %d missing (next block is %d)", c.index, idx)
+		}
+		c.index++
+		rank, n, body, err := blockInfo(v)
+		if err != nil {
+			return fmt.Errorf("block %d: %v", c.index-1, err)
+		}
+		if int(rank) != c.rank {
+			return fmt.Errorf("block %d belongs to rank %d", c.index-1, rank)
+		}
+		// The first window; a window grown for a long event is not kept.
+		w := min(len(body), windowSize)
+		if cap(c.buf) < w || cap(c.buf) > windowSize {
+			c.buf = make([]byte, w, min(len(body), windowSize))
+		}
+		c.buf = c.buf[:w]
+		copy(c.buf, body)
+		c.rest = body[w:]
+		c.dec.begin(rank, n, c.buf)
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrClosed) {
-			c.err, c.done = err, true
-		} else {
-			c.fail(err)
-		}
+		c.stopped(err)
 		return false
 	}
-	if len(k) == 0 {
-		c.done = true
-		return false
-	}
-	if len(k) != 8 {
-		c.fail(fmt.Errorf("bad block key %x", k))
-		return false
-	}
-	if idx := binary.BigEndian.Uint64(k); idx != c.index {
-		c.fail(fmt.Errorf("block %d missing (next block is %d)", c.index, idx))
-		return false
-	}
-	c.index++
-	if err := c.dec.reset(c.buf); err != nil {
-		c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
-		return false
-	}
-	if int(c.dec.rank) != c.rank {
-		c.fail(fmt.Errorf("block %d belongs to rank %d", c.index-1, c.dec.rank))
+	if end {
+		c.end()
 		return false
 	}
 	c.inBlock = true

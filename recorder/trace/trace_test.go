@@ -541,18 +541,21 @@ func TestAppendInvalidEvent(t *testing.T) {
 
 func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
-	path := filepath.Join(dir, "seed")
-	w, err := trace.Create(path, trace.Header{WorldSize: 2}, fastOpts)
-	if err != nil {
-		f.Fatal(err)
+	// 120 iterations: blocks of several Cursor windows (3 KB).
+	for _, iters := range []int{3, 120} {
+		path := filepath.Join(dir, fmt.Sprintf("seed%d", iters))
+		w, err := trace.Create(path, trace.Header{WorldSize: 2}, fastOpts)
+		if err != nil {
+			f.Fatal(err)
+		}
+		evs := ring(2, iters)
+		for i := range evs {
+			w.Append(&evs[i])
+		}
+		w.Close(trace.StatusComplete, "")
+		b, _ := os.ReadFile(path)
+		f.Add(b)
 	}
-	evs := ring(2, 3)
-	for i := range evs {
-		w.Append(&evs[i])
-	}
-	w.Close(trace.StatusComplete, "")
-	b, _ := os.ReadFile(path)
-	f.Add(b)
 	f.Add([]byte{})
 	f.Add([]byte("not a trace"))
 	// One file per fuzzing process, rewritten for each input (in memory
