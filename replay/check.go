@@ -810,6 +810,7 @@ type enumerator struct {
 	// receive (ascending, distinct), and what each site and shape may
 	// still have new (see siteLeft).
 	to      []sendKey
+	byShape map[recvShape][]sendKey // to filed by (comm, tag) and (comm, AnyTag), made on first use
 	senders map[recvShape][]int32
 	left    map[siteShape]siteLeft
 }
@@ -825,19 +826,30 @@ type siteLeft struct {
 // startRank starts the receives of a rank, whose kinds of messages
 // received are to.
 func (n *enumerator) startRank(to []sendKey) {
-	n.to = to
+	n.to, n.byShape = to, nil
 	n.senders = map[recvShape][]int32{}
 	n.left = map[siteShape]siteLeft{}
 }
 
 // candidates returns the senders a receive of shape sh accepts (by the
-// engine's rule, sim.Accepts), ascending and distinct.
+// engine's rule, sim.Accepts), ascending and distinct. It looks at the
+// kinds of messages filed under sh alone: a receive of a specific tag can
+// accept only those of its communicator and tag, one of AnyTag only those
+// of its communicator (so that tags that count iterations do not make
+// each shape scan the kinds of all the others).
 func (n *enumerator) candidates(sh recvShape) []int32 {
 	if c, ok := n.senders[sh]; ok {
 		return c
 	}
+	if n.byShape == nil {
+		n.byShape = map[recvShape][]sendKey{}
+		for _, k := range n.to { // by sender: each list stays so
+			n.byShape[recvShape{k.comm, k.tag}] = append(n.byShape[recvShape{k.comm, k.tag}], k)
+			n.byShape[recvShape{k.comm, trace.AnyTag}] = append(n.byShape[recvShape{k.comm, trace.AnyTag}], k)
+		}
+	}
 	var c []int32
-	for _, k := range n.to {
+	for _, k := range n.byShape[sh] {
 		if (len(c) == 0 || c[len(c)-1] != k.src) && sim.Accepts(trace.AnySource, int(sh.tag), int(sh.comm), int(k.src), int(k.tag), int(k.comm)) {
 			c = append(c, k.src)
 		}
