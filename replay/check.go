@@ -887,15 +887,10 @@ func (n *enumerator) receive(recv ForcedMatch, sh recvShape, site uint32, matche
 	left := n.left[k]
 	if left.visited && n.settled() {
 		if s := left.candidate; s >= 0 && s != matched {
-			if n.seen[siteSender{site, s}] {
-				left.candidate = -1 // seen at this site since, by another shape
-			} else {
-				a := recv
-				a.Src = int(s)
-				n.add(a, site)
-				left.candidate = -1
-			}
-			n.left[k] = left
+			a := recv
+			a.Src = int(s)
+			n.add(a, site) // (nothing, if another shape's receive saw it at this site since)
+			n.left[k] = siteLeft{visited: true, candidate: -1}
 		}
 		return count
 	}
