@@ -713,6 +713,11 @@ type sendKey struct {
 // other rank that sent to the receiver on its communicator with a tag it
 // accepts. It reads the trace twice, streaming: first the kinds of messages
 // sent, then the receives.
+//
+// Its cost is linear in the events and the kinds of messages, not in
+// receives times senders: a rank's receives of one communicator and tag
+// share one list of candidate senders (see enumerator), and once the list
+// to replay is settled a receive only counts its alternatives.
 func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 	en := Enumeration{Cap: limit}
 	src, err := open()
@@ -745,17 +750,13 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 		comm, tag int32
 		site      uint32
 	}
-	type siteSender struct {
-		site uint32
-		src  int32
-	}
-	seen := map[siteSender]bool{}
-	var first, rest []ForcedMatch // first: one per (site, sender)
+	n := enumerator{limit: limit, seen: map[siteSender]bool{}}
 	src, err = open()
 	if err != nil {
 		return nil, en, err
 	}
 	for r := range src.Ranks() {
+		n.startRank(byDst[int32(r)])
 		posted := map[uint64]pending{}
 		for src.Next(r, &ev) {
 			if ev.Kind == trace.KindPost {
@@ -778,29 +779,13 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 			} else {
 				en.Receives++
 			}
-			last := int32(-1)
-			for _, k := range byDst[int32(r)] {
-				if k.src == last || k.src == from || !sim.Accepts(trace.AnySource, int(p.tag), int(p.comm), int(k.src), int(k.tag), int(k.comm)) {
-					continue
-				}
-				last = k.src
-				en.Alternatives++
-				a := ForcedMatch{Rank: r, Seq: ev.Seq, Src: int(k.src)}
-				if ss := (siteSender{p.site, k.src}); !seen[ss] {
-					seen[ss] = true
-					if len(first) < limit {
-						first = append(first, a)
-					}
-				} else if len(rest) < limit {
-					rest = append(rest, a)
-				}
-			}
+			en.Alternatives += n.receive(ForcedMatch{Rank: r, Seq: ev.Seq}, recvShape{p.comm, p.tag}, p.site, from)
 		}
 	}
 	if err := src.Err(); err != nil {
 		return nil, en, fmt.Errorf("enumerating AnySource alternatives: %w", err)
 	}
-	alts := append(first, rest...)
+	alts := append(n.first, n.rest...)
 	if len(alts) > limit {
 		alts = alts[:limit]
 	}
@@ -809,4 +794,141 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 	})
 	en.CutShort = en.Alternatives > len(alts)
 	return alts, en, nil
+}
+
+// recvShape is what decides which senders an AnySource receive of a rank
+// accepts: its communicator and tag.
+type recvShape struct{ comm, tag int32 }
+
+type siteSender struct {
+	site uint32
+	src  int32
+}
+
+// siteShape is a receive call site of one rank with one shape.
+type siteShape struct {
+	site  uint32
+	shape recvShape
+}
+
+// enumerator picks the alternatives to replay, receive after receive in
+// trace order: first one per distinct (receive call site, sender), up to
+// limit, then the others in trace order, up to limit; the list replayed is
+// the first ones, then as many of the others as the limit leaves room for.
+//
+// A receive of a rank with s candidate senders would cost s steps, every
+// one of them (a gather to rank 0 of n ranks: n receives a round of n-1
+// candidates each). Two facts bound it instead: once first and rest
+// together hold limit, no other alternative can enter the list but a new
+// (site, sender) pair, for first; and a receive marks every candidate but
+// its recorded sender as seen at its site, so after one receive of a site
+// and shape at most one candidate of them (that receive's recorded sender)
+// can still be new there. A receive then costs a lookup or two.
+type enumerator struct {
+	limit       int
+	seen        map[siteSender]bool
+	first, rest []ForcedMatch
+	// Of the rank being enumerated: its kinds of messages received (by
+	// sender, communicator, tag), the candidate senders of each shape of
+	// receive (ascending, distinct), and what each site and shape may
+	// still have new (see siteLeft).
+	to      []sendKey
+	byShape map[recvShape][]sendKey // to filed by (comm, tag) and (comm, AnyTag), made on first use
+	senders map[recvShape][]int32
+	left    map[siteShape]siteLeft
+}
+
+// siteLeft is what a site and shape of a rank may still add to first: once
+// a receive of them was enumerated whole (visited), only candidate (when it
+// is not -1) may be a new (site, sender) pair.
+type siteLeft struct {
+	visited   bool
+	candidate int32
+}
+
+// startRank starts the receives of a rank, whose kinds of messages
+// received are to.
+func (n *enumerator) startRank(to []sendKey) {
+	n.to, n.byShape = to, nil
+	n.senders = map[recvShape][]int32{}
+	n.left = map[siteShape]siteLeft{}
+}
+
+// candidates returns the senders a receive of shape sh accepts (by the
+// engine's rule, sim.Accepts), ascending and distinct. It looks at the
+// kinds of messages filed under sh alone: a receive of a specific tag can
+// accept only those of its communicator and tag, one of AnyTag only those
+// of its communicator (so that tags that count iterations do not make
+// each shape scan the kinds of all the others).
+func (n *enumerator) candidates(sh recvShape) []int32 {
+	if c, ok := n.senders[sh]; ok {
+		return c
+	}
+	if n.byShape == nil {
+		n.byShape = map[recvShape][]sendKey{}
+		for _, k := range n.to { // by sender: each list stays so
+			n.byShape[recvShape{k.comm, k.tag}] = append(n.byShape[recvShape{k.comm, k.tag}], k)
+			n.byShape[recvShape{k.comm, trace.AnyTag}] = append(n.byShape[recvShape{k.comm, trace.AnyTag}], k)
+		}
+	}
+	var c []int32
+	for _, k := range n.byShape[sh] {
+		if (len(c) == 0 || c[len(c)-1] != k.src) && sim.Accepts(trace.AnySource, int(sh.tag), int(sh.comm), int(k.src), int(k.tag), int(k.comm)) {
+			c = append(c, k.src)
+		}
+	}
+	n.senders[sh] = c
+	return c
+}
+
+// settled reports whether the list replayed can change only by new
+// (site, sender) pairs: first and rest hold limit together.
+func (n *enumerator) settled() bool { return len(n.first)+len(n.rest) >= n.limit }
+
+// add takes alternative a of a receive at site, in trace order.
+func (n *enumerator) add(a ForcedMatch, site uint32) {
+	if ss := (siteSender{site, int32(a.Src)}); !n.seen[ss] {
+		n.seen[ss] = true
+		if len(n.first) < n.limit {
+			n.first = append(n.first, a)
+		}
+	} else if !n.settled() {
+		n.rest = append(n.rest, a)
+	}
+}
+
+// receive enumerates the receive recv (its Src unset) of shape sh at site,
+// which matched sender matched when recorded, and returns its number of
+// alternatives.
+func (n *enumerator) receive(recv ForcedMatch, sh recvShape, site uint32, matched int32) int {
+	c := n.candidates(sh)
+	count := len(c)
+	if _, in := slices.BinarySearch(c, matched); in {
+		count--
+	}
+	k := siteShape{site, sh}
+	left := n.left[k]
+	if left.visited && n.settled() {
+		if s := left.candidate; s >= 0 && s != matched {
+			a := recv
+			a.Src = int(s)
+			n.add(a, site) // (nothing, if another shape's receive saw it at this site since)
+			n.left[k] = siteLeft{visited: true, candidate: -1}
+		}
+		return count
+	}
+	for _, s := range c {
+		if s == matched {
+			continue
+		}
+		a := recv
+		a.Src = int(s)
+		n.add(a, site)
+	}
+	left = siteLeft{visited: true, candidate: -1}
+	if _, in := slices.BinarySearch(c, matched); in && !n.seen[siteSender{site, matched}] {
+		left.candidate = matched
+	}
+	n.left[k] = left
+	return count
 }
