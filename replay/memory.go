@@ -8,7 +8,14 @@ type Events [][]trace.Event
 type memSource struct {
 	ev  Events
 	pos []int
+	cur event // the event nextRef hands out
 }
+
+var (
+	_ refSource = (*memSource)(nil)
+	_ refSource = (*ringSource)(nil)
+	_ refSource = (*decodingSource)(nil)
+)
 
 // Source returns a Source over the events.
 func (e Events) Source() Source { return &memSource{ev: e, pos: make([]int, len(e))} }
@@ -27,13 +34,17 @@ func (m *memSource) Next(r int, ev *trace.Event) bool {
 
 func (m *memSource) Err() error { return nil }
 
-func (m *memSource) nextRef(r int) *trace.Event {
+func (m *memSource) readRefs(bool) {}
+
+func (m *memSource) nextRef(r int) (*event, []uint64) {
 	p := m.pos[r]
 	if p >= len(m.ev[r]) {
-		return nil
+		return nil, nil
 	}
 	m.pos[r] = p + 1
-	return &m.ev[r][p]
+	ev := &m.ev[r][p]
+	compact(&m.cur, ev)
+	return &m.cur, ev.Reqs
 }
 
 // RingSource generates, without storing it, the post events of a ring
@@ -42,11 +53,11 @@ func (m *memSource) nextRef(r int) *trace.Event {
 // is the synthetic trace of the replay benchmarks.
 func RingSource(ranks, iters int, bytes int64) Source {
 	s := &ringSource{ranks: ranks, iters: iters, pos: make([]ringPos, ranks)}
-	post := trace.Event{Kind: trace.KindPost, Dtype: trace.Uint8, Count: bytes, Bytes: bytes}
+	post := event{dtype: trace.Uint8, count: bytes, bytes: bytes}
 	s.ev[0], s.ev[1], s.ev[2], s.ev[3] = post, post, post, post
-	s.ev[0].Op, s.ev[1].Op, s.ev[2].Op, s.ev[3].Op = trace.OpIsend, trace.OpIrecv, trace.OpWaitall, trace.OpFinalize
-	s.ev[2].Count, s.ev[2].Bytes, s.ev[3].Count, s.ev[3].Bytes = 0, 0, 0, 0
-	s.ev[2].Reqs = s.reqs[:]
+	s.ev[0].op, s.ev[1].op, s.ev[2].op, s.ev[3].op = trace.OpIsend, trace.OpIrecv, trace.OpWaitall, trace.OpFinalize
+	s.ev[2].count, s.ev[2].bytes, s.ev[3].count, s.ev[3].bytes = 0, 0, 0, 0
+	s.ev[2].nReqs = 2
 	return s
 }
 
@@ -56,8 +67,8 @@ type ringSource struct {
 	// ev are the events nextRef hands out, one per step of a round and the
 	// Finalize: only the fields that differ between ranks and rounds are
 	// written.
-	ev   [4]trace.Event
-	reqs [2]uint64 // ev[2].Reqs
+	ev   [4]event
+	reqs [2]uint64 // ev[2]'s Reqs
 }
 
 // ringPos is where a rank is in the ring: event p, the step of the round
@@ -71,49 +82,54 @@ func (s *ringSource) Ranks() int { return s.ranks }
 func (s *ringSource) Err() error { return nil }
 
 func (s *ringSource) Next(r int, ev *trace.Event) bool {
-	reqs := ev.Reqs[:0]
-	e := s.nextRef(r)
+	e, store := s.nextRef(r)
 	if e == nil {
 		return false
 	}
-	*ev = *e
-	ev.Reqs = append(reqs, e.Reqs...) // the caller's buffer, reused like a trace reader's
+	reqs := ev.Reqs[:0]
+	*ev = trace.Event{
+		Kind: trace.KindPost, Rank: int32(r), Seq: e.seq, Op: e.op, Peer: e.peer,
+		Dtype: e.dtype, Count: e.count, Bytes: e.bytes, Req: e.req,
+	}
+	ev.Reqs = append(reqs, e.reqsIn(store)...) // the caller's buffer, reused like a trace reader's
 	return true
 }
 
-func (s *ringSource) nextRef(r int) *trace.Event {
+func (s *ringSource) readRefs(bool) {}
+
+func (s *ringSource) nextRef(r int) (*event, []uint64) {
 	at := &s.pos[r]
 	p, step, round := at.p, at.step, at.round
 	if p >= 3*s.iters {
 		if p > 3*s.iters {
-			return nil
+			return nil, nil
 		}
 		at.p = p + 1
 		ev := &s.ev[3]
-		ev.Rank, ev.Seq = int32(r), uint64(p)
-		return ev
+		ev.seq = uint64(p)
+		return ev, nil
 	}
 	at.p = p + 1
 	if at.step = step + 1; step == 2 {
 		at.step, at.round = 0, round+1
 	}
 	ev := &s.ev[step&3]
-	ev.Rank, ev.Seq = int32(r), uint64(p)
+	ev.seq = uint64(p)
 	switch step {
 	case 0:
 		right := r + 1 // the neighbour, without a division
 		if right == s.ranks {
 			right = 0
 		}
-		ev.Peer, ev.Req = int32(right), 2*round+1
+		ev.peer, ev.req = int32(right), 2*round+1
 	case 1:
 		left := r - 1
 		if left < 0 {
 			left = s.ranks - 1
 		}
-		ev.Peer, ev.Req = int32(left), 2*round+2
+		ev.peer, ev.req = int32(left), 2*round+2
 	default:
 		s.reqs = [2]uint64{2*round + 1, 2*round + 2}
 	}
-	return ev
+	return ev, s.reqs[:]
 }

@@ -1,0 +1,130 @@
+package replay
+
+import "github.com/p2ptrace/p2ptrace/recorder/trace"
+
+// event is what a replay reads of a trace.Event, in one cache line (64
+// bytes, against trace.Event's 248): a replay of 1024 ranks reads each
+// rank's events a few at a time, a rank after another in the engine's
+// order, so most of its events come from memory, and their bytes, not
+// their instructions, set its speed (a recorded ring: 290 ns an event
+// with full events, for some 470 instructions). The fields a Done event
+// has and a post has not share the post's places (see the accessors).
+type event struct {
+	seq   uint64
+	count int64
+	bytes int64
+	// req is Req on a post; a Compute's Duration; MatchSeq on a Done.
+	req uint64
+	// peer is Peer on a post; MatchRank on a Done.
+	peer int32
+	// tag is Tag on a post; Index on a Done.
+	tag    int32
+	comm   int32
+	stream int32
+	site   uint32
+	// The event's Reqs are reqs[reqOff:reqOff+nReqs] of the store its
+	// source hands out with it.
+	reqOff, nReqs uint32
+	op            trace.Op
+	dtype         trace.Dtype
+	flags         uint8 // eventDone, eventFlag, eventMutated
+	// skipped counts the Done events before this one that its source left
+	// out, since no replay reads them (see doneFilter): they count in
+	// Outcome.Events.
+	skipped uint8
+}
+
+const (
+	eventDone    = 1 << iota // a Done event (trace.KindDone), else a post
+	eventFlag                // a Done's Flag
+	eventMutated             // a Done's hashes differ (trace.Mutated)
+)
+
+func (e *event) duration() int64  { return int64(e.req) }
+func (e *event) matchRank() int32 { return e.peer }
+func (e *event) matchSeq() uint64 { return e.req }
+func (e *event) index() int32     { return e.tag }
+func (e *event) flag() bool       { return e.flags&eventFlag != 0 }
+func (e *event) mutated() bool    { return e.flags&eventMutated != 0 }
+func (e *event) isDone() bool     { return e.flags&eventDone != 0 }
+
+// events is how many events of the trace e stands for: itself and those
+// left out before it.
+func (e *event) events() int64 { return 1 + int64(e.skipped) }
+func (e *event) reqsIn(store []uint64) []uint64 {
+	return store[e.reqOff : e.reqOff+e.nReqs]
+}
+
+// compact writes into e what a replay reads of ev. A post's Reqs are the
+// first len(ev.Reqs) of its store: set reqOff where they are in another (a
+// Done's are never read).
+func compact(e *event, ev *trace.Event) {
+	*e = event{
+		seq: ev.Seq, count: ev.Count, bytes: ev.Bytes,
+		comm: ev.Comm, stream: ev.Stream, site: ev.Site,
+		op: ev.Op, dtype: ev.Dtype,
+	}
+	if ev.Kind == trace.KindDone {
+		e.flags = eventDone
+		e.req, e.peer, e.tag = ev.MatchSeq, ev.MatchRank, ev.Index
+		if ev.Flag {
+			e.flags |= eventFlag
+		}
+		if trace.Mutated(ev.HashPost, ev.HashDone) {
+			e.flags |= eventMutated
+		}
+		return
+	}
+	e.req, e.peer, e.tag = ev.Req, ev.Peer, ev.Tag
+	e.nReqs = uint32(len(ev.Reqs))
+	if ev.Op == trace.OpCompute {
+		e.req = uint64(ev.Duration)
+	}
+}
+
+// doneFilter tells, for one rank's events in order, which Done events a
+// replay reads, so that a source can leave out the others (most of them:
+// each call of a trace has one) and the replay's goroutine reads half the
+// events. The driver reads a Done event for three things: the answer of
+// a call it reads ahead for (peekDone, peekFlag: Waitany, Test, Testall,
+// Free), the recorded match of an AnySource receive (recordedDone), and,
+// under mutate, whether a send's buffer changed in flight (sendDones).
+// It keeps every Done whose seq is that of such a post or, with
+// sendDones, of a send; it keeps more than the driver needs (say, of a
+// post the driver never reaches), never less.
+type doneFilter struct {
+	sendDones bool
+	// watch are the seqs of the posts read whose Done is kept.
+	watch map[uint64]struct{}
+}
+
+// keep reads the next event of the rank and says if a replay reads it.
+func (f *doneFilter) keep(ev *trace.Event) bool {
+	if ev.Kind != trace.KindDone {
+		switch ev.Op {
+		case trace.OpRecv, trace.OpIrecv:
+			if ev.Peer != trace.AnySource {
+				return true
+			}
+		case trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+		default:
+			return true
+		}
+		if f.watch == nil {
+			f.watch = map[uint64]struct{}{}
+		}
+		f.watch[ev.Seq] = struct{}{}
+		return true
+	}
+	if f.sendDones && ev.Op.IsSend() {
+		return true
+	}
+	if len(f.watch) == 0 {
+		return false
+	}
+	if _, ok := f.watch[ev.Seq]; ok {
+		delete(f.watch, ev.Seq)
+		return true
+	}
+	return false
+}
