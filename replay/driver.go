@@ -26,14 +26,15 @@ type Source interface {
 // stay valid, and unmodified, until the source's next call. The driver uses
 // it when a source has it (the in-memory ones and a trace file's do).
 type refSource interface {
-	// readRefs readies the source for nextRef: the driver calls it before
+	// readRefs readies the source for nextRefs: the driver calls it before
 	// its first read. A source may leave out Done events no replay reads
 	// (see doneFilter); with sendDones, it keeps those of sends (mutate).
 	readRefs(sendDones bool)
-	// nextRef returns rank r's next event and the store of its Reqs (see
-	// event.reqsIn), or nil at the end of its events or on error (reported
-	// by Err).
-	nextRef(r int) (*event, []uint64)
+	// nextRefs returns rank r's next events, one or more, and the store of
+	// their Reqs (see event.reqsIn), or none at the end of its events or
+	// on error (reported by Err). They stay valid until the source's next
+	// call for rank r; a run of one event, until its next call.
+	nextRefs(r int) ([]event, []uint64)
 }
 
 // Config configures one replay.
@@ -112,14 +113,18 @@ type rankCursor struct {
 	// for (see peekDone), and its Reqs, for step to take first.
 	back     *event
 	backReqs []uint64
+	// win[at:] are the rank's next events, from the source's last run
+	// (refSource.nextRefs), with their Reqs' store.
+	win     []event
+	at      int
+	winReqs []uint64
 	// Room for held and scratch in the cursor itself.
 	heldBuf, scratchBuf [4]*sim.Op
 }
 
 type driver struct {
 	src   Source
-	ref   refSource       // src, when it hands out events in place
-	dec   *decodingSource // src, when a trace file's: read without a dynamic call
+	ref   refSource // src, when it hands out events in place
 	e     *sim.Engine
 	ranks []rankCursor
 	// full and ev are where read puts the event of a source that is not a
@@ -245,7 +250,6 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks())}
 	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
 	d.ref, _ = src.(refSource)
-	d.dec, _ = src.(*decodingSource)
 	if d.ref != nil {
 		d.ref.readRefs(d.mutate)
 	}
@@ -304,7 +308,12 @@ func (d *driver) step(r int) error {
 		var ev *event
 		var store []uint64
 		if c.back == nil {
-			ev, store = d.read(r)
+			if at := c.at; at < len(c.win) { // read, inline
+				c.at = at + 1
+				ev, store = &c.win[at], c.winReqs
+			} else {
+				ev, store = d.refill(r, c)
+			}
 		} else {
 			ev, store = c.back, c.backReqs
 			c.back, c.backReqs = nil, nil
@@ -601,16 +610,24 @@ func (d *driver) peekFlag(r int, seq uint64) bool {
 // read returns rank r's next event from the source and the store of its
 // Reqs, or nil at the end of the rank's events or on error.
 func (d *driver) read(r int) (*event, []uint64) {
-	if d.dec != nil {
-		return d.dec.nextRef(r)
+	c := &d.ranks[r]
+	if at := c.at; at < len(c.win) {
+		c.at = at + 1
+		return &c.win[at], c.winReqs
 	}
-	return d.readOther(r)
+	return d.refill(r, c)
 }
 
-// readOther is read from a source other than a trace file's.
-func (d *driver) readOther(r int) (*event, []uint64) {
+// refill is read past the rank's last run of events.
+func (d *driver) refill(r int, c *rankCursor) (*event, []uint64) {
 	if d.ref != nil {
-		return d.ref.nextRef(r)
+		win, store := d.ref.nextRefs(r)
+		if len(win) == 0 {
+			c.win, c.at, c.winReqs = nil, 0, nil
+			return nil, nil
+		}
+		c.win, c.at, c.winReqs = win, 1, store
+		return &win[0], store
 	}
 	if !d.src.Next(r, &d.full) {
 		return nil, nil

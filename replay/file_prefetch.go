@@ -25,7 +25,7 @@ import (
 // each rank's order, whatever the schedule.
 //
 // The decoders start on the Source's first read, which sets what they
-// decode into: trace.Events for Next, or, for a replay (nextRef), the
+// decode into: trace.Events for Next, or, for a replay (nextRefs), the
 // replay's own form (event, a quarter of the bytes: the replay reads
 // every event once, from memory the decoder wrote on another core).
 const (
@@ -45,7 +45,7 @@ const (
 type batch struct {
 	rank int
 	evs  []trace.Event // evs[:n] are decoded (for Next)
-	// Or, for nextRef: short[:n], with their Reqs in reqs.
+	// Or, for nextRefs: short[:n], with their Reqs in reqs.
 	short []event
 	reqs  []uint64
 	n     int
@@ -83,7 +83,7 @@ type decodingSource struct {
 	err   error
 	// mode is what the decoders decode into, set by the first read.
 	mode decodeMode
-	cur  event // what nextRef hands out of a batch of trace.Events
+	cur  [1]event // what nextRefs hands out of a batch of trace.Events
 }
 
 type decodeMode uint8
@@ -91,7 +91,7 @@ type decodeMode uint8
 const (
 	notStarted  decodeMode = iota
 	fullEvents             // trace.Events, for Next
-	shortEvents            // events, for nextRef
+	shortEvents            // events, for nextRefs
 )
 
 // errMixedReads is a programming error: a Source read both ways.
@@ -100,11 +100,6 @@ var errMixedReads = errors.New("replay: a trace's Source read with Next after a 
 type decodingRank struct {
 	cur *batch
 	pos int
-	// short[at:] are the events of cur that nextRef hands out without a
-	// call (pos is past them), with their Reqs' store.
-	short []event
-	at    int
-	reqs  []uint64
 }
 
 func batchLen(ranks, eventSize int) int {
@@ -243,26 +238,29 @@ func (p *prefetch) decode(f *trace.Reader, i, nd int, short bool) {
 // fillShort fills b with the rank's next events in the replay's form,
 // decoded into ev first, leaving out the Done events f says no replay
 // reads: each event counts those left out before it (at most 255: the
-// next is kept). Done events left out at the rank's end count in the
-// last, which stays. It returns false at the rank's end.
+// next is kept). Done events left out at the rank's end count in one that
+// stands for the last of them (its seq and op: what a replay would read of
+// it). It returns false at the rank's end.
 func fillShort(b *batch, c *trace.Cursor, ev *trace.Event, f *doneFilter) bool {
 	b.reqs = b.reqs[:0]
 	var skipped uint8
+	var lastSeq uint64 // of the last Done left out
+	var lastOp trace.Op
 	for b.n < len(b.short) {
 		if !c.Next(ev) {
 			if skipped > 0 {
-				// b.short[b.n] is the last one left out.
-				b.short[b.n].skipped = skipped - 1
+				b.short[b.n] = event{seq: lastSeq, op: lastOp, flags: eventDone, skipped: skipped - 1}
 				b.n++
 			}
 			return false
 		}
-		e := &b.short[b.n]
-		compact(e, ev)
 		if !f.keep(ev) && skipped < math.MaxUint8 {
 			skipped++
+			lastSeq, lastOp = ev.Seq, ev.Op
 			continue
 		}
+		e := &b.short[b.n]
+		compact(e, ev)
 		e.skipped, skipped = skipped, 0
 		if e.nReqs > 0 {
 			e.reqOff = uint32(len(b.reqs))
@@ -358,7 +356,7 @@ func (s *decodingSource) next(r int) (*batch, int) {
 	}
 }
 
-// readRefs readies the Source for nextRef, before its first read: the
+// readRefs readies the Source for nextRefs, before its first read: the
 // decoders then decode into events. (Read with Next first, it hands out
 // its trace.Events converted one by one.)
 func (s *decodingSource) readRefs(sendDones bool) {
@@ -368,21 +366,10 @@ func (s *decodingSource) readRefs(sendDones bool) {
 	}
 }
 
-// nextRef hands out rank r's next event in its batch: it stays valid until
-// the Source's next call (the batch goes back to its decoder only when the
-// rank reads past its end). Small enough to inline: most events are the
-// next one of the rank's current batch.
-func (s *decodingSource) nextRef(r int) (*event, []uint64) {
-	rk := &s.ranks[r]
-	if at := rk.at; at < len(rk.short) {
-		rk.at = at + 1
-		return &rk.short[at], rk.reqs
-	}
-	return s.nextBatch(r)
-}
-
-// nextBatch is nextRef at the end of a batch, or the first.
-func (s *decodingSource) nextBatch(r int) (*event, []uint64) {
+// nextRefs hands out the rest of rank r's batch: the events stay valid
+// until the Source's next call for the rank, which hands the batch back to
+// its decoder.
+func (s *decodingSource) nextRefs(r int) ([]event, []uint64) {
 	if s.mode != shortEvents {
 		if s.mode != notStarted {
 			return s.nextRefFull(r)
@@ -393,21 +380,20 @@ func (s *decodingSource) nextBatch(r int) (*event, []uint64) {
 	if b == nil {
 		return nil, nil
 	}
-	rk := &s.ranks[r]
-	rk.pos, rk.short, rk.at, rk.reqs = b.n, b.short[:b.n], i+1, b.reqs
-	return &b.short[i], b.reqs
+	s.ranks[r].pos = b.n
+	return b.short[i:b.n], b.reqs
 }
 
-// nextRefFull is nextRef from batches of trace.Events (a Source read with
-// Next first).
-func (s *decodingSource) nextRefFull(r int) (*event, []uint64) {
+// nextRefFull is nextRefs from batches of trace.Events (a Source read with
+// Next first): one event at a time.
+func (s *decodingSource) nextRefFull(r int) ([]event, []uint64) {
 	b, i := s.next(r)
 	if b == nil {
 		return nil, nil
 	}
 	ev := &b.evs[i]
-	compact(&s.cur, ev)
-	return &s.cur, ev.Reqs
+	compact(&s.cur[0], ev)
+	return s.cur[:], ev.Reqs
 }
 
 func (s *decodingSource) Next(r int, ev *trace.Event) bool {

@@ -8,7 +8,7 @@ type Events [][]trace.Event
 type memSource struct {
 	ev  Events
 	pos []int
-	cur event // the event nextRef hands out
+	cur [1]event // the event nextRefs hands out
 }
 
 var (
@@ -36,15 +36,15 @@ func (m *memSource) Err() error { return nil }
 
 func (m *memSource) readRefs(bool) {}
 
-func (m *memSource) nextRef(r int) (*event, []uint64) {
+func (m *memSource) nextRefs(r int) ([]event, []uint64) {
 	p := m.pos[r]
 	if p >= len(m.ev[r]) {
 		return nil, nil
 	}
 	m.pos[r] = p + 1
 	ev := &m.ev[r][p]
-	compact(&m.cur, ev)
-	return &m.cur, ev.Reqs
+	compact(&m.cur[0], ev)
+	return m.cur[:], ev.Reqs
 }
 
 // RingSource generates, without storing it, the post events of a ring
@@ -64,7 +64,7 @@ func RingSource(ranks, iters int, bytes int64) Source {
 type ringSource struct {
 	ranks, iters int
 	pos          []ringPos
-	// ev are the events nextRef hands out, one per step of a round and the
+	// ev are the events nextRefs hands out, one per step of a round and the
 	// Finalize: only the fields that differ between ranks and rounds are
 	// written.
 	ev   [4]event
@@ -82,10 +82,11 @@ func (s *ringSource) Ranks() int { return s.ranks }
 func (s *ringSource) Err() error { return nil }
 
 func (s *ringSource) Next(r int, ev *trace.Event) bool {
-	e, store := s.nextRef(r)
-	if e == nil {
+	k, store := s.next(r)
+	if k < 0 {
 		return false
 	}
+	e := &s.ev[k]
 	reqs := ev.Reqs[:0]
 	*ev = trace.Event{
 		Kind: trace.KindPost, Rank: int32(r), Seq: e.seq, Op: e.op, Peer: e.peer,
@@ -97,23 +98,33 @@ func (s *ringSource) Next(r int, ev *trace.Event) bool {
 
 func (s *ringSource) readRefs(bool) {}
 
-func (s *ringSource) nextRef(r int) (*event, []uint64) {
+func (s *ringSource) nextRefs(r int) ([]event, []uint64) {
+	k, store := s.next(r)
+	if k < 0 {
+		return nil, nil
+	}
+	return s.ev[k : k+1], store
+}
+
+// next writes rank r's next event into s.ev and returns its index there
+// (-1 past the rank's end) and the store of its Reqs.
+func (s *ringSource) next(r int) (int, []uint64) {
 	at := &s.pos[r]
 	p, step, round := at.p, at.step, at.round
 	if p >= 3*s.iters {
 		if p > 3*s.iters {
-			return nil, nil
+			return -1, nil
 		}
 		at.p = p + 1
-		ev := &s.ev[3]
-		ev.seq = uint64(p)
-		return ev, nil
+		s.ev[3].seq = uint64(p)
+		return 3, nil
 	}
 	at.p = p + 1
 	if at.step = step + 1; step == 2 {
 		at.step, at.round = 0, round+1
 	}
-	ev := &s.ev[step&3]
+	k := step & 3
+	ev := &s.ev[k]
 	ev.seq = uint64(p)
 	switch step {
 	case 0:
@@ -131,5 +142,5 @@ func (s *ringSource) nextRef(r int) (*event, []uint64) {
 	default:
 		s.reqs = [2]uint64{2*round + 1, 2*round + 2}
 	}
-	return ev, s.reqs[:]
+	return k, s.reqs[:]
 }
