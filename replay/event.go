@@ -99,15 +99,27 @@ type doneFilter struct {
 }
 
 // keep reads the next event of the rank and says if a replay reads it.
+// Its common cases come first: a post of an op not watched, a Done with
+// nothing watched.
 func (f *doneFilter) keep(ev *trace.Event) bool {
 	if ev.Kind != trace.KindDone {
-		switch ev.Op {
-		case trace.OpRecv, trace.OpIrecv:
-			if ev.Peer != trace.AnySource {
-				return true
-			}
-		case trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
-		default:
+		if watchedOps>>(ev.Op&63)&1 == 0 { // an invalid op past 63 may be watched: never less
+			return true
+		}
+	} else if len(f.watch) == 0 && !f.sendDones {
+		return false
+	}
+	return f.keepWatched(ev)
+}
+
+// watchedOps are the ops whose post may make the filter keep its Done:
+// Recv and Irecv (from AnySource) and the calls the driver reads ahead for.
+const watchedOps = 1<<trace.OpRecv | 1<<trace.OpIrecv | 1<<trace.OpWaitany | 1<<trace.OpTest | 1<<trace.OpTestall | 1<<trace.OpFree
+
+// keepWatched is keep of a post of a watched op, or of a Done.
+func (f *doneFilter) keepWatched(ev *trace.Event) bool {
+	if ev.Kind != trace.KindDone {
+		if (ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer != trace.AnySource {
 			return true
 		}
 		if f.watch == nil {
@@ -118,9 +130,6 @@ func (f *doneFilter) keep(ev *trace.Event) bool {
 	}
 	if f.sendDones && ev.Op.IsSend() {
 		return true
-	}
-	if len(f.watch) == 0 {
-		return false
 	}
 	if _, ok := f.watch[ev.Seq]; ok {
 		delete(f.watch, ev.Seq)

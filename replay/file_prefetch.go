@@ -246,11 +246,13 @@ func fillShort(b *batch, c *trace.Cursor, ev *trace.Event, f *doneFilter) bool {
 	var skipped uint8
 	var lastSeq uint64 // of the last Done left out
 	var lastOp trace.Op
-	for b.n < len(b.short) {
+	short, n := b.short, b.n
+	defer func() { b.n = n }()
+	for n < len(short) {
 		if !c.Next(ev) {
 			if skipped > 0 {
-				b.short[b.n] = event{seq: lastSeq, op: lastOp, flags: eventDone, skipped: skipped - 1}
-				b.n++
+				short[n] = event{seq: lastSeq, op: lastOp, flags: eventDone, skipped: skipped - 1}
+				n++
 			}
 			return false
 		}
@@ -259,14 +261,14 @@ func fillShort(b *batch, c *trace.Cursor, ev *trace.Event, f *doneFilter) bool {
 			lastSeq, lastOp = ev.Seq, ev.Op
 			continue
 		}
-		e := &b.short[b.n]
+		e := &short[n]
 		compact(e, ev)
 		e.skipped, skipped = skipped, 0
 		if e.nReqs > 0 {
 			e.reqOff = uint32(len(b.reqs))
 			b.reqs = append(b.reqs, ev.Reqs...)
 		}
-		b.n++
+		n++
 	}
 	return true
 }

@@ -309,6 +309,31 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 		trace.Event{Seq: 0, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
 		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 0, MatchRank: trace.NoRank})
 	waitany[0] = doneAfter(waitany[0], 3, trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 1, MatchSeq: 1})
+	index := mpiTrace( // the Waitany took the request of the later send when recorded
+		[]trace.Event{
+			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpIrecv, Peer: 2, Count: 4, Bytes: 4, Req: 2},
+			{Op: trace.OpWaitany, Reqs: []uint64{1, 2}, Site: 3},
+			{Op: trace.OpWait, Reqs: []uint64{1}},
+		},
+		[]trace.Event{{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4}},
+		[]trace.Event{
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
+		},
+	)
+	index[0] = doneAfter(index[0], 2,
+		trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
+		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 1, MatchRank: trace.NoRank})
+	free := mpiTrace( // a Free the recorder saw of an active request: a finding
+		[]trace.Event{
+			{Op: trace.OpIsend, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpFree, Reqs: []uint64{1}},
+		},
+		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Count: 4, Bytes: 4}},
+	)
+	free[0] = doneAfter(free[0], 2, trace.Event{Seq: 2, Op: trace.OpFree, Flag: true, MatchRank: trace.NoRank})
 	test := mpiTrace(
 		[]trace.Event{
 			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
@@ -329,6 +354,8 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 		"ring":    writeRing(t, filepath.Join(dir, "ring"), 8, 30, -1),
 		"many":    many(600),
 		"waitany": waitany,
+		"index":   index,
+		"free":    free,
 		"test":    test,
 	} {
 		path := filepath.Join(dir, name+".p2ptrace")
