@@ -311,27 +311,12 @@ func (d *driver) step(r int) error {
 			if at := c.at; at < len(c.win) { // read, inline
 				c.at = at + 1
 				ev, store = &c.win[at], c.winReqs
-			} else {
-				ev, store = d.refill(r, c)
+			} else if ev, store = d.refill(r, c); ev == nil {
+				return d.ended(r, c)
 			}
 		} else {
 			ev, store = c.back, c.backReqs
 			c.back, c.backReqs = nil, nil
-		}
-		if ev == nil {
-			if err := d.src.Err(); err != nil {
-				return err
-			}
-			if d.e.EndPolling(r) {
-				return nil // it was polling: it polls on, parked (a livelock's record ends so)
-			}
-			// The rank's record ends here without its Finalize: the trace
-			// was cut short (killed, crashed, stopped as hung). The rank
-			// stops where it was; what it had pending is not a finding.
-			c.done = true
-			d.e.Cut(r)
-			d.out.Cut = append(d.out.Cut, r)
-			return nil
 		}
 		d.out.Events += ev.events()
 		if ev.isDone() {
@@ -350,6 +335,23 @@ func (d *driver) step(r int) error {
 			return nil
 		}
 	}
+}
+
+// ended is step at the end of rank r's events (or on an error reading them).
+func (d *driver) ended(r int, c *rankCursor) error {
+	if err := d.src.Err(); err != nil {
+		return err
+	}
+	if d.e.EndPolling(r) {
+		return nil // it was polling: it polls on, parked (a livelock's record ends so)
+	}
+	// The rank's record ends here without its Finalize: the trace was cut
+	// short (killed, crashed, stopped as hung). The rank stops where it
+	// was; what it had pending is not a finding.
+	c.done = true
+	d.e.Cut(r)
+	d.out.Cut = append(d.out.Cut, r)
+	return nil
 }
 
 func (d *driver) recordedDone(r int, ev *event) {

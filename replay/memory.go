@@ -52,95 +52,81 @@ func (m *memSource) nextRefs(r int) ([]event, []uint64) {
 // neighbour, Irecvs from its left, and Waitalls both; then it finalizes. It
 // is the synthetic trace of the replay benchmarks.
 func RingSource(ranks, iters int, bytes int64) Source {
-	s := &ringSource{ranks: ranks, iters: iters, pos: make([]ringPos, ranks)}
-	post := event{dtype: trace.Uint8, count: bytes, bytes: bytes}
-	s.ev[0], s.ev[1], s.ev[2], s.ev[3] = post, post, post, post
-	s.ev[0].op, s.ev[1].op, s.ev[2].op, s.ev[3].op = trace.OpIsend, trace.OpIrecv, trace.OpWaitall, trace.OpFinalize
-	s.ev[2].count, s.ev[2].bytes, s.ev[3].count, s.ev[3].bytes = 0, 0, 0, 0
-	s.ev[2].nReqs = 2
+	s := &ringSource{iters: uint64(iters), rounds: make([]ringRound, ranks)}
+	for r := range s.rounds {
+		right, left := (r+1)%ranks, (r+ranks-1)%ranks
+		ev := &s.rounds[r].ev
+		ev[0] = event{op: trace.OpIsend, peer: int32(right), dtype: trace.Uint8, count: bytes, bytes: bytes}
+		ev[1] = event{op: trace.OpIrecv, peer: int32(left), dtype: trace.Uint8, count: bytes, bytes: bytes}
+		ev[2] = event{op: trace.OpWaitall, dtype: trace.Uint8, nReqs: 2}
+	}
 	return s
 }
 
 type ringSource struct {
-	ranks, iters int
-	pos          []ringPos
-	// ev are the events nextRefs hands out, one per step of a round and the
-	// Finalize: only the fields that differ between ranks and rounds are
-	// written.
-	ev   [4]event
-	reqs [2]uint64 // ev[2]'s Reqs
+	iters  uint64
+	rounds []ringRound
 }
 
-// ringPos is where a rank is in the ring: event p, the step of the round
-// it is in, and the round (kept so that no event divides).
-type ringPos struct {
-	p, step int
-	round   uint64
+// ringRound is a rank's events of its round, which nextRefs hands out in
+// one run: only the fields that differ between rounds are written.
+type ringRound struct {
+	ev    [3]event
+	reqs  [2]uint64 // ev[2]'s Reqs
+	round uint64    // the next round to write
+	k, n  int       // ev[k:n] are still to read
 }
 
-func (s *ringSource) Ranks() int { return s.ranks }
+func (s *ringSource) Ranks() int { return len(s.rounds) }
 func (s *ringSource) Err() error { return nil }
 
 func (s *ringSource) Next(r int, ev *trace.Event) bool {
-	k, store := s.next(r)
-	if k < 0 {
+	w := &s.rounds[r]
+	if w.k == w.n && !s.fill(w) {
 		return false
 	}
-	e := &s.ev[k]
+	e := &w.ev[w.k]
+	w.k++
 	reqs := ev.Reqs[:0]
 	*ev = trace.Event{
 		Kind: trace.KindPost, Rank: int32(r), Seq: e.seq, Op: e.op, Peer: e.peer,
 		Dtype: e.dtype, Count: e.count, Bytes: e.bytes, Req: e.req,
 	}
-	ev.Reqs = append(reqs, e.reqsIn(store)...) // the caller's buffer, reused like a trace reader's
+	ev.Reqs = append(reqs, e.reqsIn(w.reqs[:])...) // the caller's buffer, reused like a trace reader's
 	return true
 }
 
 func (s *ringSource) readRefs(bool) {}
 
 func (s *ringSource) nextRefs(r int) ([]event, []uint64) {
-	k, store := s.next(r)
-	if k < 0 {
+	w := &s.rounds[r]
+	if w.k == w.n && !s.fill(w) {
 		return nil, nil
 	}
-	return s.ev[k : k+1], store
+	k := w.k
+	w.k = w.n
+	return w.ev[k:w.n], w.reqs[:]
 }
 
-// next writes rank r's next event into s.ev and returns its index there
-// (-1 past the rank's end) and the store of its Reqs.
-func (s *ringSource) next(r int) (int, []uint64) {
-	at := &s.pos[r]
-	p, step, round := at.p, at.step, at.round
-	if p >= 3*s.iters {
-		if p > 3*s.iters {
-			return -1, nil
+// fill writes the rank's next round, or its Finalize (over the round's
+// first event), and returns false past its end.
+func (s *ringSource) fill(w *ringRound) bool {
+	round := w.round
+	if round >= s.iters {
+		if round > s.iters {
+			return false
 		}
-		at.p = p + 1
-		s.ev[3].seq = uint64(p)
-		return 3, nil
+		w.round++
+		w.ev[0] = event{op: trace.OpFinalize, seq: 3 * round, dtype: trace.Uint8}
+		w.k, w.n = 0, 1
+		return true
 	}
-	at.p = p + 1
-	if at.step = step + 1; step == 2 {
-		at.step, at.round = 0, round+1
-	}
-	k := step & 3
-	ev := &s.ev[k]
-	ev.seq = uint64(p)
-	switch step {
-	case 0:
-		right := r + 1 // the neighbour, without a division
-		if right == s.ranks {
-			right = 0
-		}
-		ev.peer, ev.req = int32(right), 2*round+1
-	case 1:
-		left := r - 1
-		if left < 0 {
-			left = s.ranks - 1
-		}
-		ev.peer, ev.req = int32(left), 2*round+2
-	default:
-		s.reqs = [2]uint64{2*round + 1, 2*round + 2}
-	}
-	return k, s.reqs[:]
+	w.round++
+	seq := 3 * round
+	w.ev[0].seq, w.ev[0].req = seq, 2*round+1
+	w.ev[1].seq, w.ev[1].req = seq+1, 2*round+2
+	w.ev[2].seq = seq + 2
+	w.reqs = [2]uint64{2*round + 1, 2*round + 2}
+	w.k, w.n = 0, 3
+	return true
 }
