@@ -59,24 +59,25 @@ func (e *event) reqsIn(store []uint64) []uint64 {
 // first len(ev.Reqs) of its store: set reqOff where they are in another (a
 // Done's are never read).
 func compact(e *event, ev *trace.Event) {
-	*e = event{
-		seq: ev.Seq, count: ev.Count, bytes: ev.Bytes,
-		comm: ev.Comm, stream: ev.Stream, site: ev.Site,
-		op: ev.Op, dtype: ev.Dtype,
-	}
+	// Each field written once (no zeroed literal first): decoders write
+	// one per event of the trace.
+	e.seq, e.count, e.bytes = ev.Seq, ev.Count, ev.Bytes
+	e.comm, e.stream, e.site = ev.Comm, ev.Stream, ev.Site
+	e.op, e.dtype, e.skipped, e.reqOff = ev.Op, ev.Dtype, 0, 0
 	if ev.Kind == trace.KindDone {
-		e.flags = eventDone
-		e.req, e.peer, e.tag = ev.MatchSeq, ev.MatchRank, ev.Index
+		flags := uint8(eventDone)
 		if ev.Flag {
-			e.flags |= eventFlag
+			flags |= eventFlag
 		}
 		if trace.Mutated(ev.HashPost, ev.HashDone) {
-			e.flags |= eventMutated
+			flags |= eventMutated
 		}
+		e.flags, e.nReqs = flags, 0
+		e.req, e.peer, e.tag = ev.MatchSeq, ev.MatchRank, ev.Index
 		return
 	}
+	e.flags, e.nReqs = 0, uint32(len(ev.Reqs))
 	e.req, e.peer, e.tag = ev.Req, ev.Peer, ev.Tag
-	e.nReqs = uint32(len(ev.Reqs))
 	if ev.Op == trace.OpCompute {
 		e.req = uint64(ev.Duration)
 	}

@@ -8,8 +8,13 @@ type Events [][]trace.Event
 type memSource struct {
 	ev  Events
 	pos []int
-	cur [1]event // the event nextRefs hands out
+	// runs hold, per rank, the run of events nextRefs hands out last
+	// (made by readRefs).
+	runs [][memRun]event
 }
+
+// memRun is the most events an in-memory source converts for one nextRefs.
+const memRun = 16
 
 var (
 	_ refSource = (*memSource)(nil)
@@ -34,17 +39,25 @@ func (m *memSource) Next(r int, ev *trace.Event) bool {
 
 func (m *memSource) Err() error { return nil }
 
-func (m *memSource) readRefs(bool) {}
+func (m *memSource) readRefs(bool) { m.runs = make([][memRun]event, len(m.ev)) }
 
+// nextRefs converts the rank's next events, up to memRun of them and up to
+// the first with Reqs: the run's store is that event's Reqs.
 func (m *memSource) nextRefs(r int) ([]event, []uint64) {
-	p := m.pos[r]
-	if p >= len(m.ev[r]) {
-		return nil, nil
+	p, evs, run := m.pos[r], m.ev[r], &m.runs[r]
+	n := 0
+	var reqs []uint64
+	for n < memRun && p < len(evs) {
+		ev := &evs[p]
+		compact(&run[n], ev)
+		p, n = p+1, n+1
+		if len(ev.Reqs) > 0 {
+			reqs = ev.Reqs
+			break
+		}
 	}
-	m.pos[r] = p + 1
-	ev := &m.ev[r][p]
-	compact(&m.cur[0], ev)
-	return m.cur[:], ev.Reqs
+	m.pos[r] = p
+	return run[:n], reqs
 }
 
 // RingSource generates, without storing it, the post events of a ring
