@@ -30,14 +30,15 @@ import (
 // every event once, from memory the decoder wrote on another core).
 const (
 	batchesPerRank = 2
-	// bufferedBytes bounds the decoded events of one Source: batches are
-	// shorter when there are many ranks.
-	bufferedBytes = 1 << 24
+	// bufferedBytes bounds the decoded events of one Source (64 k
+	// trace.Events, 240 k events): batches are shorter when there are many
+	// ranks.
+	bufferedBytes = 1 << 16 * fullEventSize
 	minBatch      = 16
-	maxBatch      = 2048
+	maxBatchBytes = 512 * fullEventSize
 	maxDecoders   = 4
 	// Bytes per event, for bufferedBytes.
-	fullEventSize  = 248 // unsafe.Sizeof(trace.Event{}) with Reqs' array
+	fullEventSize  = 240 // unsafe.Sizeof(trace.Event{})
 	shortEventSize = 64  // unsafe.Sizeof(event{})
 )
 
@@ -104,7 +105,7 @@ type decodingRank struct {
 
 func batchLen(ranks, eventSize int) int {
 	n := bufferedBytes / eventSize / (batchesPerRank * max(ranks, 1))
-	return min(max(n, minBatch), maxBatch)
+	return min(max(n, minBatch), maxBatchBytes/eventSize)
 }
 
 // openDecoding starts the decoders of a new Source over t.
