@@ -374,21 +374,23 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 			if name == "wide" && i > 0 {
 				break // its batches, once
 			}
-			src, err := tr.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fromFile, err := replay.Replay(src, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			fromMemory, err := replay.Replay(evs.Source(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, want := outcomeText(fromFile), outcomeText(fromMemory)
-			if got != want || fromMemory.Events != eventCount(evs) {
-				t.Errorf("%s under %+v: from the file\n%s\nfrom memory (%d events)\n%s", name, cfg, got, eventCount(evs), want)
+			want := outcomeText(fromMemory)
+			for _, open := range []func() (replay.Source, error){tr.Open, tr.OpenDirect} {
+				src, err := open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fromFile, err := replay.Replay(src, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := outcomeText(fromFile); got != want || fromMemory.Events != eventCount(evs) {
+					t.Errorf("%s under %+v: from the file\n%s\nfrom memory (%d events)\n%s", name, cfg, got, eventCount(evs), want)
+				}
 			}
 		}
 		tr.Close()
