@@ -99,42 +99,6 @@ type fileSource struct {
 	r       *trace.Reader
 	cursors []*trace.Cursor
 	err     error
-	// For a replay (readRefs): each rank's run of events in the replay's
-	// form, without the Done events its filter leaves out, and where they
-	// are decoded first.
-	runs    []batch
-	filters []doneFilter
-	ev      trace.Event
-}
-
-// fileRun is the most events a fileSource decodes for one nextRefs.
-const fileRun = 16
-
-func (s *fileSource) readRefs(sendDones bool) {
-	s.runs, s.filters = make([]batch, len(s.cursors)), make([]doneFilter, len(s.cursors))
-	for r := range s.filters {
-		s.filters[r].sendDones = sendDones
-	}
-}
-
-// nextRefs decodes rank r's next run of events, as a trace file's decoders
-// do (fillShort), on the reading goroutine.
-func (s *fileSource) nextRefs(r int) ([]event, []uint64) {
-	b := &s.runs[r]
-	if b.end {
-		return nil, nil
-	}
-	if b.short == nil {
-		b.short = make([]event, fileRun)
-	}
-	b.n = 0
-	if !fillShort(b, s.cursors[r], &s.ev, &s.filters[r]) {
-		b.end = true
-		if err := s.cursors[r].Err(); err != nil && s.err == nil {
-			s.err = err
-		}
-	}
-	return b.short[:b.n], b.reqs
 }
 
 // Payload returns a payload the trace stored (record --payloads).

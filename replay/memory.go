@@ -20,7 +20,6 @@ var (
 	_ refSource = (*memSource)(nil)
 	_ refSource = (*ringSource)(nil)
 	_ refSource = (*decodingSource)(nil)
-	_ refSource = (*fileSource)(nil)
 )
 
 // Source returns a Source over the events.
