@@ -21,13 +21,20 @@ type Source interface {
 	Err() error
 }
 
-// refSource is a Source that can hand out its next event in place, without
-// copying it: the event stays valid, and unmodified, until the source's next
-// call. The driver uses it when a source has it (the in-memory ones do).
+// refSource is a Source that can hand out its next event in place, in the
+// replay's form (see event), without copying it: the event and its Reqs
+// stay valid, and unmodified, until the source's next call. The driver uses
+// it when a source has it (the in-memory ones and a trace file's do).
 type refSource interface {
-	// nextRef returns rank r's next event, or nil at the end of its events
-	// or on error (reported by Err).
-	nextRef(r int) *trace.Event
+	// readRefs readies the source for nextRefs: the driver calls it before
+	// its first read. A source may leave out Done events no replay reads
+	// (see doneFilter); with sendDones, it keeps those of sends (mutate).
+	readRefs(sendDones bool)
+	// nextRefs returns rank r's next events, one or more, and the store of
+	// their Reqs (see event.reqsIn), or none at the end of its events or
+	// on error (reported by Err). They stay valid until the source's next
+	// call for rank r; a run of one event, until its next call.
+	nextRefs(r int) ([]event, []uint64)
 }
 
 // Config configures one replay.
@@ -95,24 +102,36 @@ type rankCursor struct {
 	reqs reqTable
 	// held are the ops of the last call, released to the engine for reuse
 	// once the rank makes its next call (the call has returned by then).
-	held      []*sim.Op
-	sendrecv  *sim.Op
-	anySource map[uint64]*sim.Op // AnySource recvs by seq, until their recorded Done event is read
+	held     []*sim.Op
+	sendrecv *sim.Op
+	// anySource are the AnySource recvs by seq, until their recorded Done
+	// event is read; nil until the rank posts one, so that a Done event of
+	// a trace without them costs no look at a map.
+	anySource map[uint64]*sim.Op
 	scratch   []*sim.Op
 	done      bool
 	// back is an event read ahead past a call whose Done event was looked
-	// for (see peekDone), for step to take first.
-	back *trace.Event
+	// for (see peekDone), and its Reqs, for step to take first.
+	back     *event
+	backReqs []uint64
+	// win[at:] are the rank's next events, from the source's last run
+	// (refSource.nextRefs), with their Reqs' store.
+	win     []event
+	at      int
+	winReqs []uint64
 	// Room for held and scratch in the cursor itself.
 	heldBuf, scratchBuf [4]*sim.Op
 }
 
 type driver struct {
-	src    Source
-	ref    refSource // src, when it hands out events in place
-	e      *sim.Engine
-	ranks  []rankCursor
-	ev     trace.Event
+	src   Source
+	ref   refSource // src, when it hands out events in place
+	e     *sim.Engine
+	ranks []rankCursor
+	// full and ev are where read puts the event of a source that is not a
+	// refSource: as Next gave it, and in the replay's form.
+	full   trace.Event
+	ev     event
 	out    Outcome
 	mutate bool
 	force  *ForcedMatch
@@ -231,12 +250,15 @@ type opKey struct {
 // goroutines: each rank is a cursor stepped by the engine's scheduler.
 func Replay(src Source, cfg Config) (*Outcome, error) {
 	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks())}
+	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
 	d.ref, _ = src.(refSource)
+	if d.ref != nil {
+		d.ref.readRefs(d.mutate)
+	}
 	eager := cfg.EagerLimit
 	if eager == 0 {
 		eager = -1
 	}
-	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
 	d.force = cfg.Force
 	var obs sim.Observer
 	if d.mutate {
@@ -246,7 +268,6 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs})
 	for i := range d.ranks {
 		c := &d.ranks[i]
-		c.anySource = map[uint64]*sim.Op{}
 		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]
 	}
 	for {
@@ -287,33 +308,30 @@ func (d *driver) step(r int) error {
 		if c.done {
 			return nil
 		}
-		var ev *trace.Event
-		if d.ref != nil && c.back == nil {
-			ev = d.ref.nextRef(r)
+		var ev *event
+		var store []uint64
+		if c.back == nil {
+			if at := c.at; at < len(c.win) { // read, inline
+				c.at = at + 1
+				ev, store = &c.win[at], c.winReqs
+			} else if ev, store = d.refill(r, c); ev == nil {
+				return d.ended(r, c)
+			}
 		} else {
-			ev = d.next(r, c)
+			ev, store = c.back, c.backReqs
+			c.back, c.backReqs = nil, nil
 		}
-		if ev == nil {
-			if err := d.src.Err(); err != nil {
-				return err
+		d.out.Events += ev.events()
+		if ev.isDone() {
+			// Most Done events change nothing: only an AnySource receive's
+			// (the match to compare), under mutate a send's, and a forced
+			// probe's (its recorded status: probe.go) do.
+			if d.mutate || len(c.anySource) > 0 || d.probe.probe != nil {
+				d.recordedDone(r, ev)
 			}
-			if d.e.EndPolling(r) {
-				return nil // it was polling: it polls on, parked (a livelock's record ends so)
-			}
-			// The rank's record ends here without its Finalize: the trace
-			// was cut short (killed, crashed, stopped as hung). The rank
-			// stops where it was; what it had pending is not a finding.
-			c.done = true
-			d.e.Cut(r)
-			d.out.Cut = append(d.out.Cut, r)
-			return nil
-		}
-		d.out.Events++
-		if ev.Kind == trace.KindDone {
-			d.recordedDone(r, ev)
 			continue
 		}
-		cont, err := d.exec(r, c, ev)
+		cont, err := d.exec(r, c, ev, store)
 		if err != nil {
 			return err
 		}
@@ -323,26 +341,43 @@ func (d *driver) step(r int) error {
 	}
 }
 
-func (d *driver) recordedDone(r int, ev *trace.Event) {
+// ended is step at the end of rank r's events (or on an error reading them).
+func (d *driver) ended(r int, c *rankCursor) error {
+	if err := d.src.Err(); err != nil {
+		return err
+	}
+	if d.e.EndPolling(r) {
+		return nil // it was polling: it polls on, parked (a livelock's record ends so)
+	}
+	// The rank's record ends here without its Finalize: the trace was cut
+	// short (killed, crashed, stopped as hung). The rank stops where it
+	// was; what it had pending is not a finding.
+	c.done = true
+	d.e.Cut(r)
+	d.out.Cut = append(d.out.Cut, r)
+	return nil
+}
+
+func (d *driver) recordedDone(r int, ev *event) {
 	c := &d.ranks[r]
-	if d.mutate && ev.Op.IsSend() {
-		d.late.sendDone(opKey{r, ev.Seq}, trace.Mutated(ev.HashPost, ev.HashDone))
+	if d.mutate && ev.op.IsSend() {
+		d.late.sendDone(opKey{r, ev.seq}, ev.mutated())
 	}
 	if d.probe.probe != nil {
 		d.probeDone(r, ev)
 	}
-	if op, ok := c.anySource[ev.Seq]; ok {
-		delete(c.anySource, ev.Seq)
-		if ev.MatchRank < 0 {
+	if op, ok := c.anySource[ev.seq]; ok {
+		delete(c.anySource, ev.seq)
+		if ev.matchRank() < 0 {
 			return // never matched when recorded: nothing to compare with
 		}
 		if !op.Done() {
 			// Read ahead (past a Test or a Waitany): the replay has not
 			// completed the receive yet; compare once the run is over.
-			d.unsettled = append(d.unsettled, recordedMatch{op, int(ev.MatchRank), ev.MatchSeq})
+			d.unsettled = append(d.unsettled, recordedMatch{op, int(ev.matchRank()), ev.matchSeq()})
 			return
 		}
-		d.compareMatch(op, int(ev.MatchRank), ev.MatchSeq)
+		d.compareMatch(op, int(ev.matchRank()), ev.matchSeq())
 	}
 }
 
@@ -354,18 +389,18 @@ func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
 	}
 }
 
-func (d *driver) msgOp(r int, ev *trace.Event) *sim.Op {
-	op := d.e.NewOp(r, ev.Op)
-	if op.Seq != ev.Seq {
+func (d *driver) msgOp(r int, ev *event) *sim.Op {
+	op := d.e.NewOp(r, ev.op)
+	if op.Seq != ev.seq {
 		// The cursor and the engine count calls the same way; a gap means a foreign trace.
-		op.Seq = ev.Seq
+		op.Seq = ev.seq
 	}
-	op.Peer, op.Tag, op.Comm = int(ev.Peer), int(ev.Tag), int(ev.Comm)
-	op.Dtype, op.Count, op.Bytes = ev.Dtype, ev.Count, ev.Bytes
-	op.Site = uintptr(ev.Site)
-	op.Stream = int(ev.Stream)
-	if d.mutate && ev.Op.IsSend() {
-		d.late.posted(opKey{r, ev.Seq})
+	op.Peer, op.Tag, op.Comm = int(ev.peer), int(ev.tag), int(ev.comm)
+	op.Dtype, op.Count, op.Bytes = ev.dtype, ev.count, ev.bytes
+	op.Site = uintptr(ev.site)
+	op.Stream = int(ev.stream)
+	if d.mutate && ev.op.IsSend() {
+		d.late.posted(opKey{r, ev.seq})
 	}
 	return op
 }
@@ -375,13 +410,13 @@ var errBadTrace = errors.New("trace does not replay")
 // reqOps looks up the requests of a wait-family call. The slice is the
 // rank's scratch: the engine holds it only while the rank is blocked in that
 // call, and the rank makes no other call meanwhile.
-func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error) {
+func (d *driver) reqOps(r int, c *rankCursor, ev *event, reqs []uint64) ([]*sim.Op, error) {
 	ops := c.scratch[:0]
-	for _, id := range ev.Reqs {
+	for _, id := range reqs {
 		op, ok := c.reqs.get(id)
 		if !ok {
 			c.scratch = ops[:0]
-			return nil, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
+			return nil, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.seq, ev.op, id)
 		}
 		ops = append(ops, op)
 	}
@@ -392,27 +427,28 @@ func (d *driver) reqOps(r int, c *rankCursor, ev *trace.Event) ([]*sim.Op, error
 // badSizes refuses an op whose count or size no call can have (a damaged
 // trace, or a call that failed with MPI_ERR_COUNT after the shim wrote it):
 // the engine sizes copies by them.
-func badSizes(r int, ev *trace.Event) error {
-	return fmt.Errorf("%w: rank %d seq %d: %s with count %d and %d bytes", errBadTrace, r, ev.Seq, ev.Op, ev.Count, ev.Bytes)
+func badSizes(r int, ev *event) error {
+	return fmt.Errorf("%w: rank %d seq %d: %s with count %d and %d bytes", errBadTrace, r, ev.seq, ev.op, ev.count, ev.bytes)
 }
 
-func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
-	if ev.Count|ev.Bytes < 0 { // either negative: one test per event, inline
+// exec makes the call of post event ev, whose Reqs are in store.
+func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, error) {
+	if ev.count|ev.bytes < 0 { // either negative: one test per event, inline
 		return false, badSizes(r, ev)
 	}
 	e := d.e
-	switch ev.Op {
+	switch ev.op {
 	case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
 		op := d.msgOp(r, ev)
-		op.Mode = modeOf(ev.Op)
+		op.Mode = modeOf(ev.op)
 		e.PostSend(op)
 		d.hold(c, op)
 		return e.BlockOn(op), nil
 	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
 		op := d.msgOp(r, ev)
-		op.Mode = modeOf(ev.Op)
+		op.Mode = modeOf(ev.op)
 		e.NewRequest(op)
-		c.reqs.put(ev.Req, op)
+		c.reqs.put(ev.req, op)
 		e.PostSend(op)
 		return true, nil
 	case trace.OpSendrecv:
@@ -442,22 +478,23 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		}
 		d.noteAnySource(c, op)
 		e.NewRequest(op)
-		c.reqs.put(ev.Req, op)
+		c.reqs.put(ev.req, op)
 		e.PostRecv(op)
 		return true, nil
 	case trace.OpWait, trace.OpWaitall:
 		// The requests are retired once the wait returns: never named again,
 		// so each leaves the table as it is looked up.
 		ops := c.scratch[:0]
-		for k, id := range ev.Reqs {
+		reqs := ev.reqsIn(store)
+		for k, id := range reqs {
 			op := c.reqs.take(id)
 			if op == nil {
-				if j := slices.Index(ev.Reqs[:k], id); j >= 0 {
+				if j := slices.Index(reqs[:k], id); j >= 0 {
 					op = ops[j] // named twice in one call
 				}
 			}
 			if op == nil {
-				return false, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.Seq, ev.Op, id)
+				return false, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.seq, ev.op, id)
 			}
 			ops = append(ops, op)
 			d.hold(c, op)
@@ -468,7 +505,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		d.hold(c, call)
 		return e.Block(call, ops, false), nil
 	case trace.OpWaitany:
-		ops, err := d.reqOps(r, c, ev)
+		ops, err := d.reqOps(r, c, ev, ev.reqsIn(store))
 		if err != nil {
 			return false, err
 		}
@@ -478,16 +515,16 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		// The program's later calls followed the recorded answer: wait for
 		// the request it got, and retire that one alone. (Reading ahead may
 		// overwrite *ev: keep what is needed of it.)
-		d.ids = append(d.ids[:0], ev.Reqs...)
-		if done, ok := d.peekDone(r, c, ev.Seq); ok && done.Index >= 0 && int(done.Index) < len(ops) {
-			i := int(done.Index)
+		d.ids = append(d.ids[:0], ev.reqsIn(store)...)
+		if done, ok := d.peekDone(r, c, ev.seq); ok && done.index() >= 0 && int(done.index()) < len(ops) {
+			i := int(done.index())
 			c.reqs.del(d.ids[i]) // retired: never named again
 			d.hold(c, ops[i])
 			return e.WaitanyAt(call, ops, i), nil
 		}
 		return e.Block(call, ops, true), nil
 	case trace.OpTest, trace.OpTestall:
-		ops, err := d.reqOps(r, c, ev)
+		ops, err := d.reqOps(r, c, ev, ev.reqsIn(store))
 		if err != nil {
 			return false, err
 		}
@@ -495,29 +532,29 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		call.Reqs = ops
 		// The program's control flow followed the recorded answer: a Test that
 		// said "done" is where the program relied on completion, so it waits.
-		if d.peekFlag(r, ev.Seq) {
+		if d.peekFlag(r, ev.seq) {
 			return e.Block(call, ops, false), nil
 		}
 		e.Post(call)
 		return e.Unanswered(call, ops), nil
 	case trace.OpFree:
-		ops, err := d.reqOps(r, c, ev)
+		ops, err := d.reqOps(r, c, ev, ev.reqsIn(store))
 		if err != nil || len(ops) != 1 {
-			return false, fmt.Errorf("%w: rank %d seq %d: Free needs one request", errBadTrace, r, ev.Seq)
+			return false, fmt.Errorf("%w: rank %d seq %d: Free needs one request", errBadTrace, r, ev.seq)
 		}
 		call := d.msgOp(r, ev)
 		// A recorded Free whose done has the flag freed a request the
 		// recorder saw active (an MPI persistent request, started and not
 		// completed): a finding whatever this replay's timing.
-		if done, ok := d.peekDone(r, c, ev.Seq); ok {
-			call.Flag = done.Flag
+		if done, ok := d.peekDone(r, c, ev.seq); ok {
+			call.Flag = done.flag()
 		}
 		e.Free(call, ops[0])
 		return true, nil
 	case trace.OpCompute:
 		call := d.msgOp(r, ev)
 		d.hold(c, call)
-		return e.Compute(call, ev.Duration), nil
+		return e.Compute(call, ev.duration()), nil
 	case trace.OpBarrier:
 		call := d.msgOp(r, ev)
 		d.hold(c, call) // nothing refers to it once every rank arrived
@@ -537,11 +574,11 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		return !e.Parked(r), nil
 	case trace.OpStreamSend, trace.OpStreamRecv:
 		op := d.msgOp(r, ev)
-		if ev.Req != 0 {
+		if ev.req != 0 {
 			// A stream op with a request (torch.distributed's Work under
 			// NCCLSource): waited for like an Isend.
 			e.NewRequest(op)
-			c.reqs.put(ev.Req, op)
+			c.reqs.put(ev.req, op)
 		}
 		e.StreamOp(op)
 		return true, nil
@@ -558,48 +595,66 @@ func (d *driver) exec(r int, c *rankCursor, ev *trace.Event) (bool, error) {
 		c.done = true
 		// What follows are Done events only (the Finalize's own, late
 		// completions): read them for the record comparisons.
-		var rest trace.Event
-		for d.src.Next(r, &rest) {
-			d.out.Events++
-			if rest.Kind == trace.KindDone {
-				d.recordedDone(r, &rest)
+		for {
+			rest, _ := d.read(r)
+			if rest == nil {
+				break
+			}
+			d.out.Events += rest.events()
+			if rest.isDone() {
+				d.recordedDone(r, rest)
 			}
 		}
 		return false, nil
 	}
-	return false, fmt.Errorf("%w: rank %d seq %d: op %s cannot be replayed", errBadTrace, r, ev.Seq, ev.Op)
+	return false, fmt.Errorf("%w: rank %d seq %d: op %s cannot be replayed", errBadTrace, r, ev.seq, ev.op)
 }
 
 // peekFlag reads ahead to the Done event of a Test (written right after its
 // post, since Test never blocks) and returns the recorded result.
 func (d *driver) peekFlag(r int, seq uint64) bool {
-	var ev trace.Event
-	for d.src.Next(r, &ev) {
-		d.out.Events++
-		if ev.Kind == trace.KindDone && ev.Seq == seq {
-			return ev.Flag
+	for {
+		ev, _ := d.read(r)
+		if ev == nil {
+			return false
 		}
-		if ev.Kind == trace.KindDone {
-			d.recordedDone(r, &ev)
+		d.out.Events += ev.events()
+		if ev.isDone() && ev.seq == seq {
+			return ev.flag()
+		}
+		if ev.isDone() {
+			d.recordedDone(r, ev)
 		}
 	}
-	return false
 }
 
-// next reads rank r's next event the slow way: one read ahead (see
-// peekDone), or the Source's Next.
-func (d *driver) next(r int, c *rankCursor) *trace.Event {
-	if ev := c.back; ev != nil {
-		c.back = nil
-		return ev
+// read returns rank r's next event from the source and the store of its
+// Reqs, or nil at the end of the rank's events or on error.
+func (d *driver) read(r int) (*event, []uint64) {
+	c := &d.ranks[r]
+	if at := c.at; at < len(c.win) {
+		c.at = at + 1
+		return &c.win[at], c.winReqs
 	}
+	return d.refill(r, c)
+}
+
+// refill is read past the rank's last run of events.
+func (d *driver) refill(r int, c *rankCursor) (*event, []uint64) {
 	if d.ref != nil {
-		return d.ref.nextRef(r)
+		win, store := d.ref.nextRefs(r)
+		if len(win) == 0 {
+			c.win, c.at, c.winReqs = nil, 0, nil
+			return nil, nil
+		}
+		c.win, c.at, c.winReqs = win, 1, store
+		return &win[0], store
 	}
-	if d.src.Next(r, &d.ev) {
-		return &d.ev
+	if !d.src.Next(r, &d.full) {
+		return nil, nil
 	}
-	return nil
+	compact(&d.ev, &d.full)
+	return &d.ev, d.full.Reqs
 }
 
 // peekDone reads ahead to the Done event of the call seq of rank r: the
@@ -607,22 +662,25 @@ func (d *driver) next(r int, c *rankCursor) *trace.Event {
 // (completions the call waited for), which it hands to recordedDone. A post
 // event before it (a call that never returned when recorded) is kept for
 // step to read next; ok is false then, or at the end of the rank's events.
-func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done trace.Event, ok bool) {
-	var ev trace.Event
-	for d.src.Next(r, &ev) {
-		if ev.Kind != trace.KindDone {
-			back := ev
-			back.Reqs = append([]uint64(nil), ev.Reqs...)
+func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done event, ok bool) {
+	for {
+		ev, store := d.read(r)
+		if ev == nil {
+			return event{}, false
+		}
+		if !ev.isDone() {
+			back := *ev
+			c.backReqs = append([]uint64(nil), ev.reqsIn(store)...)
+			back.reqOff = 0
 			c.back = &back
-			return trace.Event{}, false
+			return event{}, false
 		}
-		d.out.Events++
-		if ev.Seq == seq {
-			return ev, true
+		d.out.Events += ev.events()
+		if ev.seq == seq {
+			return *ev, true
 		}
-		d.recordedDone(r, &ev)
+		d.recordedDone(r, ev)
 	}
-	return trace.Event{}, false
 }
 
 // hold queues op for release once the rank's current call has returned.
@@ -635,6 +693,9 @@ func (d *driver) hold(c *rankCursor, op *sim.Op) {
 
 func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 	if op.Peer == trace.AnySource {
+		if c.anySource == nil {
+			c.anySource = map[uint64]*sim.Op{}
+		}
 		c.anySource[op.Seq] = op
 		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {
 			op.Forced, op.ForcedSrc = true, int32(f.Src)

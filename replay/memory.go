@@ -8,7 +8,19 @@ type Events [][]trace.Event
 type memSource struct {
 	ev  Events
 	pos []int
+	// runs hold, per rank, the run of events nextRefs hands out last
+	// (made by readRefs).
+	runs [][memRun]event
 }
+
+// memRun is the most events an in-memory source converts for one nextRefs.
+const memRun = 16
+
+var (
+	_ refSource = (*memSource)(nil)
+	_ refSource = (*ringSource)(nil)
+	_ refSource = (*decodingSource)(nil)
+)
 
 // Source returns a Source over the events.
 func (e Events) Source() Source { return &memSource{ev: e, pos: make([]int, len(e))} }
@@ -27,13 +39,25 @@ func (m *memSource) Next(r int, ev *trace.Event) bool {
 
 func (m *memSource) Err() error { return nil }
 
-func (m *memSource) nextRef(r int) *trace.Event {
-	p := m.pos[r]
-	if p >= len(m.ev[r]) {
-		return nil
+func (m *memSource) readRefs(bool) { m.runs = make([][memRun]event, len(m.ev)) }
+
+// nextRefs converts the rank's next events, up to memRun of them and up to
+// the first with Reqs: the run's store is that event's Reqs.
+func (m *memSource) nextRefs(r int) ([]event, []uint64) {
+	p, evs, run := m.pos[r], m.ev[r], &m.runs[r]
+	n := 0
+	var reqs []uint64
+	for n < memRun && p < len(evs) {
+		ev := &evs[p]
+		compact(&run[n], ev)
+		p, n = p+1, n+1
+		if len(ev.Reqs) > 0 {
+			reqs = ev.Reqs
+			break
+		}
 	}
-	m.pos[r] = p + 1
-	return &m.ev[r][p]
+	m.pos[r] = p
+	return run[:n], reqs
 }
 
 // RingSource generates, without storing it, the post events of a ring
@@ -41,79 +65,81 @@ func (m *memSource) nextRef(r int) *trace.Event {
 // neighbour, Irecvs from its left, and Waitalls both; then it finalizes. It
 // is the synthetic trace of the replay benchmarks.
 func RingSource(ranks, iters int, bytes int64) Source {
-	s := &ringSource{ranks: ranks, iters: iters, pos: make([]ringPos, ranks)}
-	post := trace.Event{Kind: trace.KindPost, Dtype: trace.Uint8, Count: bytes, Bytes: bytes}
-	s.ev[0], s.ev[1], s.ev[2], s.ev[3] = post, post, post, post
-	s.ev[0].Op, s.ev[1].Op, s.ev[2].Op, s.ev[3].Op = trace.OpIsend, trace.OpIrecv, trace.OpWaitall, trace.OpFinalize
-	s.ev[2].Count, s.ev[2].Bytes, s.ev[3].Count, s.ev[3].Bytes = 0, 0, 0, 0
-	s.ev[2].Reqs = s.reqs[:]
+	s := &ringSource{iters: uint64(iters), rounds: make([]ringRound, ranks)}
+	for r := range s.rounds {
+		right, left := (r+1)%ranks, (r+ranks-1)%ranks
+		ev := &s.rounds[r].ev
+		ev[0] = event{op: trace.OpIsend, peer: int32(right), dtype: trace.Uint8, count: bytes, bytes: bytes}
+		ev[1] = event{op: trace.OpIrecv, peer: int32(left), dtype: trace.Uint8, count: bytes, bytes: bytes}
+		ev[2] = event{op: trace.OpWaitall, dtype: trace.Uint8, nReqs: 2}
+	}
 	return s
 }
 
 type ringSource struct {
-	ranks, iters int
-	pos          []ringPos
-	// ev are the events nextRef hands out, one per step of a round and the
-	// Finalize: only the fields that differ between ranks and rounds are
-	// written.
-	ev   [4]trace.Event
-	reqs [2]uint64 // ev[2].Reqs
+	iters  uint64
+	rounds []ringRound
 }
 
-// ringPos is where a rank is in the ring: event p, the step of the round
-// it is in, and the round (kept so that no event divides).
-type ringPos struct {
-	p, step int
-	round   uint64
+// ringRound is a rank's events of its round, which nextRefs hands out in
+// one run: only the fields that differ between rounds are written.
+type ringRound struct {
+	ev    [3]event
+	reqs  [2]uint64 // ev[2]'s Reqs
+	round uint64    // the next round to write
+	k, n  int       // ev[k:n] are still to read
 }
 
-func (s *ringSource) Ranks() int { return s.ranks }
+func (s *ringSource) Ranks() int { return len(s.rounds) }
 func (s *ringSource) Err() error { return nil }
 
 func (s *ringSource) Next(r int, ev *trace.Event) bool {
-	reqs := ev.Reqs[:0]
-	e := s.nextRef(r)
-	if e == nil {
+	w := &s.rounds[r]
+	if w.k == w.n && !s.fill(w) {
 		return false
 	}
-	*ev = *e
-	ev.Reqs = append(reqs, e.Reqs...) // the caller's buffer, reused like a trace reader's
+	e := &w.ev[w.k]
+	w.k++
+	reqs := ev.Reqs[:0]
+	*ev = trace.Event{
+		Kind: trace.KindPost, Rank: int32(r), Seq: e.seq, Op: e.op, Peer: e.peer,
+		Dtype: e.dtype, Count: e.count, Bytes: e.bytes, Req: e.req,
+	}
+	ev.Reqs = append(reqs, e.reqsIn(w.reqs[:])...) // the caller's buffer, reused like a trace reader's
 	return true
 }
 
-func (s *ringSource) nextRef(r int) *trace.Event {
-	at := &s.pos[r]
-	p, step, round := at.p, at.step, at.round
-	if p >= 3*s.iters {
-		if p > 3*s.iters {
-			return nil
-		}
-		at.p = p + 1
-		ev := &s.ev[3]
-		ev.Rank, ev.Seq = int32(r), uint64(p)
-		return ev
+func (s *ringSource) readRefs(bool) {}
+
+func (s *ringSource) nextRefs(r int) ([]event, []uint64) {
+	w := &s.rounds[r]
+	if w.k == w.n && !s.fill(w) {
+		return nil, nil
 	}
-	at.p = p + 1
-	if at.step = step + 1; step == 2 {
-		at.step, at.round = 0, round+1
-	}
-	ev := &s.ev[step&3]
-	ev.Rank, ev.Seq = int32(r), uint64(p)
-	switch step {
-	case 0:
-		right := r + 1 // the neighbour, without a division
-		if right == s.ranks {
-			right = 0
+	k := w.k
+	w.k = w.n
+	return w.ev[k:w.n], w.reqs[:]
+}
+
+// fill writes the rank's next round, or its Finalize (over the round's
+// first event), and returns false past its end.
+func (s *ringSource) fill(w *ringRound) bool {
+	round := w.round
+	if round >= s.iters {
+		if round > s.iters {
+			return false
 		}
-		ev.Peer, ev.Req = int32(right), 2*round+1
-	case 1:
-		left := r - 1
-		if left < 0 {
-			left = s.ranks - 1
-		}
-		ev.Peer, ev.Req = int32(left), 2*round+2
-	default:
-		s.reqs = [2]uint64{2*round + 1, 2*round + 2}
+		w.round++
+		w.ev[0] = event{op: trace.OpFinalize, seq: 3 * round, dtype: trace.Uint8}
+		w.k, w.n = 0, 1
+		return true
 	}
-	return ev
+	w.round++
+	seq := 3 * round
+	w.ev[0].seq, w.ev[0].req = seq, 2*round+1
+	w.ev[1].seq, w.ev[1].req = seq+1, 2*round+2
+	w.ev[2].seq = seq + 2
+	w.reqs = [2]uint64{2*round + 1, 2*round + 2}
+	w.k, w.n = 0, 3
+	return true
 }

@@ -90,13 +90,13 @@ func (d *driver) forceProbe(op *sim.Op) bool {
 // (Not inlined: the driver's hot paths only test whether a probe is forced.)
 //
 //go:noinline
-func (d *driver) probeDone(r int, ev *trace.Event) {
+func (d *driver) probeDone(r int, ev *event) {
 	p := d.probe.probe
-	if p == nil || p.Rank != r || p.Seq != ev.Seq || !ProbeFound(ev) || d.probe.consumer != nil {
+	if p == nil || p.Rank != r || p.Seq != ev.seq || !ev.probeFound() || d.probe.consumer != nil {
 		return
 	}
 	d.probe.follow = true
-	d.probe.src, d.probe.tag, d.probe.comm = int(ev.Source), int(ev.StatusTag), p.Comm
+	d.probe.src, d.probe.tag, d.probe.comm = int(ev.source()), int(ev.statusTag()), p.Comm
 }
 
 // followProbe makes op, a receive being posted, follow the forced probe

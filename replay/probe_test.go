@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -225,5 +227,45 @@ func TestCheckProbeWithoutItsReceiveIsJudgedToo(t *testing.T) {
 	f := wantFinding(t, res.Findings, verdict.MessageRace, "program", []int{0, 1, 2}, "main.go:10")
 	if len(f.Ops) != 1 || !strings.Contains(f.Message, "rank 0's Iprobe from any rank tag 0 found a message of rank 1 when recorded but one of rank 2 under replay") {
 		t.Fatalf("finding %+v", f)
+	}
+}
+
+// TestForcedProbeFromTheFile: a trace file's Source hands a replay the
+// Done event of an AnySource probe (its recorded status names the receive
+// that follows the forced probe), though it leaves out most Done events:
+// the forced replay from the file is the one from memory, race included.
+func TestForcedProbeFromTheFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, iprobe := range []bool{false, true} {
+		evs := probeRaceTrace(iprobe, false)
+		path := filepath.Join(dir, fmt.Sprintf("probe-%v.p2ptrace", iprobe))
+		writeEvents(t, path, evs)
+		cfg := replay.Config{Force: &replay.ForcedMatch{Rank: 0, Seq: 0, Src: 2}}
+		fromMemory, err := replay.Replay(evs.Source(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fromMemory.Races) != 1 {
+			t.Fatalf("iprobe %v: races from memory %+v: want the probe's", iprobe, fromMemory.Races)
+		}
+		want := outcomeText(fromMemory)
+		tr, err := replay.OpenTrace(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, open := range []func() (replay.Source, error){tr.Open, tr.OpenDirect} {
+			src, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromFile, err := replay.Replay(src, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeText(fromFile); got != want {
+				t.Errorf("iprobe %v, source %d: from the file\n%s\nfrom memory\n%s", iprobe, i, got, want)
+			}
+		}
+		tr.Close()
 	}
 }

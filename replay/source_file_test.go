@@ -3,6 +3,7 @@ package replay_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -220,4 +221,178 @@ func damageBlock(path string, rank uint32, index uint64) error {
 		v[len(v)/2] ^= 0x40
 		return b.Put(k, v)
 	})
+}
+
+// writeEvents writes evs to a trace file at path, as a recorder would.
+func writeEvents(t *testing.T, path string, evs replay.Events) {
+	t.Helper()
+	w, err := trace.Create(path, trace.Header{WorldSize: len(evs)}, trace.WriterOptions{NoSync: true, BlockSize: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range evs {
+		for i := range evs[r] {
+			w.Append(&evs[r][i])
+		}
+	}
+	if err := w.Close(trace.StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outcomeText is what a test compares of two replays' outcomes: the
+// events read, the findings as reported, races, corruptions and cuts.
+func outcomeText(out *replay.Outcome) string {
+	s := fmt.Sprintf("events %d stuck %v cut %v\n", out.Events, out.Stuck, out.Cut)
+	for _, f := range replay.Explain(out, siteName, "", false, "") {
+		s += f.Text(1) + "\n"
+	}
+	for _, r := range out.Races {
+		s += fmt.Sprintf("race %d:%d recorded %d:%d replayed %d:%d\n", r.Recv.Rank, r.Recv.Seq, r.RecordedRank, r.RecordedSeq, r.ReplayRank, r.ReplaySeq)
+	}
+	for _, c := range out.Corrupted {
+		s += fmt.Sprintf("corrupted %d:%d -> %d:%d\n", c.Send.Rank, c.Send.Seq, c.Recv.Rank, c.Recv.Seq)
+	}
+	return s
+}
+
+// A trace file's Source leaves out, for a replay, the Done events no
+// replay reads (see doneFilter), counting them: the replay from the file
+// is the replay from memory, which reads every event, with the Done events
+// a replay does read: a Waitany's and a Test's answers, AnySource
+// receives' matches read ahead, sends' under mutate, more than 255 Done
+// events in a row, Done events at a rank's end.
+func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
+	many := func(n int) replay.Events {
+		var send, recv []trace.Event
+		var reqs []uint64
+		for i := range n {
+			reqs = append(reqs, uint64(i+1))
+			send = append(send, trace.Event{Op: trace.OpIsend, Peer: 1, Count: 4, Bytes: 4, Req: uint64(i + 1), HashPost: uint64(i + 1)})
+			recv = append(recv, trace.Event{Op: trace.OpIrecv, Peer: 0, Count: 4, Bytes: 4, Req: uint64(i + 1)})
+		}
+		send = append(send, trace.Event{Op: trace.OpWaitall, Reqs: reqs})
+		recv = append(recv, trace.Event{Op: trace.OpWaitall, Reqs: reqs})
+		ev := mpiTrace(send, recv)
+		for r := range ev {
+			var dones []trace.Event
+			for i := range n {
+				d := trace.Event{Seq: uint64(i), Op: ev[r][i].Op, MatchRank: int32(1 - r), MatchSeq: uint64(i)}
+				if r == 0 {
+					d.HashPost, d.HashDone = uint64(i+1), uint64(i+1+i%2) // every other send mutated
+				}
+				dones = append(dones, d)
+			}
+			dones = append(dones, trace.Event{Seq: uint64(n), Op: trace.OpWaitall, MatchRank: trace.NoRank})
+			ev[r] = doneAfter(ev[r], uint64(n), dones...)
+			ev[r] = doneAfter(ev[r], uint64(n+1), trace.Event{Seq: uint64(n + 1), Op: trace.OpFinalize, MatchRank: trace.NoRank})
+		}
+		return ev
+	}
+	waitany := mpiTrace(
+		[]trace.Event{
+			{Op: trace.OpIrecv, Peer: trace.AnySource, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpIrecv, Peer: trace.AnySource, Count: 4, Bytes: 4, Req: 2},
+			{Op: trace.OpWaitany, Reqs: []uint64{1, 2}},
+			{Op: trace.OpWait, Reqs: []uint64{2}},
+		},
+		[]trace.Event{
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
+		},
+		[]trace.Event{
+			{Op: trace.OpCompute, Duration: int64(2 * time.Millisecond)},
+			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
+		},
+	)
+	waitany[0] = doneAfter(waitany[0], 2,
+		trace.Event{Seq: 0, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
+		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 0, MatchRank: trace.NoRank})
+	waitany[0] = doneAfter(waitany[0], 3, trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 1, MatchSeq: 1})
+	index := mpiTrace( // the Waitany took the request of the later send when recorded
+		[]trace.Event{
+			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpIrecv, Peer: 2, Count: 4, Bytes: 4, Req: 2},
+			{Op: trace.OpWaitany, Reqs: []uint64{1, 2}, Site: 3},
+			{Op: trace.OpWait, Reqs: []uint64{1}},
+		},
+		[]trace.Event{{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4}},
+		[]trace.Event{
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
+		},
+	)
+	index[0] = doneAfter(index[0], 2,
+		trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
+		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 1, MatchRank: trace.NoRank})
+	free := mpiTrace( // a Free the recorder saw of an active request: a finding
+		[]trace.Event{
+			{Op: trace.OpIsend, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpFree, Reqs: []uint64{1}},
+		},
+		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Count: 4, Bytes: 4}},
+	)
+	free[0] = doneAfter(free[0], 2, trace.Event{Seq: 2, Op: trace.OpFree, Flag: true, MatchRank: trace.NoRank})
+	test := mpiTrace(
+		[]trace.Event{
+			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpTest, Reqs: []uint64{1}},
+			{Op: trace.OpTest, Reqs: []uint64{1}},
+		},
+		[]trace.Event{
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
+		},
+	)
+	test[0] = doneAfter(test[0], 1, trace.Event{Seq: 1, Op: trace.OpTest, MatchRank: trace.NoRank})
+	test[0] = doneAfter(test[0], 2,
+		trace.Event{Seq: 0, Op: trace.OpIrecv, MatchRank: 1, MatchSeq: 1},
+		trace.Event{Seq: 2, Op: trace.OpTest, Flag: true, MatchRank: trace.NoRank})
+	dir := t.TempDir()
+	for name, evs := range map[string]replay.Events{
+		"ring": writeRing(t, filepath.Join(dir, "ring"), 8, 30, -1),
+		// Batches of 81 events: a rank's 91 kept events cross one's end.
+		"wide":    writeRing(t, filepath.Join(dir, "wide"), 1500, 30, -1),
+		"many":    many(600),
+		"waitany": waitany,
+		"index":   index,
+		"free":    free,
+		"test":    test,
+	} {
+		path := filepath.Join(dir, name+".p2ptrace")
+		if name == "ring" || name == "wide" {
+			path = filepath.Join(dir, name) // written
+		} else {
+			writeEvents(t, path, evs)
+		}
+		tr, err := replay.OpenTrace(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, cfg := range []replay.Config{{}, {Seed: 1, Faults: mutateOnly{}}, {Seed: 2, EagerLimit: 1}} {
+			if name == "wide" && i > 0 {
+				break // its batches, once
+			}
+			fromMemory, err := replay.Replay(evs.Source(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := outcomeText(fromMemory)
+			for _, open := range []func() (replay.Source, error){tr.Open, tr.OpenDirect} {
+				src, err := open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fromFile, err := replay.Replay(src, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := outcomeText(fromFile); got != want || fromMemory.Events != eventCount(evs) {
+					t.Errorf("%s under %+v: from the file\n%s\nfrom memory (%d events)\n%s", name, cfg, got, eventCount(evs), want)
+				}
+			}
+		}
+		tr.Close()
+	}
 }
