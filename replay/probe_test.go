@@ -253,16 +253,8 @@ func TestForcedProbeFromTheFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, open := range []func() (replay.Source, error){tr.Open, tr.OpenDirect} {
-			src, err := open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fromFile, err := replay.Replay(src, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := outcomeText(fromFile); got != want {
+		for i, got := range fileOutcomes(t, tr, cfg) {
+			if got != want {
 				t.Errorf("iprobe %v, source %d: from the file\n%s\nfrom memory\n%s", iprobe, i, got, want)
 			}
 		}

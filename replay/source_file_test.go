@@ -256,6 +256,25 @@ func outcomeText(out *replay.Outcome) string {
 	return s
 }
 
+// fileOutcomes replays tr under cfg from both of its sources (decoders
+// ahead, and direct) and returns each outcome's text (outcomeText).
+func fileOutcomes(t *testing.T, tr *replay.Trace, cfg replay.Config) []string {
+	t.Helper()
+	var texts []string
+	for _, open := range []func() (replay.Source, error){tr.Open, tr.OpenDirect} {
+		src, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := replay.Replay(src, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, outcomeText(out))
+	}
+	return texts
+}
+
 // A trace file's Source leaves out, for a replay, the Done events no
 // replay reads (see doneFilter), counting them: the replay from the file
 // is the replay from memory, which reads every event, with the Done events
@@ -289,42 +308,6 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 		}
 		return ev
 	}
-	waitany := mpiTrace(
-		[]trace.Event{
-			{Op: trace.OpIrecv, Peer: trace.AnySource, Count: 4, Bytes: 4, Req: 1},
-			{Op: trace.OpIrecv, Peer: trace.AnySource, Count: 4, Bytes: 4, Req: 2},
-			{Op: trace.OpWaitany, Reqs: []uint64{1, 2}},
-			{Op: trace.OpWait, Reqs: []uint64{2}},
-		},
-		[]trace.Event{
-			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
-			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
-		},
-		[]trace.Event{
-			{Op: trace.OpCompute, Duration: int64(2 * time.Millisecond)},
-			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
-		},
-	)
-	waitany[0] = doneAfter(waitany[0], 2,
-		trace.Event{Seq: 0, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
-		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 0, MatchRank: trace.NoRank})
-	waitany[0] = doneAfter(waitany[0], 3, trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 1, MatchSeq: 1})
-	index := mpiTrace( // the Waitany took the request of the later send when recorded
-		[]trace.Event{
-			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
-			{Op: trace.OpIrecv, Peer: 2, Count: 4, Bytes: 4, Req: 2},
-			{Op: trace.OpWaitany, Reqs: []uint64{1, 2}, Site: 3},
-			{Op: trace.OpWait, Reqs: []uint64{1}},
-		},
-		[]trace.Event{{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4}},
-		[]trace.Event{
-			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
-			{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4},
-		},
-	)
-	index[0] = doneAfter(index[0], 2,
-		trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
-		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 1, MatchRank: trace.NoRank})
 	free := mpiTrace( // a Free the recorder saw of an active request: a finding
 		[]trace.Event{
 			{Op: trace.OpIsend, Peer: 1, Count: 4, Bytes: 4, Req: 1},
@@ -355,8 +338,8 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 		// Batches of 81 events: a rank's 91 kept events cross one's end.
 		"wide":    writeRing(t, filepath.Join(dir, "wide"), 1500, 30, -1),
 		"many":    many(600),
-		"waitany": waitany,
-		"index":   index,
+		"waitany": waitanyRaceTrace(),
+		"index":   waitanyIndexTrace(), // the Waitany took the request of the later send when recorded
 		"free":    free,
 		"test":    test,
 	} {
@@ -379,16 +362,8 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := outcomeText(fromMemory)
-			for _, open := range []func() (replay.Source, error){tr.Open, tr.OpenDirect} {
-				src, err := open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				fromFile, err := replay.Replay(src, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := outcomeText(fromFile); got != want || fromMemory.Events != eventCount(evs) {
+			for _, got := range fileOutcomes(t, tr, cfg) {
+				if got != want || fromMemory.Events != eventCount(evs) {
 					t.Errorf("%s under %+v: from the file\n%s\nfrom memory (%d events)\n%s", name, cfg, got, eventCount(evs), want)
 				}
 			}

@@ -35,10 +35,9 @@ func eventCount(ev replay.Events) int64 {
 	return int64(n)
 }
 
-func TestReplayWaitanyFollowsRecordedIndex(t *testing.T) {
-	// Rank 0 got the receive from rank 2 out of its Waitany when recorded
-	// (Index 1), then waited for the other one. In the replay rank 2 sends
-	// last: the Waitany must still retire that request, not rank 1's.
+// waitanyIndexTrace: rank 0 got the receive from rank 2 out of its
+// Waitany when recorded (Index 1), then waited for the other one.
+func waitanyIndexTrace() replay.Events {
 	ev := mpiTrace(
 		[]trace.Event{
 			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
@@ -55,6 +54,14 @@ func TestReplayWaitanyFollowsRecordedIndex(t *testing.T) {
 	ev[0] = doneAfter(ev[0], 2,
 		trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1}, // completed inside the Waitany
 		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 1, MatchRank: trace.NoRank})
+	return ev
+}
+
+func TestReplayWaitanyFollowsRecordedIndex(t *testing.T) {
+	// Rank 0 got the receive from rank 2 out of its Waitany when recorded
+	// (Index 1), then waited for the other one. In the replay rank 2 sends
+	// last: the Waitany must still retire that request, not rank 1's.
+	ev := waitanyIndexTrace()
 	out, err := replay.Replay(ev.Source(), replay.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -67,11 +74,10 @@ func TestReplayWaitanyFollowsRecordedIndex(t *testing.T) {
 	}
 }
 
-func TestReplayWaitanyReadAheadKeepsRaces(t *testing.T) {
-	// Both receives are AnySource. When recorded the first took rank 1's
-	// send and the second rank 2's; the replay swaps them (rank 1 sends
-	// late). The first receive's Done is read ahead, to find the Waitany's,
-	// before the replay completed it: its race must still be reported.
+// waitanyRaceTrace: rank 0 posts two AnySource Irecvs and waits for any;
+// when recorded the first took rank 2's send and the second rank 1's, and
+// the first's Done comes after the Waitany's post (read ahead).
+func waitanyRaceTrace() replay.Events {
 	ev := mpiTrace(
 		[]trace.Event{
 			{Op: trace.OpIrecv, Peer: trace.AnySource, Count: 4, Bytes: 4, Req: 1},
@@ -92,6 +98,15 @@ func TestReplayWaitanyReadAheadKeepsRaces(t *testing.T) {
 		trace.Event{Seq: 0, Op: trace.OpIrecv, MatchRank: 2, MatchSeq: 1},
 		trace.Event{Seq: 2, Op: trace.OpWaitany, Index: 0, MatchRank: trace.NoRank})
 	ev[0] = doneAfter(ev[0], 3, trace.Event{Seq: 1, Op: trace.OpIrecv, MatchRank: 1, MatchSeq: 1})
+	return ev
+}
+
+func TestReplayWaitanyReadAheadKeepsRaces(t *testing.T) {
+	// Both receives are AnySource. When recorded the first took rank 1's
+	// send and the second rank 2's; the replay swaps them (rank 1 sends
+	// late). The first receive's Done is read ahead, to find the Waitany's,
+	// before the replay completed it: its race must still be reported.
+	ev := waitanyRaceTrace()
 	out, err := replay.Replay(ev.Source(), replay.Config{})
 	if err != nil {
 		t.Fatal(err)
