@@ -532,7 +532,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 		call.Reqs = ops
 		// The program's control flow followed the recorded answer: a Test that
 		// said "done" is where the program relied on completion, so it waits.
-		if d.peekFlag(r, ev.seq) {
+		if d.peekFlag(r, c, ev.seq) {
 			return e.Block(call, ops, false), nil
 		}
 		e.Post(call)
@@ -611,21 +611,12 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 }
 
 // peekFlag reads ahead to the Done event of a Test (written right after its
-// post, since Test never blocks) and returns the recorded result.
-func (d *driver) peekFlag(r int, seq uint64) bool {
-	for {
-		ev, _ := d.read(r)
-		if ev == nil {
-			return false
-		}
-		d.out.Events += ev.events()
-		if ev.isDone() && ev.seq == seq {
-			return ev.flag()
-		}
-		if ev.isDone() {
-			d.recordedDone(r, ev)
-		}
-	}
+// post, since Test never blocks) and returns the recorded result. A Test
+// without its Done (a damaged or foreign trace) answered no: the post after
+// it is kept for step, as peekDone does.
+func (d *driver) peekFlag(r int, c *rankCursor, seq uint64) bool {
+	done, ok := d.peekDone(r, c, seq)
+	return ok && done.flag()
 }
 
 // read returns rank r's next event from the source and the store of its

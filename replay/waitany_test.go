@@ -179,3 +179,28 @@ func TestReplayWaitanyUnderDelayHasNoFalseMissingWait(t *testing.T) {
 		}
 	}
 }
+
+// A Test whose Done event is missing (a damaged or foreign trace: the
+// recorders write it right after the post) answers "not yet", and the
+// calls after it still replay: the Wait completes the receive. Reading
+// ahead for the Done must not swallow the rank's later calls.
+func TestReplayTestWithoutDoneKeepsLaterCalls(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{
+			{Op: trace.OpIrecv, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpTest, Reqs: []uint64{1}}, // its Done is missing
+			{Op: trace.OpWait, Reqs: []uint64{1}},
+		},
+		[]trace.Event{{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 4}},
+	)
+	out, err := replay.Replay(ev.Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stuck || len(out.Problems) != 0 || len(out.Cut) != 0 {
+		t.Fatalf("stuck %v, cut %v, problems %+v: want the Wait and Finalize replayed", out.Stuck, out.Cut, out.Problems)
+	}
+	if out.Events != eventCount(ev) {
+		t.Fatalf("replayed %d events of %d", out.Events, eventCount(ev))
+	}
+}
