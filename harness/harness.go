@@ -276,7 +276,7 @@ type checked struct {
 // and returns a Failure for each finding not yet known (live runs' and
 // earlier batteries'), adding it to known.
 func battery(ranks int, fn func(*gpu.Rank) error, c *config, run checked, known *verdict.Set) ([]Failure, error) {
-	events := run.col.Events(ranks)
+	events := run.col.Events(ranks).Compact() // converted once for the battery's replays
 	open := func() (replay.Source, error) { return events.Source(), nil }
 	rerun := func(m replay.ForcedMatch) (replay.RerunOutcome, error) { return rerunForced(ranks, fn, c, run, m), nil }
 	res, err := replay.Check(open, run.col.Config(), run.col.Site, replay.CheckOptions{Rerun: rerun})

@@ -1,6 +1,10 @@
 package replay
 
-import "github.com/p2ptrace/p2ptrace/recorder/trace"
+import (
+	"sync"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
 
 // Events is an in-memory Source: the events of each rank in order.
 type Events [][]trace.Event
@@ -18,6 +22,7 @@ const memRun = 16
 
 var (
 	_ refSource = (*memSource)(nil)
+	_ refSource = (*compactedSource)(nil)
 	_ refSource = (*ringSource)(nil)
 	_ refSource = (*decodingSource)(nil)
 )
@@ -58,6 +63,58 @@ func (m *memSource) nextRefs(r int) ([]event, []uint64) {
 	}
 	m.pos[r] = p
 	return run[:n], reqs
+}
+
+// Compacted is events replayed many times (check's battery on one run of
+// the harness): each replay of Events.Source converts every event into the
+// replay's form (event) as it reads it; a Compacted's sources convert them
+// once, at the first replay, and share the result. Its sources read as
+// Events.Source's, full events included, and may be used concurrently.
+type Compacted struct {
+	ev   Events
+	once sync.Once
+	evs  [][]event  // ev in the replay's form, rank by rank
+	reqs [][]uint64 // their Reqs (event.reqsIn), rank by rank
+}
+
+// Compact returns the events as a Compacted. It keeps ev, which must not
+// change while its sources are in use.
+func (e Events) Compact() *Compacted { return &Compacted{ev: e} }
+
+// Source returns a Source over the events.
+func (c *Compacted) Source() Source {
+	return &compactedSource{memSource: memSource{ev: c.ev, pos: make([]int, len(c.ev))}, c: c}
+}
+
+func (c *Compacted) convert() {
+	c.evs, c.reqs = make([][]event, len(c.ev)), make([][]uint64, len(c.ev))
+	for r, evs := range c.ev {
+		out := make([]event, len(evs))
+		var store []uint64
+		for i := range evs {
+			compact(&out[i], &evs[i])
+			if len(evs[i].Reqs) > 0 {
+				out[i].reqOff = uint32(len(store))
+				store = append(store, evs[i].Reqs...)
+			}
+		}
+		c.evs[r], c.reqs[r] = out, store
+	}
+}
+
+// compactedSource reads full events as memSource does (Next) and hands a
+// replay the rest of a rank's converted events at once (nextRefs).
+type compactedSource struct {
+	memSource
+	c *Compacted
+}
+
+func (s *compactedSource) readRefs(bool) { s.c.once.Do(s.c.convert) }
+
+func (s *compactedSource) nextRefs(r int) ([]event, []uint64) {
+	p := s.pos[r]
+	s.pos[r] = len(s.c.evs[r])
+	return s.c.evs[r][p:], s.c.reqs[r]
 }
 
 // RingSource generates, without storing it, the post events of a ring
