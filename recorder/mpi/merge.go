@@ -484,6 +484,7 @@ func prepare(s *segment) (*rankData, error) {
 	rd.matchR = make([]int32, n)
 	rd.matchS = make([]uint64, n)
 	nullReq := map[uint64]bool{}
+	mrecv := matchedReceives(s, rd.posts)
 	var last uint64
 	var seq uint64
 	for i, ri := range rd.posts {
@@ -501,6 +502,24 @@ func prepare(s *segment) (*rankData, error) {
 			// and the Free of an active one are).
 			rd.skip[i] = true
 			continue
+		case p.Call == callMrecv || p.Call == callImrecv:
+			// Folded into its matched probe's receive (foldMatched); an
+			// Imrecv's request is complete when posted.
+			rd.skip[i] = true
+			if p.Req != 0 {
+				nullReq[p.Req] = true
+			}
+			continue
+		case isMatchedProbe(p, d):
+			var rp, rdn *record
+			if j, ok := mrecv[i]; ok {
+				rp = &s.recs[rd.posts[j]]
+				if k := rd.doneOf[j]; k >= 0 {
+					rdn = &s.recs[k]
+				}
+			}
+			foldMatched(p, d, rp, rdn)
+			op = trace.OpRecv
 		case (op.IsSend() || op.IsRecv() || op == trace.OpProbe || op == trace.OpIprobe) && p.Peer == trace.ProcNull:
 			// MPI_PROC_NULL: completes at once, matches nothing.
 			rd.skip[i] = true
