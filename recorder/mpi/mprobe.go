@@ -1,70 +1,83 @@
 package mpi
 
-import "github.com/p2ptrace/p2ptrace/recorder/trace"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
 
 // Matched probes (MPI 3.1 sec. 3.8.2). MPI_Mprobe, and MPI_Improbe when it
 // sets flag, match a message as a receive would and take it off the
 // matching queues: no other receive or probe can match it. MPI_Mrecv or
 // MPI_Imrecv then receives exactly that message, named by the message
-// handle. In the trace the two are one receive: a blocking OpRecv with the
-// probe's envelope (its source may be AnySource), posted and matched at the
-// probe, with the Mrecv's buffer (type, count, bytes) and what it received
-// (count, hash). The match is made at the probe, and a trace receive that
-// blocks cannot span the rank's calls between the probe and the Mrecv: so
-// the receive completes at the probe's done; the Mrecv itself is no trace
-// op, and an Imrecv's request is complete when posted (its Wait and Test
-// calls drop it, as they drop a request to MPI_PROC_NULL). An Improbe that
-// found nothing stays an OpIprobe that answered no (a poll).
+// handle (MPI_MESSAGE_NO_PROC, from a probe of MPI_PROC_NULL, is a message
+// from no one: received at once, empty).
+//
+// In the trace a matched probe is the probe it is (an OpProbe, or an
+// OpIprobe that answered yes, with the probe's envelope: its source may be
+// AnySource) and the receive of its message is a blocking OpRecv placed
+// right after it: posted and done when the probe returned, from the status's
+// source and tag on the probe's communicator, with the Mrecv's buffer
+// (type, count, bytes, site) and what it received (count, hash). So no call
+// of the rank comes between the probe and the receive (no other receive can
+// take the message), and the pair is the MPI_Probe idiom the replay knows
+// (replay/probe.go): the race of an AnySource probe is the probe's, check
+// enumerates its other senders and leaves what the program does with another
+// message (it sized the buffer from the status) to a re-run with the probe
+// pinned, which the shim counts as it counts an MPI_Probe. An Imrecv's
+// request is complete when posted: its Wait and Test calls drop it, as they
+// drop a request to MPI_PROC_NULL. An Improbe that found nothing is an
+// OpIprobe that answered no (a poll); a probed message never received stays
+// a found probe's.
 
-// matchedReceives maps the post index of each matched probe to the post
-// index of the Mrecv/Imrecv that received its message: the shim writes the
-// probe's seq + 1 in the receive's Index (0: MPI_MESSAGE_NO_PROC).
-func matchedReceives(s *segment, posts []int) map[int]int {
-	var out map[int]int
-	for j, ri := range posts {
-		r := &s.recs[ri]
+// placeMatched finds the Mrecv/Imrecv of each matched probe of rd (the shim
+// writes the probe's seq + 1 in the receive's Index) and makes it the
+// receive of the probed message: rd.recvAt maps the probe's post index to
+// the receive's, rd.placed the receive's to its done record (the Mrecv's,
+// or, when it has none, one made from the probe's status).
+func placeMatched(rd *rankData) {
+	s := rd.seg
+	for j, rj := range rd.posts {
+		r := &s.recs[rj]
 		if r.Call != callMrecv && r.Call != callImrecv || r.Index <= 0 || int(r.Index) > j {
 			continue
 		}
 		i := int(r.Index) - 1
-		if c := s.recs[posts[i]].Call; c != callMprobe && c != callImprobe {
+		p := &s.recs[rd.posts[i]]
+		if p.Call != callMprobe && p.Call != callImprobe || p.Peer == trace.ProcNull || rd.doneOf[i] < 0 {
 			continue
 		}
-		if out == nil {
-			out = map[int]int{}
+		pd := &s.recs[rd.doneOf[i]]
+		if !pd.Flag {
+			continue
 		}
-		out[i] = j
+		r.Peer, r.Tag, r.Comm = pd.Source, pd.StatTag, p.Comm
+		d := &record{Type: recDone, Call: r.Call, Seq: uint32(j), Source: pd.Source, StatTag: pd.StatTag, SCount: pd.SCount}
+		if k := rd.doneOf[j]; k >= 0 {
+			rk := s.recs[k]
+			d.SCount, d.Hash = rk.SCount, rk.Hash
+		} else if r.Bytes > 0 { // not completed: the probed bytes in its elements
+			d.SCount = pd.SCount * r.Count / r.Bytes
+		}
+		if rd.recvAt == nil {
+			rd.recvAt, rd.placed = map[int]int{}, map[int]*record{}
+		}
+		rd.recvAt[i], rd.placed[j] = j, d
 	}
-	return out
 }
 
-// isMatchedProbe says whether post p (done d, nil while pending) matched a
-// message: every MPI_Mprobe, an MPI_Improbe that set flag.
-func isMatchedProbe(p, d *record) bool {
-	return p.Peer != trace.ProcNull && (p.Call == callMprobe || p.Call == callImprobe && d != nil && d.Flag)
-}
-
-// foldMatched makes matched probe p (done d, nil while it waits) and the
-// receive of its message (post rp and done rd, nil when there is none) one
-// receive, in p and d. A message probed and never received keeps the probed
-// size as bytes.
-func foldMatched(p, d, rp, rd *record) {
-	p.Op = uint8(trace.OpRecv)
-	if rp != nil {
-		p.Dtype, p.Count, p.Bytes, p.Sig, p.Addr, p.Span = rp.Dtype, rp.Count, rp.Bytes, rp.Sig, rp.Addr, rp.Span
-	} else if d != nil {
-		p.Dtype, p.Count, p.Bytes = uint8(trace.Uint8), d.SCount, d.SCount
+// recvOrder is the order in which match takes rd's receives when it is not
+// the posts' (nil): trace order, where the receive of a matched probe comes
+// right after the probe.
+func recvOrder(rd *rankData) []int {
+	if rd.placed == nil {
+		return nil
 	}
-	if d == nil {
-		return
+	order := make([]int, len(rd.posts))
+	for i := range order {
+		order[i] = i
 	}
-	d.Flag = false
-	switch {
-	case rd != nil:
-		d.SCount, d.Hash = rd.SCount, rd.Hash
-	case rp != nil && rp.Bytes > 0: // received, not completed: the probed size in its elements
-		d.SCount = d.SCount * rp.Count / rp.Bytes
-	default:
-		// never received: the probed bytes, as the post's
-	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rd.tseq[a], rd.tseq[b]) })
+	return order
 }

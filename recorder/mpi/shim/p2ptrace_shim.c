@@ -1725,12 +1725,12 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
  * MPI_Mprobe, and MPI_Improbe when it sets flag, match a message as a
  * receive would and take it off the matching queues; MPI_Mrecv/MPI_Imrecv
  * receive exactly that message, named by the message handle. The shim
- * records the probe (an Mprobe's post as a receive without a buffer: it is
- * the matching receive, and counts for P2PTRACE_FORCE_MATCH as one) and the
- * Mrecv/Imrecv with its buffer and, in its index, the probe's seq + 1 (0:
- * MPI_MESSAGE_NO_PROC, or a message the shim did not see matched); Merge
- * folds the two into one receive. msgs maps each matched message handle
- * not yet received to its probe (lock held). */
+ * records the probe as MPI_Probe/MPI_Iprobe are (an Mprobe counts for
+ * P2PTRACE_FORCE_MATCH as a Probe does) and the Mrecv/Imrecv with its buffer
+ * and, in its index, the probe's seq + 1 (0: MPI_MESSAGE_NO_PROC, or a
+ * message the shim did not see matched); Merge places the receive right
+ * after its probe (recorder/mpi/mprobe.go). msgs maps each matched message
+ * handle not yet received to its probe (lock held). */
 struct msg { MPI_Message h; uint32_t seq; struct comm *comm; };
 static struct msg *msgs;
 static size_t nmsgs, capmsgs;
@@ -1781,7 +1781,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status 
     uint32_t mod = module_of(pc);
     enter_call(C_MPROBE, pc, mod);
     struct comm *c = comm_get(comm);
-    struct rec *r = post(C_MPROBE, OP_RECV, pc, mod, tnow(), 0);
+    struct rec *r = post(C_MPROBE, OP_PROBE, pc, mod, tnow(), 0);
     uint32_t seq = 0;
     int ok = r != NULL;
     if (r) { set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
@@ -1794,7 +1794,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status 
     lock();
     watch_exit();
     if (ok && rc == MPI_SUCCESS) msg_add(*msg, seq, c);
-    if (ok && (r = done(C_MPROBE, seq, 0))) { probe_done(r, c, status); rec_commit(r); }
+    if (ok && (r = done(C_MPROBE, seq, 0))) { probe_done(r, c, status); r->flag = 1; rec_commit(r); }
     set_state(ST_RUNNING);
     unlock();
     return rc;
