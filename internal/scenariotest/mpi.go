@@ -302,9 +302,13 @@ var MPIScenarios = []MPIScenario{
 	// which aborts on MPI_ERR_TRUNCATE: a message-race of ranks 0, 1, 2 at
 	// the probe (recorder's TestMPIRaceJudgedByRerunningTheJob; the battery
 	// alone, as here, leaves it an unconfirmed note). iprobe: a loop of
-	// MPI_Iprobe instead, the one that found the message pinned.
+	// MPI_Iprobe instead, the one that found the message pinned; mprobe and
+	// improbe: the matched probes, MPI_Mrecv/MPI_Imrecv receiving the
+	// message (the matched probe pinned).
 	{Name: "probe-race", Ranks: 3, Record: complete, Plain: PlainOK},
 	{Name: "probe-race", Ranks: 3, Args: []string{"iprobe"}, Record: complete, Plain: PlainOK},
+	{Name: "probe-race", Ranks: 3, Args: []string{"mprobe"}, Record: complete, Plain: PlainOK},
+	{Name: "probe-race", Ranks: 3, Args: []string{"improbe"}, Record: complete, Plain: PlainOK},
 	// probe-race-fixed sizes the receive from the probe's status: its
 	// re-run with the probe pinned is clean, a note and no finding.
 	{Name: "probe-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "probe-race"},
