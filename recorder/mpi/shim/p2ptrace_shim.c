@@ -925,7 +925,7 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
  * write record (R_WRITE) naming the receive's post and the call that noticed
  * it, and the buffer is no longer watched (reported once).
  *
- * Calls the shim does not record (collectives, MPI_Mprobe...) progress too,
+ * Calls the shim does not record (collectives...) progress too,
  * and may deliver into a pending buffer: Open MPI's progress engine calls
  * progress_seen (registered with opal_progress_register) on every progress
  * loop; one outside a recorded call (depth 0) marks the baseline stale, and
@@ -1184,7 +1184,7 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
         uint32_t c = hdr->err_call;
         fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
-                c != C_NONE && c < sizeof call_names / sizeof call_names[0] ? call_names[c]
+                c != C_NONE && c < sizeof call_names / sizeof call_names[0] && call_names[c] ? call_names[c]
                 : hdr->err_name[0]                                          ? hdr->err_name
                                                                             : "an MPI call p2ptrace does not record", text);
     }
