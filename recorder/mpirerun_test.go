@@ -84,9 +84,13 @@ func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 	// among the calls from MPI_ANY_SOURCE): probe-race receives the probed
 	// message into a buffer sized for rank 1's; pinned to rank 2 it is
 	// truncated and the job aborts. MPI_Probe, then a loop of MPI_Iprobe
-	// (the one that found the message is pinned).
+	// (the one that found the message is pinned), then the matched probes:
+	// MPI_Mprobe + MPI_Mrecv, a loop of MPI_Improbe + MPI_Imrecv (the shim
+	// counts and pins them as MPI_Probe and MPI_Iprobe; the trace holds them
+	// as those, recorder/mpi/mprobe.go).
 	send := scenariotest.MPICulprit(t, root, "probe-race", "send")
-	for _, c := range []struct{ arg, marker, op string }{{"", "probe-any", "Probe"}, {"iprobe", "iprobe-any", "Iprobe"}} {
+	for _, c := range []struct{ arg, marker, op string }{{"", "probe-any", "Probe"}, {"iprobe", "iprobe-any", "Iprobe"},
+		{"mprobe", "mprobe-any", "Probe"}, {"improbe", "improbe-any", "Iprobe"}} {
 		var args []string
 		if c.arg != "" {
 			args = []string{c.arg}

@@ -318,7 +318,9 @@ func matchedFrom(r *trace.Reader, rank int, seq uint64, src int) bool {
 // from MPI_ANY_SOURCE (Recv, Irecv, a persistent receive's Start, the
 // receive half of a Sendrecv), at their post, and its probes from
 // MPI_ANY_SOURCE that found a message (every Probe, an Iprobe that
-// answered yes), at their done. An Iprobe's done comes right after its
+// answered yes; an MPI_Mprobe and an MPI_Improbe that found a message are
+// those in the trace, recorder/mpi/mprobe.go, and the shim counts them so),
+// at their done. An Iprobe's done comes right after its
 // post (it never blocks): the order is the calls'. An Iprobe that answered
 // no counts for neither: how often a program polls depends on timing.
 func anySourceCalls(r *trace.Reader, rank int) iter.Seq[uint64] {

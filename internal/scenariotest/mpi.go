@@ -302,12 +302,33 @@ var MPIScenarios = []MPIScenario{
 	// which aborts on MPI_ERR_TRUNCATE: a message-race of ranks 0, 1, 2 at
 	// the probe (recorder's TestMPIRaceJudgedByRerunningTheJob; the battery
 	// alone, as here, leaves it an unconfirmed note). iprobe: a loop of
-	// MPI_Iprobe instead, the one that found the message pinned.
+	// MPI_Iprobe instead, the one that found the message pinned; mprobe and
+	// improbe: the matched probes, MPI_Mrecv/MPI_Imrecv receiving the
+	// message (the matched probe pinned).
 	{Name: "probe-race", Ranks: 3, Record: complete, Plain: PlainOK},
 	{Name: "probe-race", Ranks: 3, Args: []string{"iprobe"}, Record: complete, Plain: PlainOK},
+	{Name: "probe-race", Ranks: 3, Args: []string{"mprobe"}, Record: complete, Plain: PlainOK},
+	{Name: "probe-race", Ranks: 3, Args: []string{"improbe"}, Record: complete, Plain: PlainOK},
 	// probe-race-fixed sizes the receive from the probe's status: its
 	// re-run with the probe pinned is clean, a note and no finding.
 	{Name: "probe-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "probe-race"},
+	// mprobe: MPI-3 matched probes (MPI_Mprobe from MPI_ANY_SOURCE and
+	// MPI_Mrecv of the probed message, sized from the status; improbe: an
+	// MPI_Improbe loop, MPI_Imrecv and MPI_Wait), ending with a matched
+	// probe of MPI_PROC_NULL. Each probe and the receive of its message are
+	// the MPI_Probe idiom in the trace (recorder/mpi/mprobe.go): clean, the
+	// probes' other orders a note.
+	{Name: "mprobe", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "mprobe-truncate"},
+	{Name: "mprobe", Ranks: 3, Args: []string{"improbe"}, Record: complete, Plain: PlainOK, FixOf: "mprobe-truncate"},
+	// mprobe-truncate: the probed message (8 ints) received with MPI_Mrecv
+	// into 4 ints: MPI_ERR_TRUNCATE at the Mrecv, fatal (mpirun exits 15);
+	// check's replay of the cut trace finds the receive too small (the
+	// receive of the probed message, at the Mrecv's line).
+	{Name: "mprobe-truncate", Ranks: 2, Plain: PlainFail, PlainExit: 15,
+		Record: rec(StatusCrashed, verdict.Truncation, []int{0}, "mrecv"),
+		Check: []MPIVerdict{
+			find("", verdict.Truncation, []int{1, 0}, "send", "mrecv"),
+		}},
 
 	// What real codes do, correct.
 	{Name: "ring", Ranks: 4, Record: complete, Plain: PlainOK},

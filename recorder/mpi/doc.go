@@ -21,7 +21,8 @@
 // Issend, Ibsend, Irsend, Irecv, Wait, Waitall, Waitany, Waitsome, Test,
 // Testall, Testany, Testsome, Request_free, Send_init, Ssend_init,
 // Bsend_init, Rsend_init, Recv_init, Start, Startall, Sendrecv,
-// Sendrecv_replace, Probe, Iprobe, Barrier, Buffer_attach, Buffer_detach.
+// Sendrecv_replace, Probe, Iprobe, Barrier, Buffer_attach, Buffer_detach,
+// Mprobe, Improbe, Mrecv, Imrecv.
 // MPI calls made by the MPI library itself inside an intercepted call are not
 // recorded (a thread-local depth counter passes them through).
 //
@@ -97,6 +98,13 @@
 // Request_free of an active request to OpFree (of an inactive persistent
 // one: nothing); Barrier to OpBarrier with Comm and Count = the size of the
 // communicator; Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
+// A matched probe (Mprobe, an Improbe that found a message; MPI 3.1 sec.
+// 3.8.2) to OpProbe/OpIprobe, and the Mrecv/Imrecv of its message to a
+// blocking OpRecv placed right after the probe, from the status's source and
+// tag, with the Mrecv's buffer and what it received (mprobe.go): no call of
+// the rank comes between the two, so no other receive can take the probed
+// message; an Imrecv's request is complete when posted (its Waits and Tests
+// leave it out, as a request to MPI_PROC_NULL).
 // Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
 // over 1 us between a rank's calls becomes an OpCompute of that duration.
 //
@@ -243,5 +251,11 @@
 // 45 new_group, 46 send, 47 recv, 48 isend, 49 irecv, 50 batch_isend_irecv,
 // 51 Work.wait, 52 Work.is_completed, 53 barrier, 54 uncaught exception,
 // 55 exit, 56 all_reduce, 57 broadcast, 58 all_gather, 59 reduce,
-// 60 reduce_scatter, 61 all_to_all, 62 gather, 63 scatter.
+// 60 reduce_scatter, 61 all_to_all, 62 gather, 63 scatter. MPI again (added
+// after the Python recorder's, so older segments read as before): 64 Mprobe,
+// 65 Improbe, 66 Mrecv, 67 Imrecv. The shim writes an Mprobe's post and done
+// as a Probe's, an Improbe's as an Iprobe's, and an Mrecv's or Imrecv's post
+// as a receive's (peer any source, or MPI_PROC_NULL for
+// MPI_MESSAGE_NO_PROC; tag any) with index = the seq of its probe + 1 (0:
+// MPI_MESSAGE_NO_PROC).
 package mpi

@@ -67,11 +67,13 @@ type rankData struct {
 	op      []trace.Op // trace op of each post
 	reqs    [][]uint64 // Reqs of each post (wait family), after dropping null requests
 	flag    []bool
-	tseq    []uint64 // trace Seq of each post
-	compute []int64  // compute gap (ns) before each post, 0 if none
-	matchR  []int32  // MatchRank of each post's done
-	matchS  []uint64 // MatchSeq
-	offset  int64    // rank's start relative to the run's start (ns)
+	tseq    []uint64        // trace Seq of each post
+	compute []int64         // compute gap (ns) before each post, 0 if none
+	matchR  []int32         // MatchRank of each post's done
+	matchS  []uint64        // MatchSeq
+	recvAt  map[int]int     // matched probe's post -> its message's receive (placeMatched)
+	placed  map[int]*record // that receive -> its done record
+	offset  int64           // rank's start relative to the run's start (ns)
 	modules map[uint32]record
 	pySites map[uint32]record // version 3 site records by id (Python programs)
 }
@@ -484,6 +486,7 @@ func prepare(s *segment) (*rankData, error) {
 	rd.matchR = make([]int32, n)
 	rd.matchS = make([]uint64, n)
 	nullReq := map[uint64]bool{}
+	placeMatched(rd)
 	var last uint64
 	var seq uint64
 	for i, ri := range rd.posts {
@@ -500,6 +503,19 @@ func prepare(s *segment) (*rankData, error) {
 			// A persistent request's init or free: no trace op (its Starts
 			// and the Free of an active one are).
 			rd.skip[i] = true
+			continue
+		case p.Call == callMrecv || p.Call == callImrecv:
+			// The receive of a matched probe's message, placed right after
+			// the probe (mprobe.go); an Imrecv's request is complete when
+			// posted.
+			if p.Req != 0 {
+				nullReq[p.Req] = true
+			}
+			if rd.placed[i] == nil {
+				rd.skip[i] = true // of MPI_MESSAGE_NO_PROC
+			} else {
+				rd.op[i] = trace.OpRecv
+			}
 			continue
 		case (op.IsSend() || op.IsRecv() || op == trace.OpProbe || op == trace.OpIprobe) && p.Peer == trace.ProcNull:
 			// MPI_PROC_NULL: completes at once, matches nothing.
@@ -547,6 +563,10 @@ func prepare(s *segment) (*rankData, error) {
 		}
 		rd.tseq[i] = seq
 		seq++
+		if j, ok := rd.recvAt[i]; ok {
+			rd.tseq[j] = seq
+			seq++
+		}
 		last = max(last, p.T0, p.T1)
 		if d != nil {
 			last = max(last, d.T1)
@@ -591,12 +611,19 @@ func match(ranks []*rankData) []sigPair {
 		}
 	}
 	for r, rd := range ranks {
-		for i, ri := range rd.posts {
-			if rd.skip[i] || !rd.op[i].IsRecv() || rd.doneOf[i] < 0 {
+		order := recvOrder(rd)
+		for i := range rd.posts {
+			if order != nil {
+				i = order[i]
+			}
+			d := rd.placed[i]
+			if d == nil && rd.doneOf[i] >= 0 {
+				d = &rd.seg.recs[rd.doneOf[i]]
+			}
+			if rd.skip[i] || !rd.op[i].IsRecv() || d == nil {
 				continue
 			}
-			p := &rd.seg.recs[ri]
-			d := &rd.seg.recs[rd.doneOf[i]]
+			p := &rd.seg.recs[rd.posts[i]]
 			if d.Source < 0 || int(d.Source) >= len(ranks) {
 				continue
 			}
@@ -623,11 +650,58 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 	var n int64
 	var ev trace.Event
 	recs := rd.seg.recs
-	for _, r := range recs {
+	postEv := func(i int, r *record, t int64) {
+		ev = trace.Event{Kind: trace.KindPost, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
+			Peer: r.Peer, Tag: r.Tag, Comm: r.Comm, Dtype: trace.Dtype(r.Dtype), Count: r.Count, Bytes: r.Bytes,
+			Req: r.Req, Reqs: rd.reqs[i], Site: siteOf(rd, r.Module, r.PC, r.Site), PostWall: t, PostVT: t,
+			MatchRank: trace.NoRank, HashPost: r.Hash}
+		switch rd.op[i] {
+		case trace.OpBarrier:
+			ev.Peer, ev.Tag = 0, 0
+		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+			ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
+		}
+		if !rd.op[i].IsSend() {
+			ev.HashPost = 0
+		}
+		if rd.placed != nil && rd.placed[i] != nil {
+			ev.Req = 0 // the receive of a matched probe's message: blocking (an Imrecv's request is not)
+		}
+		w.Append(&ev)
+		n++
+	}
+	doneEv := func(i int, r *record, t int64) {
+		p := &recs[rd.posts[i]]
+		ev = trace.Event{Kind: trace.KindDone, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
+			DoneWall: t, DoneVT: t, MatchVT: t, MatchRank: rd.matchR[i], MatchSeq: rd.matchS[i],
+			Source: trace.NoRank, Flag: rd.flag[i]}
+		op := rd.op[i]
+		switch {
+		case op.IsSend():
+			ev.HashPost, ev.HashDone = p.Hash, r.Hash
+		case op.IsRecv():
+			ev.Source, ev.StatusTag, ev.StatusCnt, ev.HashDone = r.Source, r.StatTag, r.SCount, r.Hash
+		case op == trace.OpProbe || op == trace.OpIprobe:
+			if r.Flag || op == trace.OpProbe {
+				ev.Source, ev.StatusTag, ev.StatusCnt = r.Source, r.StatTag, r.SCount
+			}
+		case op == trace.OpWaitany:
+			// Index into the candidates as written (null requests left
+			// out); the replay waits for that one, as the program did.
+			ev.Index = -1
+			if r.Index >= 0 && int(r.Index) < len(p.Reqs) {
+				ev.Index = int32(slices.Index(rd.reqs[i], p.Reqs[r.Index]))
+			}
+		}
+		w.Append(&ev)
+		n++
+	}
+	for k := range recs {
+		r := &recs[k]
 		switch r.Type {
 		case recPost:
 			i := int(r.Seq)
-			if rd.skip[i] {
+			if rd.skip[i] || rd.placed[i] != nil {
 				continue
 			}
 			if g := rd.compute[i]; g > 0 {
@@ -640,52 +714,20 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 				w.Append(&ev)
 				n += 2
 			}
-			t := rd.offset + int64(r.T0)
-			ev = trace.Event{Kind: trace.KindPost, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
-				Peer: r.Peer, Tag: r.Tag, Comm: r.Comm, Dtype: trace.Dtype(r.Dtype), Count: r.Count, Bytes: r.Bytes,
-				Req: r.Req, Reqs: rd.reqs[i], Site: siteOf(rd, r.Module, r.PC, r.Site), PostWall: t, PostVT: t,
-				MatchRank: trace.NoRank, HashPost: r.Hash}
-			switch rd.op[i] {
-			case trace.OpBarrier:
-				ev.Peer, ev.Tag = 0, 0
-			case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
-				ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
-			}
-			if !rd.op[i].IsSend() {
-				ev.HashPost = 0
-			}
-			w.Append(&ev)
-			n++
+			postEv(i, r, rd.offset+int64(r.T0))
 		case recDone:
 			i := int(r.Seq)
-			if rd.skip[i] {
+			if rd.skip[i] || rd.placed[i] != nil {
 				continue
 			}
-			p := &recs[rd.posts[i]]
 			t := rd.offset + int64(r.T1)
-			ev = trace.Event{Kind: trace.KindDone, Rank: rank, Seq: rd.tseq[i], Op: rd.op[i],
-				DoneWall: t, DoneVT: t, MatchVT: t, MatchRank: rd.matchR[i], MatchSeq: rd.matchS[i],
-				Source: trace.NoRank, Flag: rd.flag[i]}
-			op := rd.op[i]
-			switch {
-			case op.IsSend():
-				ev.HashPost, ev.HashDone = p.Hash, r.Hash
-			case op.IsRecv():
-				ev.Source, ev.StatusTag, ev.StatusCnt, ev.HashDone = r.Source, r.StatTag, r.SCount, r.Hash
-			case op == trace.OpProbe || op == trace.OpIprobe:
-				if r.Flag || op == trace.OpProbe {
-					ev.Source, ev.StatusTag, ev.StatusCnt = r.Source, r.StatTag, r.SCount
-				}
-			case op == trace.OpWaitany:
-				// Index into the candidates as written (null requests left
-				// out); the replay waits for that one, as the program did.
-				ev.Index = -1
-				if r.Index >= 0 && int(r.Index) < len(p.Reqs) {
-					ev.Index = int32(slices.Index(rd.reqs[i], p.Reqs[r.Index]))
-				}
+			doneEv(i, r, t)
+			if j, ok := rd.recvAt[i]; ok {
+				// The receive of the probed message, right after the probe
+				// (mprobe.go): a blocking receive, not the Imrecv's request.
+				postEv(j, &recs[rd.posts[j]], t)
+				doneEv(j, rd.placed[j], t)
 			}
-			w.Append(&ev)
-			n++
 		}
 	}
 	return n

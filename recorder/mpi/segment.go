@@ -157,6 +157,13 @@ const (
 	callTorchAllToAll
 	callTorchGather
 	callTorchScatter
+	// The MPI-3 matched probes, from 64 (appended: older segments still
+	// read). Merge folds a probe and the receive of its message into one
+	// receive (foldMatched).
+	callMprobe
+	callImprobe
+	callMrecv
+	callImrecv
 	callCount
 )
 
@@ -173,7 +180,7 @@ var callNames = [callCount]string{
 	"dist.isend", "dist.irecv", "dist.batch_isend_irecv", "Work.wait", "Work.is_completed",
 	"dist.barrier", "uncaught exception", "exit", "dist.all_reduce", "dist.broadcast",
 	"dist.all_gather", "dist.reduce", "dist.reduce_scatter", "dist.all_to_all", "dist.gather",
-	"dist.scatter",
+	"dist.scatter", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv",
 }
 
 func callName(c uint32) string {

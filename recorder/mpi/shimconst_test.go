@@ -60,8 +60,10 @@ func TestShimConstants(t *testing.T) {
 	}
 	// The shim's calls are the MPI ones; those from callTorchInit on are
 	// the Python recorder's (TestPythonRecorderConstants).
-	for i, n := range callNames[1:callTorchInit] {
-		want["C_"+strings.ToUpper(strings.TrimPrefix(n, "MPI_"))] = i + 1
+	for i, n := range callNames[1:] {
+		if i+1 < callTorchInit || i+1 > callTorchScatter {
+			want["C_"+strings.ToUpper(strings.TrimPrefix(n, "MPI_"))] = i + 1
+		}
 	}
 	want["C_NONE"] = callNone
 	for name, v := range want {
@@ -87,7 +89,9 @@ func TestShimConstants(t *testing.T) {
 		s, _ := strconv.Unquote(q)
 		names = append(names, s)
 	}
-	if !slices.Equal(names, callNames[:callTorchInit]) {
+	// The Python recorder's calls (callTorchInit..callTorchScatter) are
+	// left out of the shim's table (a designated initializer skips them).
+	if !slices.Equal(names, slices.Concat(callNames[:callTorchInit], callNames[callMprobe:])) {
 		t.Errorf("call_names in the shim:\n%q\nGo's callNames:\n%q", names, callNames)
 	}
 

@@ -8,17 +8,22 @@
  * the probe's other sender and re-runs the job with the probe pinned to rank
  * 2: a message-race at the probe with the abort as evidence. With the
  * argument "iprobe", rank 0 polls MPI_Iprobe from MPI_ANY_SOURCE until it
- * finds a message instead: the re-run pins the Iprobe that found it. Fix:
- * probe-race-fixed (it sizes the receive from the status). */
+ * finds a message instead: the re-run pins the Iprobe that found it. With
+ * "mprobe" it takes the message with the MPI-3 matched probe MPI_Mprobe and
+ * receives it with MPI_Mrecv into the same buffer; with "improbe", a loop of
+ * MPI_Improbe and MPI_Imrecv + MPI_Wait: the re-run pins the matched probe.
+ * Fix: probe-race-fixed (it sizes the receive from the status). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 int main(int argc, char **argv)
 {
-	int rank, size, i, flag, first[4], second[8], msg[8];
+	int rank, size, i, flag, mine = 0, first[4], second[8], msg[8];
 	double t;
 	MPI_Status st;
+	MPI_Message m;
+	MPI_Request req;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -34,10 +39,22 @@ int main(int argc, char **argv)
 			do
 				MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, &st); // culprit: iprobe-any
 			while (!flag);
+		} else if (argc > 1 && strcmp(argv[1], "mprobe") == 0) {
+			MPI_Mprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &m, &st); // culprit: mprobe-any
+			MPI_Mrecv(first, 4, MPI_INT, &m, MPI_STATUS_IGNORE); // culprit: mrecv-probed
+			mine = 1;
+		} else if (argc > 1 && strcmp(argv[1], "improbe") == 0) {
+			do
+				MPI_Improbe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, &m, &st); // culprit: improbe-any
+			while (!flag);
+			MPI_Imrecv(first, 4, MPI_INT, &m, &req); // culprit: imrecv-probed
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			mine = 1;
 		} else {
 			MPI_Probe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st); // culprit: probe-any
 		}
-		MPI_Recv(first, 4, MPI_INT, st.MPI_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-probed
+		if (!mine)
+			MPI_Recv(first, 4, MPI_INT, st.MPI_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-probed
 		MPI_Recv(second, 8, MPI_INT, 3 - st.MPI_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-other
 		printf("probe-race: ok, rank %d came first\n", st.MPI_SOURCE);
 	} else {

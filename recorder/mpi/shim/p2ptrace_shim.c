@@ -52,14 +52,17 @@ enum {
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
 
-/* call codes: callNames in segment.go (checked by TestShimConstants) */
+/* call codes: callNames in segment.go (checked by TestShimConstants); 43..63
+ * are the Python recorder's (callTorchInit..callTorchScatter), the matched
+ * probes follow them */
 enum {
     C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
     C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
     C_IBSEND, C_IRSEND, C_IRECV, C_WAIT, C_WAITALL, C_WAITANY, C_WAITSOME, C_TEST, C_TESTALL,
     C_TESTANY, C_TESTSOME, C_REQUEST_FREE, C_SEND_INIT, C_SSEND_INIT, C_BSEND_INIT, C_RSEND_INIT,
     C_RECV_INIT, C_START, C_STARTALL, C_SENDRECV, C_SENDRECV_REPLACE, C_PROBE, C_IPROBE,
-    C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH
+    C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH,
+    C_MPROBE = 64, C_IMPROBE, C_MRECV, C_IMRECV
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -69,7 +72,8 @@ static const char *call_names[] = {
     "MPI_Testany", "MPI_Testsome", "MPI_Request_free", "MPI_Send_init", "MPI_Ssend_init",
     "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
     "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
-    "MPI_Buffer_attach", "MPI_Buffer_detach"};
+    "MPI_Buffer_attach", "MPI_Buffer_detach",
+    [C_MPROBE] = "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv"};
 
 struct seg_hdr {
     char magic[8];
@@ -921,7 +925,7 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
  * write record (R_WRITE) naming the receive's post and the call that noticed
  * it, and the buffer is no longer watched (reported once).
  *
- * Calls the shim does not record (collectives, MPI_Mprobe...) progress too,
+ * Calls the shim does not record (collectives...) progress too,
  * and may deliver into a pending buffer: Open MPI's progress engine calls
  * progress_seen (registered with opal_progress_register) on every progress
  * loop; one outside a recorded call (depth 0) marks the baseline stale, and
@@ -1180,7 +1184,7 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         /* what MPI_ERRORS_ARE_FATAL would have said, before the abort's own message */
         uint32_t c = hdr->err_call;
         fprintf(stderr, "p2ptrace: rank %d: error in %s: %s (aborting, as MPI_ERRORS_ARE_FATAL)\n", world_rank,
-                c != C_NONE && c < sizeof call_names / sizeof call_names[0] ? call_names[c]
+                c != C_NONE && c < sizeof call_names / sizeof call_names[0] && call_names[c] ? call_names[c]
                 : hdr->err_name[0]                                          ? hdr->err_name
                                                                             : "an MPI call p2ptrace does not record", text);
     }
@@ -1647,10 +1651,12 @@ typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI
 
 /* track records the post of a new request (lock held) and returns its record. */
 static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, const void *buf, int count,
-                  MPI_Datatype dt, int peer, int tag, struct comm *c, MPI_Request *addr, uint64_t hash, struct req *e) {
+                  MPI_Datatype dt, int peer, int tag, struct comm *c, MPI_Request *addr, uint64_t hash, struct req *e,
+                  int32_t link) {
     struct rec *r = post(call, op, pc, mod, t0, 0);
     if (!r) return;
     int64_t mult = set_envelope(r, c, buf, peer, tag, count, dt);
+    r->index = link;
     r->hash = hash;
     r->req = next_req++;
     r->t1 = tnow();
@@ -1660,7 +1666,7 @@ static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, con
     }
     e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult;
     e->buf = buf; e->count = count; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
-    if (op == OP_IRECV) watch_add(r->req, r->seq, r->addr, r->span);
+    if (op == OP_IRECV && call != C_IMRECV) watch_add(r->req, r->seq, r->addr, r->span);
     rec_commit(r);
 }
 
@@ -1678,7 +1684,7 @@ static int isend(int call, int op, isend_fn fn, const void *buf, int count, MPI_
     depth--;
     lock();
     watch_exit();
-    if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), req, h, NULL);
+    if (rc == MPI_SUCCESS) track(call, op, pc, mod, t0, buf, count, dt, dest, tag, comm_get(comm), req, h, NULL, 0);
     unlock();
     return rc;
 }
@@ -1710,7 +1716,180 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     depth--;
     lock();
     watch_exit();
-    if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL);
+    if (rc == MPI_SUCCESS) track(C_IRECV, OP_IRECV, pc, mod, t0, buf, count, dt, source, tag, comm_get(comm), req, 0, NULL, 0);
+    unlock();
+    return rc;
+}
+
+/* ---- matched probes (MPI 3.1 sec. 3.8.2) ----
+ * MPI_Mprobe, and MPI_Improbe when it sets flag, match a message as a
+ * receive would and take it off the matching queues; MPI_Mrecv/MPI_Imrecv
+ * receive exactly that message, named by the message handle. The shim
+ * records the probe as MPI_Probe/MPI_Iprobe are (an Mprobe counts for
+ * P2PTRACE_FORCE_MATCH as a Probe does) and the Mrecv/Imrecv with its buffer
+ * and, in its index, the probe's seq + 1 (0: MPI_MESSAGE_NO_PROC, or a
+ * message the shim did not see matched); Merge places the receive right
+ * after its probe (recorder/mpi/mprobe.go). msgs maps each matched message
+ * handle not yet received to its probe (lock held). */
+struct msg { MPI_Message h; uint32_t seq; struct comm *comm; };
+static struct msg *msgs;
+static size_t nmsgs, capmsgs;
+
+static void msg_add(MPI_Message h, uint32_t seq, struct comm *c) {
+    if (h == MPI_MESSAGE_NULL || h == MPI_MESSAGE_NO_PROC) return;
+    if (nmsgs == capmsgs) {
+        size_t n = capmsgs ? capmsgs * 2 : 16;
+        struct msg *m = realloc(msgs, n * sizeof *m);
+        if (!m) return;
+        msgs = m;
+        capmsgs = n;
+    }
+    msgs[nmsgs++] = (struct msg){h, seq, c};
+}
+
+/* msg_take removes message h and returns its probe's seq + 1 (0 if none)
+ * and communicator. */
+static int32_t msg_take(MPI_Message h, struct comm **c) {
+    *c = NULL;
+    for (size_t i = nmsgs; i-- > 0;) {
+        if (msgs[i].h != h) continue;
+        int32_t link = (int32_t)msgs[i].seq + 1;
+        *c = msgs[i].comm;
+        msgs[i] = msgs[--nmsgs];
+        return link;
+    }
+    return 0;
+}
+
+/* probe_done fills a found probe's status and its size in bytes. */
+static void probe_done(struct rec *r, struct comm *c, MPI_Status *status) {
+    int n = 0;
+    complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
+    quiet++;
+    PMPI_Get_count(status, MPI_BYTE, &n);
+    quiet--;
+    r->scount = n;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status) {
+    if (PASS) return PMPI_Mprobe(source, tag, comm, msg, status);
+    uintptr_t pc = PC();
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_MPROBE, pc, mod);
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(C_MPROBE, OP_PROBE, pc, mod, tnow(), 0);
+    uint32_t seq = 0;
+    int ok = r != NULL;
+    if (r) { set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
+    int src = source_of(source, comm);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Mprobe(src, tag, comm, msg, status);
+    depth--;
+    lock();
+    watch_exit();
+    if (ok && rc == MPI_SUCCESS) msg_add(*msg, seq, c);
+    if (ok && (r = done(C_MPROBE, seq, 0))) { probe_done(r, c, status); r->flag = 1; rec_commit(r); }
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status) {
+    if (PASS) return PMPI_Improbe(source, tag, comm, flag, msg, status);
+    uintptr_t pc = PC();
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    uint64_t t0 = tnow();
+    uint32_t mod = enter_nonblocking(C_IMPROBE, pc);
+    int src = source;
+    if (source == MPI_ANY_SOURCE && force_rank == world_rank) { /* a re-run: this may be the pinned one */
+        lock();
+        src = pinned_source(source, comm);
+        unlock();
+    }
+    int rc = PMPI_Improbe(src, tag, comm, flag, msg, status);
+    depth--;
+    lock();
+    watch_exit();
+    int found = rc == MPI_SUCCESS && *flag;
+    note_poll(rc != MPI_SUCCESS || found);
+    if (found) any_found(source);
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(C_IMPROBE, OP_IPROBE, pc, mod, t0, 0);
+    if (r) {
+        set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE);
+        r->dtype = DT_NONE;
+        r->t1 = tnow();
+        uint32_t seq = r->seq;
+        rec_commit(r);
+        if (found) msg_add(*msg, seq, c);
+        if ((r = done(C_IMPROBE, seq, 0))) {
+            r->flag = found;
+            if (found) probe_done(r, c, status);
+            rec_commit(r);
+        }
+    }
+    unlock();
+    return rc;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *status) {
+    if (PASS) return PMPI_Mrecv(buf, count, dt, msg, status);
+    uintptr_t pc = PC();
+    MPI_Status mine;
+    if (status == MPI_STATUS_IGNORE) status = &mine;
+    lock();
+    count_call();
+    uint64_t t0 = tnow();
+    uint32_t mod = module_of(pc);
+    enter_call(C_MRECV, pc, mod);
+    struct comm *c;
+    int noproc = *msg == MPI_MESSAGE_NO_PROC;
+    int32_t link = msg_take(*msg, &c);
+    struct rec *r = post(C_MRECV, OP_RECV, pc, mod, t0, 0);
+    uint32_t seq = 0;
+    int ok = r != NULL;
+    int64_t mult = 1;
+    if (r) {
+        mult = set_envelope(r, c, buf, noproc ? MPI_PROC_NULL : MPI_ANY_SOURCE, MPI_ANY_TAG, count, dt);
+        r->index = link;
+        seq = r->seq;
+        rec_commit(r);
+    }
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Mrecv(buf, count, dt, msg, status);
+    depth--;
+    lock();
+    watch_exit();
+    if (ok && (r = done(C_MRECV, seq, 0))) { complete_status(r, c, status, buf, dt, 1, mult); rec_commit(r); }
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req) {
+    if (PASS) return PMPI_Imrecv(buf, count, dt, msg, req);
+    uintptr_t pc = PC();
+    uint64_t t0 = tnow();
+    MPI_Message h = *msg;
+    uint32_t mod = enter_nonblocking(C_IMRECV, pc);
+    int rc = PMPI_Imrecv(buf, count, dt, msg, req);
+    depth--;
+    lock();
+    watch_exit();
+    struct comm *c;
+    int32_t link = msg_take(h, &c);
+    if (rc == MPI_SUCCESS)
+        track(C_IMRECV, OP_IRECV, pc, mod, t0, buf, count, dt, h == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE,
+              MPI_ANY_TAG, c, req, 0, NULL, link);
     unlock();
     return rc;
 }
@@ -1758,7 +1937,7 @@ static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, 
     struct req *e = req_pick(h, addr);
     if (!e || !e->persistent) return;
     uint64_t hash = e->op == OP_IRECV ? 0 : hash_data(e->buf, e->count, e->dt);
-    track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, addr, hash, e);
+    track(call, e->op, pc, mod, t0, e->buf, e->count, e->dt, e->peer, e->tag, e->comm, addr, hash, e, 0);
     e->persistent = 1;
 }
 /* start_forced counts the start of persistent request h (in variable addr)
