@@ -1542,6 +1542,16 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
     return sendrecv(C_SENDRECV_REPLACE, buf, count, dt, dest, stag, buf, count, dt, source, rtag, comm, status, PC());
 }
 
+/* probe_done fills a found probe's status and its size in bytes. */
+static void probe_done(struct rec *r, struct comm *c, MPI_Status *status) {
+    int n = 0;
+    complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
+    quiet++;
+    PMPI_Get_count(status, MPI_BYTE, &n);
+    quiet--;
+    r->scount = n;
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     if (PASS) return PMPI_Probe(source, tag, comm, status);
     uintptr_t pc = PC();
@@ -1564,12 +1574,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     lock();
     watch_exit();
     if ((r = done(C_PROBE, seq, 0))) {
-        complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
-        int n = 0;
-        quiet++;
-        PMPI_Get_count(status, MPI_BYTE, &n);
-        quiet--;
-        r->scount = n;
+        probe_done(r, c, status);
         r->flag = 1;
         rec_commit(r);
     }
@@ -1607,14 +1612,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
         rec_commit(r);
         if ((r = done(C_IPROBE, seq, 0))) {
             r->flag = *flag != 0;
-            if (*flag) {
-                int n = 0;
-                complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
-                quiet++;
-                PMPI_Get_count(status, MPI_BYTE, &n);
-                quiet--;
-                r->scount = n;
-            }
+            if (*flag) probe_done(r, c, status);
             rec_commit(r);
         }
     }
@@ -1761,15 +1759,6 @@ static int32_t msg_take(MPI_Message h, struct comm **c) {
     return 0;
 }
 
-/* probe_done fills a found probe's status and its size in bytes. */
-static void probe_done(struct rec *r, struct comm *c, MPI_Status *status) {
-    int n = 0;
-    complete_status(r, c, status, NULL, MPI_BYTE, 0, 1);
-    quiet++;
-    PMPI_Get_count(status, MPI_BYTE, &n);
-    quiet--;
-    r->scount = n;
-}
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status) {
     if (PASS) return PMPI_Mprobe(source, tag, comm, msg, status);
