@@ -247,7 +247,7 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 			}
 			t.Logf("%s: exit %d after %v", strings.Join(MPIRunArgs("", s)[4:], " "), r.Code, r.Elapsed.Round(time.Millisecond))
 			ok := r.Code == 0 && !r.TimedOut && hasLinePrefix(r.Stdout, s.Name+": ok")
-			failed := !r.TimedOut && r.Code == s.PlainExit && r.Code != 0
+			failed := !r.TimedOut && (r.Code == s.PlainExit || mpirunCrashedAfterAbort(r)) && r.Code != 0
 			var good bool
 			switch s.Plain {
 			case PlainOK:
@@ -265,6 +265,16 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mpirunCrashedAfterAbort reports whether r is an MPI error that aborted
+// the job, after which mpirun itself died of a signal while it finalized
+// (Open MPI 4.1.4's mpirun segfaults in PMIx_server_finalize now and then
+// while tearing down an aborted job): the program failed as the MPI
+// standard says, only mpirun's exit status is lost.
+func mpirunCrashedAfterAbort(r MPIRunResult) bool {
+	return r.Code < 0 && !r.TimedOut && strings.Contains(r.Stderr, "*** An error occurred in") &&
+		strings.Contains(r.Stderr, "orte_finalize")
 }
 
 func hasLinePrefix(text, prefix string) bool {
