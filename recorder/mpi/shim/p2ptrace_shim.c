@@ -1552,28 +1552,33 @@ static void probe_done(struct rec *r, struct comm *c, MPI_Status *status) {
     r->scount = n;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    if (PASS) return PMPI_Probe(source, tag, comm, status);
-    uintptr_t pc = PC();
+static void msg_add(MPI_Message h, uint32_t seq, struct comm *c);
+
+/* blocking_probe records a blocking probe: MPI_Probe, or with msg
+ * MPI_Mprobe (whose message handle is noted for the Mrecv/Imrecv that
+ * receives it: msg_add). pc is the wrapper's caller. */
+static int blocking_probe(int call, int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status, uintptr_t pc) {
     MPI_Status mine;
     if (status == MPI_STATUS_IGNORE) status = &mine;
     lock();
     count_call();
     uint32_t mod = module_of(pc);
-    enter_call(C_PROBE, pc, mod);
+    enter_call(call, pc, mod);
     struct comm *c = comm_get(comm);
-    struct rec *r = post(C_PROBE, OP_PROBE, pc, mod, tnow(), 0);
+    struct rec *r = post(call, OP_PROBE, pc, mod, tnow(), 0);
     uint32_t seq = 0;
+    int posted = r != NULL;
     if (r) { set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
     int src = source_of(source, comm);
     set_state(ST_BLOCKED);
     unlock();
     depth++;
-    int rc = PMPI_Probe(src, tag, comm, status);
+    int rc = msg ? PMPI_Mprobe(src, tag, comm, msg, status) : PMPI_Probe(src, tag, comm, status);
     depth--;
     lock();
     watch_exit();
-    if ((r = done(C_PROBE, seq, 0))) {
+    if (msg && posted && rc == MPI_SUCCESS) msg_add(*msg, seq, c);
+    if ((r = done(call, seq, 0))) {
         probe_done(r, c, status);
         r->flag = 1;
         rec_commit(r);
@@ -1581,6 +1586,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     set_state(ST_RUNNING);
     unlock();
     return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    if (PASS) return PMPI_Probe(source, tag, comm, status);
+    return blocking_probe(C_PROBE, source, tag, comm, NULL, status, PC());
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
@@ -1762,31 +1772,7 @@ static int32_t msg_take(MPI_Message h, struct comm **c) {
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status) {
     if (PASS) return PMPI_Mprobe(source, tag, comm, msg, status);
-    uintptr_t pc = PC();
-    MPI_Status mine;
-    if (status == MPI_STATUS_IGNORE) status = &mine;
-    lock();
-    count_call();
-    uint32_t mod = module_of(pc);
-    enter_call(C_MPROBE, pc, mod);
-    struct comm *c = comm_get(comm);
-    struct rec *r = post(C_MPROBE, OP_PROBE, pc, mod, tnow(), 0);
-    uint32_t seq = 0;
-    int ok = r != NULL;
-    if (r) { set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE); r->dtype = DT_NONE; seq = r->seq; rec_commit(r); }
-    int src = source_of(source, comm);
-    set_state(ST_BLOCKED);
-    unlock();
-    depth++;
-    int rc = PMPI_Mprobe(src, tag, comm, msg, status);
-    depth--;
-    lock();
-    watch_exit();
-    if (ok && rc == MPI_SUCCESS) msg_add(*msg, seq, c);
-    if (ok && (r = done(C_MPROBE, seq, 0))) { probe_done(r, c, status); r->flag = 1; rec_commit(r); }
-    set_state(ST_RUNNING);
-    unlock();
-    return rc;
+    return blocking_probe(C_MPROBE, source, tag, comm, msg, status, PC());
 }
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status) {
