@@ -188,6 +188,9 @@ func (e *Engine) arrive(ev *Op) {
 	dst := &e.ranks[ev.Peer]
 	op := dst.inTransit[ev.Rank].pop()
 	dst.nTransit--
+	if op.Flag && e.arrivedWithdrawn(op) {
+		return // cancelled on its way (cancel.go)
+	}
 	e.deliverEnvelope(dst, op, e.now)
 }
 

@@ -92,7 +92,7 @@ type Op struct {
 	// alone (WaitanyAt); 0 for a Waitany on any of them.
 	anyAt   int32
 	Err     trace.ErrCode
-	Flag    bool // the result of a Test or Testall
+	Flag    bool // the result of a Test or Testall; of a message op, cancelled (see Cancel)
 	Dropped bool // a fault dropped this message
 	freed   bool
 }

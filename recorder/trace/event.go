@@ -39,6 +39,10 @@ const (
 	OpBarrier        // barrier (MPI traces)
 	OpProbe          // blocking probe (MPI traces)
 	OpIprobe         // nonblocking probe (MPI traces); Flag is the result
+	// OpCancel marks the request Reqs[0] for cancellation (MPI_Cancel). The
+	// request is still completed by a Wait, Test or Free; whether the
+	// cancellation took is on that op's own Done event (Flag).
+	OpCancel
 	opCount
 )
 
@@ -49,7 +53,7 @@ var opNames = [...]string{
 	OpTestall: "Testall", OpFree: "Request.Free", OpSendrecv: "Sendrecv",
 	OpStreamSend: "Stream.Send", OpStreamRecv: "Stream.Recv", OpSynchronize: "Stream.Synchronize",
 	OpGroupStart: "GroupStart", OpGroupEnd: "GroupEnd", OpCompute: "Compute", OpFinalize: "Finalize",
-	OpBarrier: "Barrier", OpProbe: "Probe", OpIprobe: "Iprobe",
+	OpBarrier: "Barrier", OpProbe: "Probe", OpIprobe: "Iprobe", OpCancel: "Cancel",
 }
 
 // String returns the API name of the op, such as "Isend" or "Stream.Recv".
@@ -170,9 +174,13 @@ type Event struct {
 	Source    int32  // status: actual source of a recv
 	StatusTag int32  // status: actual tag of a recv
 	StatusCnt int64  // status: received element count
-	Flag      bool   // Test/Testall/Iprobe result
-	Index     int32  // Waitany: index into Reqs of the completed request
-	Err       ErrCode
+	// Flag is the result of a Test, Testall or Iprobe; on the Done event of
+	// a message op with a request, that the op was cancelled (OpCancel,
+	// MPI_Test_cancelled): it moved no message, and its status names none.
+	// (Traces from before OpCancel never set it there.)
+	Flag  bool
+	Index int32 // Waitany: index into Reqs of the completed request
+	Err   ErrCode
 
 	// Payload hashes (0 = not hashed). HashPost is taken at post (sends: the send
 	// buffer); HashDone at completion (sends: the send buffer again, so a
