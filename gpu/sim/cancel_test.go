@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -46,6 +47,16 @@ func waitReq(got **sim.Op) call {
 		call.Reqs = []*sim.Op{*got}
 		return e.Block(call, call.Reqs, false)
 	}
+}
+
+// delayAll delays every message by a millisecond: its envelope is on its
+// way for that long.
+type delayAll struct{}
+
+func (delayAll) Sync() bool   { return false }
+func (delayAll) Mutate() bool { return false }
+func (delayAll) Message(faults.Message) faults.Action {
+	return faults.Action{Delay: time.Millisecond}
 }
 
 // runClean runs script and fails unless it finished without problems.
@@ -96,15 +107,15 @@ func TestCancelUnmatchedSendIsWithdrawn(t *testing.T) {
 		name string
 		kind trace.Op
 		mode sim.Mode
-		wait int64 // before the cancel: 0, the envelope is on its way
+		wait int64 // before the cancel: 0, the envelope is on its way (delayAll)
 	}{
 		{"eager-in-transit", trace.OpIsend, sim.Standard, 0},
-		{"eager-unexpected", trace.OpIsend, sim.Standard, int64(time.Millisecond)},
+		{"eager-unexpected", trace.OpIsend, sim.Standard, int64(2 * time.Millisecond)},
 		{"sync-in-transit", trace.OpIssend, sim.Synchronous, 0},
-		{"sync-unexpected", trace.OpIssend, sim.Synchronous, int64(time.Millisecond)},
+		{"sync-unexpected", trace.OpIssend, sim.Synchronous, int64(2 * time.Millisecond)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := sim.New(sim.Config{Ranks: 2})
+			e := sim.New(sim.Config{Ranks: 2, Faults: delayAll{}})
 			var s, rv *sim.Op
 			script := [][]call{
 				{isendReq(c.kind, c.mode, 1, 3, &s), cancelReq(&s), waitReq(&s), barrier(0, 2, 0, nil)},
