@@ -384,7 +384,7 @@ func (d *driver) recordedDone(r int, ev *event) {
 // compareMatch reports a Race if the completed receive op matched another
 // send than the recorded one (rank, seq).
 func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
-	if op.Done() && (op.MatchRank != rank || op.MatchSeq != seq) {
+	if op.Done() && !op.Cancelled() && (op.MatchRank != rank || op.MatchSeq != seq) {
 		d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: rank, RecordedSeq: seq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
 	}
 }
@@ -551,6 +551,8 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 		}
 		e.Free(call, ops[0])
 		return true, nil
+	case trace.OpCancel:
+		return d.cancel(r, c, ev, store) // cancel.go
 	case trace.OpCompute:
 		call := d.msgOp(r, ev)
 		d.hold(c, call)

@@ -186,6 +186,9 @@ func writeChrome(w io.Writer, r *trace.Reader, scans []*rankScan) error {
 				if op.Done.Err != trace.ErrNone {
 					args["err"] = op.Done.Err.String()
 				}
+				if op.Done.Flag && (p.Op.IsSend() || p.Op.IsRecv()) {
+					args["cancelled"] = true // MPI_Cancel took: it matched nothing
+				}
 			} else {
 				args["pending"] = true
 			}

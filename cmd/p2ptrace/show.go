@@ -78,6 +78,8 @@ type jsonOp struct {
 	HashDone  string   `json:"hash_done,omitempty"`
 	Site      string   `json:"site,omitempty"`
 	Err       string   `json:"err,omitempty"`
+	// Cancelled: a message op whose cancel took (MPI_Cancel): it matched nothing.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 type showJSON struct {
@@ -230,6 +232,7 @@ func toJSONOp(r *trace.Reader, op opRec) jsonOp {
 		}
 		j.HashDone = hashString(d.HashDone)
 		j.Err = d.Err.String()
+		j.Cancelled = d.Flag && (p.Op.IsSend() || p.Op.IsRecv())
 	}
 	return j
 }
@@ -366,6 +369,8 @@ func eventRow(r *trace.Reader, op *opRec) []string {
 	}
 	if j.MatchRank != nil {
 		match = fmt.Sprintf("%d:%d", *j.MatchRank, *j.MatchSeq)
+	} else if j.Cancelled {
+		match = "cancelled"
 	}
 	bytes := "-"
 	if j.Bytes != 0 || j.Peer != nil {

@@ -105,6 +105,9 @@
 // the rank comes between the two, so no other receive can take the probed
 // message; an Imrecv's request is complete when posted (its Waits and Tests
 // leave it out, as a request to MPI_PROC_NULL).
+// Cancel of an active request to OpCancel over it; whether the cancel took
+// (MPI_Test_cancelled of the completion's status) is the Flag of the
+// cancelled op's Done event, whose status then names no source.
 // Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
 // over 1 us between a rank's calls becomes an OpCompute of that duration.
 //

@@ -547,7 +547,7 @@ func prepare(s *segment) (*rankData, error) {
 			rd.flag[i] = d.Flag
 		}
 		switch op {
-		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree, trace.OpCancel:
 			if len(reqs) == 0 {
 				rd.skip[i] = true // only null requests: nothing to replay
 			}
@@ -658,7 +658,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 		switch rd.op[i] {
 		case trace.OpBarrier:
 			ev.Peer, ev.Tag = 0, 0
-		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
+		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree, trace.OpCancel:
 			ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
 		}
 		if !rd.op[i].IsSend() {

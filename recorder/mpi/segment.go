@@ -164,6 +164,9 @@ const (
 	callImprobe
 	callMrecv
 	callImrecv
+	// MPI_Cancel, from 68: a Cancel op naming the request (whether it took
+	// is on the request's done, its flag).
+	callCancel
 	callCount
 )
 
@@ -180,7 +183,7 @@ var callNames = [callCount]string{
 	"dist.isend", "dist.irecv", "dist.batch_isend_irecv", "Work.wait", "Work.is_completed",
 	"dist.barrier", "uncaught exception", "exit", "dist.all_reduce", "dist.broadcast",
 	"dist.all_gather", "dist.reduce", "dist.reduce_scatter", "dist.all_to_all", "dist.gather",
-	"dist.scatter", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv",
+	"dist.scatter", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Cancel",
 }
 
 func callName(c uint32) string {

@@ -47,14 +47,14 @@ enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 enum {
     OP_SEND = 1, OP_SSEND, OP_BSEND, OP_RSEND, OP_RECV, OP_ISEND, OP_ISSEND, OP_IBSEND, OP_IRSEND,
     OP_IRECV, OP_WAIT, OP_WAITALL, OP_WAITANY, OP_TEST, OP_TESTALL, OP_FREE, OP_SENDRECV,
-    OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27
+    OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27, OP_CANCEL = 28
 };
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
 
 /* call codes: callNames in segment.go (checked by TestShimConstants); 43..63
  * are the Python recorder's (callTorchInit..callTorchScatter), the matched
- * probes follow them */
+ * probes follow them, then MPI_Cancel */
 enum {
     C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
     C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
@@ -62,7 +62,7 @@ enum {
     C_TESTANY, C_TESTSOME, C_REQUEST_FREE, C_SEND_INIT, C_SSEND_INIT, C_BSEND_INIT, C_RSEND_INIT,
     C_RECV_INIT, C_START, C_STARTALL, C_SENDRECV, C_SENDRECV_REPLACE, C_PROBE, C_IPROBE,
     C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH,
-    C_MPROBE = 64, C_IMPROBE, C_MRECV, C_IMRECV
+    C_MPROBE = 64, C_IMPROBE, C_MRECV, C_IMRECV, C_CANCEL
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -73,7 +73,7 @@ static const char *call_names[] = {
     "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
     "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
     "MPI_Buffer_attach", "MPI_Buffer_detach",
-    [C_MPROBE] = "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv"};
+    [C_MPROBE] = "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Cancel"};
 
 struct seg_hdr {
     char magic[8];
@@ -823,6 +823,7 @@ struct req {
     uint64_t id;
     uint32_t seq, mark;
     uint8_t op, dtype, persistent, active, owned;
+    uint8_t cancel;      /* MPI_Cancel named it since it was started: its completion says whether that took */
     uint8_t has_forced;  /* a forced persistent receive: forced stands in for the request (start_forced) */
     MPI_Request forced;
     uint64_t pid; /* a persistent request's id (its init record's req) */
@@ -1672,7 +1673,7 @@ static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, con
         e = req_new(*addr, addr);
         e->dt = keep_type(dt, &e->owned); /* the program may free dt before completion */
     }
-    e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult;
+    e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult; e->cancel = 0;
     e->buf = buf; e->count = count; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
     if (op == OP_IRECV && call != C_IMRECV) watch_add(r->req, r->seq, r->addr, r->span);
     rec_commit(r);
@@ -1985,10 +1986,18 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
  * and forgets it (a persistent one becomes inactive). Lock held. */
 static void complete_req(int call, struct req *e, MPI_Status *st) {
     struct rec *r = done(call, e->seq, 0);
+    int cancelled = 0;
+    if (e->cancel) { /* its status says whether the cancel took (MPI_Test_cancelled) */
+        quiet++;
+        if (PMPI_Test_cancelled(st, &cancelled) != MPI_SUCCESS) cancelled = 0;
+        quiet--;
+        e->cancel = 0;
+    }
     if (r) {
         r->req = e->id;
+        r->flag = (uint8_t)(cancelled != 0); /* cancelled: it moved no message */
         if (e->op == OP_IRECV) {
-            complete_status(r, e->comm, st, e->buf, e->dt, 1, e->mult);
+            if (!cancelled) complete_status(r, e->comm, st, e->buf, e->dt, 1, e->mult); /* else: no source, tag or data */
         } else {
             r->hash = e->hash ? hash_data(e->buf, e->count, e->dt) : 0;
         }
@@ -2166,6 +2175,47 @@ int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st
 int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
     if (PASS) return PMPI_Testsome(n, reqs, outcount, indices, statuses);
     return wait_family(C_TESTSOME, n, reqs, NULL, NULL, outcount, indices, statuses, statuses == MPI_STATUSES_IGNORE, PC());
+}
+
+/* MPI_Cancel records a Cancel op naming the active request it marks for
+ * cancellation (none when the request is not one the shim tracks as
+ * active: nothing to replay). Whether the cancel took is known only when
+ * the request completes: complete_req asks the completion's status (the
+ * shim's own when the program passes MPI_STATUS_IGNORE) and records it on
+ * the request's done. A forced persistent receive cancels what stands in
+ * for it (start_forced). */
+int MPI_Cancel(MPI_Request *req) {
+    if (PASS) return PMPI_Cancel(req);
+    uintptr_t pc = PC();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_CANCEL, pc, mod);
+    epoch++;
+    struct req *e = req_pick(*req, req);
+    int on = e && e->active;
+    MPI_Request forced = MPI_REQUEST_NULL;
+    struct rec *r = post(C_CANCEL, OP_CANCEL, pc, mod, tnow(), on ? 1 : 0);
+    uint32_t seq = 0;
+    int ok = r != NULL;
+    if (r) {
+        if (on) rec_reqs(r)[0] = e->id;
+        seq = r->seq;
+        rec_commit(r);
+    }
+    if (on) {
+        e->cancel = 1;
+        if (e->has_forced) forced = e->forced;
+    }
+    unlock();
+    depth++;
+    int rc = PMPI_Cancel(forced != MPI_REQUEST_NULL ? &forced : req);
+    depth--;
+    lock();
+    watch_exit();
+    if (ok && (r = done(C_CANCEL, seq, 0))) rec_commit(r);
+    unlock();
+    return rc;
 }
 
 /* MPI_Request_free records the free of an active request (a Free op; its
