@@ -23,6 +23,9 @@ type Status struct {
 	Source int // the rank the message came from
 	Tag    int
 	Count  int // elements received
+	// Cancelled: the request's Cancel took (MPI_Test_cancelled); nothing
+	// was received, Source and Tag name no message.
+	Cancelled bool
 }
 
 // Rank is one rank of a Launch: the handle user code calls the runtime through.
@@ -214,9 +217,9 @@ func (r *Rank) Recv(buf *Buffer, src, tag int) (Status, error) {
 
 func status(op *sim.Op) Status {
 	if !op.Kind.IsRecv() || !op.Done() {
-		return Status{Source: op.Source, Tag: op.StatusTag}
+		return Status{Source: op.Source, Tag: op.StatusTag, Cancelled: op.Cancelled()}
 	}
-	return Status{Source: op.Source, Tag: op.StatusTag, Count: int(op.StatusCnt)}
+	return Status{Source: op.Source, Tag: op.StatusTag, Count: int(op.StatusCnt), Cancelled: op.Cancelled()}
 }
 
 func (r *Rank) isend(kind trace.Op, mode sim.Mode, buf *Buffer, dst, tag int, pc uintptr) (*Request, error) {
@@ -404,6 +407,27 @@ func (q *Request) Free() error {
 	}
 	call := r.waitCall(trace.OpFree, []*sim.Op{q.op}, callerPC())
 	r.w.eng.Free(call, q.op)
+	return nil
+}
+
+// Cancel marks the request's operation for cancellation (MPI_Cancel): it
+// succeeds if the operation has not matched yet (a receive no message
+// reached, a send no receive took), and the operation then completes at
+// once, cancelled; otherwise it completes normally. The request must still
+// be completed by Wait, Test or Free, whose Status says which
+// (Status.Cancelled). A nil or retired request is left alone.
+//
+//go:noinline
+func (q *Request) Cancel() error {
+	if q == nil {
+		return nil
+	}
+	r := q.r
+	if err := r.enter(); err != nil {
+		return err
+	}
+	call := r.waitCall(trace.OpCancel, []*sim.Op{q.op}, callerPC())
+	r.w.eng.Cancel(call, q.op)
 	return nil
 }
 
