@@ -198,7 +198,10 @@ func (e *Engine) Finalize(call *Op) {
 			continue // retired
 		}
 		state := "never completed"
-		if op.done {
+		switch {
+		case op.Cancelled():
+			state = "cancelled but never waited" // (Cancel only marks it: see cancel.go)
+		case op.done:
 			state = "completed but never waited"
 		}
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},

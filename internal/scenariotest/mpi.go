@@ -463,6 +463,25 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "start", "barrier")},
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"irecv"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"persistent"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
+
+	// cancel-recv: MPI_Cancel (MPI 4.0 sec. 3.8.4). unmatched: a receive
+	// nobody sends to and an AnySource receive posted before any message
+	// could come, both cancelled and waited: clean under every replay of
+	// check (the cancelled AnySource receive matched nothing: no
+	// alternatives); before MPI_Cancel was modelled, a false deadlock at
+	// the wait. matched: the receive matched (by an MPI_Ssend, before a
+	// barrier) ahead of its cancel, which fails: the data arrives, clean
+	// under sync and delay too.
+	{Name: "cancel-recv", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "cancel-nowait"},
+	{Name: "cancel-recv", Ranks: 2, Args: []string{"matched"}, Record: complete, Plain: PlainOK},
+	// cancel-nowait: the cancelled receive is never completed: a missing
+	// Wait, as any request left active (the cancel only marks it).
+	{Name: "cancel-nowait", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "irecv"),
+		Check: []MPIVerdict{
+			find("", verdict.MissingWait, []int{0}, "irecv"),
+		}},
+	{Name: "cancel-nowait-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "cancel-nowait"},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.
