@@ -48,6 +48,10 @@
 //   - Requests: Wait, Waitall, Waitany, Test, Testall, Request.Free. Freeing an
 //     active request, or finishing with requests never waited, is a
 //     missing-wait. (TestRequestFreeWhileActive, TestRequestNeverWaited)
+//   - Request.Cancel (MPI_Cancel) takes only while the op is unmatched: the
+//     op completes at once, Status.Cancelled; else it completes normally.
+//     The request must still be waited. (TestRequestCancel,
+//     TestRequestCancelledNeverWaited; the rules: gpu/sim/cancel.go)
 //   - Sendrecv posts both halves at once. A rank returning from its function
 //     is Finalize: what it left pending is reported; sends nobody received
 //     are unmatched-send. (TestSendrecvPostsBothHalves, TestUnmatchedSendAtFinalize)
