@@ -97,7 +97,9 @@ func (e *Engine) arrivedWithdrawn(op *Op) bool {
 
 // withdraw removes op from q, wherever it is in the queue; key is how q
 // files its entries (recvKey, sendKey). Matching only ever takes the head
-// of a key's FIFO (matchIndex.take); a cancel may take any entry.
+// of a key's FIFO (matchIndex.take); a cancel may take any entry. It finds
+// the entry by a walk of the queue: cancels are rare, and the hot paths
+// pay nothing for them.
 func (e *Engine) withdraw(q *matchQueue, op *Op, key func(*Op) envKey) bool {
 	if q.ix == nil {
 		for i, o := range q.list {
