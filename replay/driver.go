@@ -98,27 +98,30 @@ type Corruption struct {
 }
 
 // rankCursor is the replay state of one rank: no goroutine, just a position.
+// What step reads per event comes first.
 type rankCursor struct {
-	reqs reqTable
+	// win[at:] are the rank's next events, from the source's last run
+	// (refSource.nextRefs) or put back (see unread), with their Reqs' store.
+	win     []event
+	at      int
+	winReqs []uint64
+	reqs    reqTable
 	// held are the ops of the last call, released to the engine for reuse
-	// once the rank makes its next call (the call has returned by then).
-	held     []*sim.Op
-	sendrecv *sim.Op
+	// once the rank makes its next call (the call has returned by then):
+	// heldReqs, the requests a wait retired (in the rank's scratch), then
+	// held, the rest (see hold).
+	held, heldReqs []*sim.Op
+	scratch        []*sim.Op
+	sendrecv       *sim.Op
+	done           bool
 	// anySource are the AnySource recvs by seq, until their recorded Done
 	// event is read; nil until the rank posts one, so that a Done event of
 	// a trace without them costs no look at a map.
 	anySource map[uint64]*sim.Op
-	scratch   []*sim.Op
-	done      bool
-	// back is an event read ahead past a call whose Done event was looked
-	// for (see peekDone), and its Reqs, for step to take first.
-	back     *event
+	// back holds an event put back that its source may not keep (see
+	// unread), and its Reqs; made on first use.
+	back     *[1]event
 	backReqs []uint64
-	// win[at:] are the rank's next events, from the source's last run
-	// (refSource.nextRefs), with their Reqs' store.
-	win     []event
-	at      int
-	winReqs []uint64
 	// Room for held and scratch in the cursor itself.
 	heldBuf, scratchBuf [4]*sim.Op
 }
@@ -295,31 +298,23 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	return &d.out, nil
 }
 
-// step runs rank r's recorded calls until one blocks or yields.
+// step runs rank r's recorded calls until one blocks or yields. The calls
+// most events of a trace are (sends, receives, waits) are made here, in
+// its loop; exec makes the others.
 func (d *driver) step(r int) error {
 	c := &d.ranks[r]
+	d.release(c) // the call the rank was in has returned
+	if c.done {
+		return nil
+	}
 	for {
-		if len(c.held) > 0 {
-			for _, op := range c.held {
-				d.e.Release(op)
-			}
-			c.held = c.held[:0]
-		}
-		if c.done {
-			return nil
-		}
 		var ev *event
 		var store []uint64
-		if c.back == nil {
-			if at := c.at; at < len(c.win) { // read, inline
-				c.at = at + 1
-				ev, store = &c.win[at], c.winReqs
-			} else if ev, store = d.refill(r, c); ev == nil {
-				return d.ended(r, c)
-			}
-		} else {
-			ev, store = c.back, c.backReqs
-			c.back, c.backReqs = nil, nil
+		if at := c.at; at < len(c.win) { // read, inline
+			c.at = at + 1
+			ev, store = &c.win[at], c.winReqs
+		} else if ev, store = d.refill(r, c); ev == nil {
+			return d.ended(r, c)
 		}
 		d.out.Events += ev.events()
 		if ev.isDone() {
@@ -331,13 +326,108 @@ func (d *driver) step(r int) error {
 			}
 			continue
 		}
-		cont, err := d.exec(r, c, ev, store)
-		if err != nil {
-			return err
+		if ev.count|ev.bytes < 0 { // either negative: one test per event, inline
+			return badSizes(r, ev)
 		}
-		if !cont {
-			return nil
+		e := d.e
+		switch ev.op {
+		case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
+			op := d.msgOp(r, ev)
+			op.Mode = modeOf(ev.op)
+			e.NewRequest(op)
+			if !c.reqs.tryPut(ev.req, op) {
+				c.reqs.put(ev.req, op)
+			}
+			e.PostSend(op)
+			continue
+		case trace.OpIrecv:
+			op := d.msgOp(r, ev)
+			if d.probe.follow {
+				d.followProbe(op) // the receive after a forced probe (probe.go)
+			}
+			d.noteAnySource(c, op)
+			e.NewRequest(op)
+			if !c.reqs.tryPut(ev.req, op) {
+				c.reqs.put(ev.req, op)
+			}
+			e.PostRecv(op)
+			continue
+		case trace.OpWait, trace.OpWaitall:
+			// The requests are retired once the wait returns: never named
+			// again, so each leaves the table as it is looked up.
+			ops := c.scratch[:0]
+			reqs := ev.reqsIn(store)
+			for k, id := range reqs {
+				op := c.reqs.take(id)
+				if op == nil {
+					if j := slices.Index(reqs[:k], id); j >= 0 {
+						op = ops[j] // named twice in one call
+					}
+				}
+				if op == nil {
+					return fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.seq, ev.op, id)
+				}
+				ops = append(ops, op)
+			}
+			// The engine holds ops only while the rank is blocked in this
+			// call, and they are released before the scratch is reused.
+			c.scratch = ops[:0]
+			c.heldReqs = ops
+			call := d.msgOp(r, ev)
+			call.Reqs = ops
+			d.hold(c, call)
+			if !e.Block(call, ops, false) {
+				return nil
+			}
+		case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
+			op := d.msgOp(r, ev)
+			op.Mode = modeOf(ev.op)
+			e.PostSend(op)
+			d.hold(c, op)
+			if !e.BlockOn(op) {
+				return nil
+			}
+		case trace.OpRecv:
+			op := d.msgOp(r, ev)
+			if d.probe.follow {
+				d.followProbe(op) // the receive after a forced probe (probe.go)
+			}
+			d.noteAnySource(c, op)
+			e.PostRecv(op)
+			if s := c.sendrecv; s != nil {
+				c.sendrecv = nil
+				d.hold(c, s)
+				d.hold(c, op)
+				if !e.Block(op, []*sim.Op{s, op}, false) {
+					return nil
+				}
+			} else if d.hold(c, op); !e.BlockOn(op) {
+				return nil
+			}
+		default:
+			if cont, err := d.exec(r, c, ev, store); err != nil || !cont {
+				return err
+			}
 		}
+		d.release(c) // the call returned
+	}
+}
+
+// release hands the rank's held ops back to the engine.
+func (d *driver) release(c *rankCursor) {
+	if len(c.heldReqs) > 0 {
+		for _, op := range c.heldReqs {
+			if op.Peer != trace.AnySource { // (see hold)
+				d.e.Release(op)
+			}
+		}
+		c.heldReqs = nil
+	}
+	if len(c.held) > 0 {
+		for _, op := range c.held {
+			d.e.Release(op)
+		}
+		c.held = c.held[:0]
 	}
 }
 
@@ -431,79 +521,16 @@ func badSizes(r int, ev *event) error {
 	return fmt.Errorf("%w: rank %d seq %d: %s with count %d and %d bytes", errBadTrace, r, ev.seq, ev.op, ev.count, ev.bytes)
 }
 
-// exec makes the call of post event ev, whose Reqs are in store.
+// exec makes the call of post event ev, whose Reqs are in store, for the
+// ops step does not make itself.
 func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, error) {
-	if ev.count|ev.bytes < 0 { // either negative: one test per event, inline
-		return false, badSizes(r, ev)
-	}
 	e := d.e
 	switch ev.op {
-	case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
-		op := d.msgOp(r, ev)
-		op.Mode = modeOf(ev.op)
-		e.PostSend(op)
-		d.hold(c, op)
-		return e.BlockOn(op), nil
-	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
-		op := d.msgOp(r, ev)
-		op.Mode = modeOf(ev.op)
-		e.NewRequest(op)
-		c.reqs.put(ev.req, op)
-		e.PostSend(op)
-		return true, nil
 	case trace.OpSendrecv:
 		op := d.msgOp(r, ev)
 		e.PostSend(op)
 		c.sendrecv = op
 		return true, nil
-	case trace.OpRecv:
-		op := d.msgOp(r, ev)
-		if d.probe.follow {
-			d.followProbe(op) // the receive after a forced probe (probe.go)
-		}
-		d.noteAnySource(c, op)
-		e.PostRecv(op)
-		if s := c.sendrecv; s != nil {
-			c.sendrecv = nil
-			d.hold(c, s)
-			d.hold(c, op)
-			return e.Block(op, []*sim.Op{s, op}, false), nil
-		}
-		d.hold(c, op)
-		return e.BlockOn(op), nil
-	case trace.OpIrecv:
-		op := d.msgOp(r, ev)
-		if d.probe.follow {
-			d.followProbe(op) // the receive after a forced probe (probe.go)
-		}
-		d.noteAnySource(c, op)
-		e.NewRequest(op)
-		c.reqs.put(ev.req, op)
-		e.PostRecv(op)
-		return true, nil
-	case trace.OpWait, trace.OpWaitall:
-		// The requests are retired once the wait returns: never named again,
-		// so each leaves the table as it is looked up.
-		ops := c.scratch[:0]
-		reqs := ev.reqsIn(store)
-		for k, id := range reqs {
-			op := c.reqs.take(id)
-			if op == nil {
-				if j := slices.Index(reqs[:k], id); j >= 0 {
-					op = ops[j] // named twice in one call
-				}
-			}
-			if op == nil {
-				return false, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.seq, ev.op, id)
-			}
-			ops = append(ops, op)
-			d.hold(c, op)
-		}
-		c.scratch = ops[:0] // the engine holds it only while the rank is blocked in this call
-		call := d.msgOp(r, ev)
-		call.Reqs = ops
-		d.hold(c, call)
-		return e.Block(call, ops, false), nil
 	case trace.OpWaitany:
 		ops, err := d.reqOps(r, c, ev, ev.reqsIn(store))
 		if err != nil {
@@ -660,10 +687,7 @@ func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done event, ok bool
 			return event{}, false
 		}
 		if !ev.isDone() {
-			back := *ev
-			c.backReqs = append([]uint64(nil), ev.reqsIn(store)...)
-			back.reqOff = 0
-			c.back = &back
+			d.unread(c, ev, store)
 			return event{}, false
 		}
 		d.out.Events += ev.events()
@@ -672,6 +696,25 @@ func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done event, ok bool
 		}
 		d.recordedDone(r, ev)
 	}
+}
+
+// unread puts back ev, rank c's post event just read (whose Reqs are in
+// store), for step to read next. A run of the rank's events holds it until
+// the rank's next read of its source: there it is read again; a run of one
+// may not be kept so long (see refSource), and a Source's Next reuses its
+// event, so it is copied.
+func (d *driver) unread(c *rankCursor, ev *event, store []uint64) {
+	if at := c.at; at > 0 && &c.win[at-1] == ev && (len(c.win) > 1 || c.back != nil && ev == &c.back[0]) {
+		c.at = at - 1
+		return
+	}
+	if c.back == nil {
+		c.back = new([1]event)
+	}
+	c.back[0] = *ev
+	c.back[0].reqOff = 0
+	c.backReqs = append(c.backReqs[:0], ev.reqsIn(store)...)
+	c.win, c.at, c.winReqs = c.back[:], 0, c.backReqs
 }
 
 // hold queues op for release once the rank's current call has returned.
