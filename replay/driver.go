@@ -481,10 +481,9 @@ func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
 
 func (d *driver) msgOp(r int, ev *event) *sim.Op {
 	op := d.e.NewOp(r, ev.op)
-	if op.Seq != ev.seq {
-		// The cursor and the engine count calls the same way; a gap means a foreign trace.
-		op.Seq = ev.seq
-	}
+	// The engine counts calls as the recorder did (a gap means a foreign
+	// trace): the recorded seq is the op's.
+	op.Seq = ev.seq
 	op.Peer, op.Tag, op.Comm = int(ev.peer), int(ev.tag), int(ev.comm)
 	op.Dtype, op.Count, op.Bytes = ev.dtype, ev.count, ev.bytes
 	op.Site = uintptr(ev.site)
@@ -738,14 +737,16 @@ func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 	}
 }
 
+// modeOf is the mode of send op o. The blocking sends (Send, Ssend, Bsend,
+// Rsend) and the nonblocking ones (Isend, ...) are each numbered in the
+// order of sim's modes (Standard, Synchronous, Buffered, Ready): a
+// subtraction, not a switch, per send (TestModeOf pins the pairs).
 func modeOf(o trace.Op) sim.Mode {
-	switch o {
-	case trace.OpSsend, trace.OpIssend:
-		return sim.Synchronous
-	case trace.OpBsend, trace.OpIbsend:
-		return sim.Buffered
-	case trace.OpRsend, trace.OpIrsend:
-		return sim.Ready
+	switch {
+	case o >= trace.OpIsend && o <= trace.OpIrsend:
+		return sim.Mode(o - trace.OpIsend)
+	case o >= trace.OpSend && o <= trace.OpRsend:
+		return sim.Mode(o - trace.OpSend)
 	}
 	return sim.Standard
 }
