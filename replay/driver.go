@@ -98,32 +98,43 @@ type Corruption struct {
 }
 
 // rankCursor is the replay state of one rank: no goroutine, just a position.
-// What step reads per event comes first.
+// A replay of many ranks steps each in turn, so a rank's cursor is out of
+// the caches whenever it is stepped: it is 256 bytes, four cache lines, and
+// what step reads per event and per call is in the first three
+// (TestRankCursorLayout).
 type rankCursor struct {
 	// win[at:] are the rank's next events, from the source's last run
 	// (refSource.nextRefs) or put back (see unread), with their Reqs' store.
 	win     []event
-	at      int
 	winReqs []uint64
+	at      int
 	reqs    reqTable
-	// held are the ops of the last call, released to the engine for reuse
-	// once the rank makes its next call (the call has returned by then):
-	// heldReqs, the requests a wait retired (in the rank's scratch), then
-	// held, the rest (see hold).
-	held, heldReqs []*sim.Op
-	scratch        []*sim.Op
-	sendrecv       *sim.Op
-	done           bool
+	// held are ops of the last call, released to the engine for reuse once
+	// the rank makes its next call (the call has returned by then): the
+	// first heldReqs of scratch's array (the requests a wait retired),
+	// then held (see hold).
+	held     []*sim.Op
+	scratch  []*sim.Op
+	heldReqs int
+	// Room for held and scratch in the cursor itself.
+	heldBuf, scratchBuf [2]*sim.Op
+	done                bool
+	sendrecv            *sim.Op
+	// Line 3: what few calls read.
 	// anySource are the AnySource recvs by seq, until their recorded Done
 	// event is read; nil until the rank posts one, so that a Done event of
 	// a trace without them costs no look at a map.
 	anySource map[uint64]*sim.Op
 	// back holds an event put back that its source may not keep (see
-	// unread), and its Reqs; made on first use.
-	back     *[1]event
-	backReqs []uint64
-	// Room for held and scratch in the cursor itself.
-	heldBuf, scratchBuf [4]*sim.Op
+	// unread); made on first use.
+	back *backEvent
+	_    [48]byte // (to 256 bytes)
+}
+
+// backEvent is an event put back, and its Reqs.
+type backEvent struct {
+	ev   [1]event
+	reqs []uint64
 }
 
 type driver struct {
@@ -371,8 +382,7 @@ func (d *driver) step(r int) error {
 			}
 			// The engine holds ops only while the rank is blocked in this
 			// call, and they are released before the scratch is reused.
-			c.scratch = ops[:0]
-			c.heldReqs = ops
+			c.scratch, c.heldReqs = ops[:0], len(ops)
 			call := d.msgOp(r, ev)
 			call.Reqs = ops
 			d.hold(c, call)
@@ -415,13 +425,13 @@ func (d *driver) step(r int) error {
 
 // release hands the rank's held ops back to the engine.
 func (d *driver) release(c *rankCursor) {
-	if len(c.heldReqs) > 0 {
-		for _, op := range c.heldReqs {
+	if c.heldReqs > 0 {
+		for _, op := range c.scratch[:c.heldReqs] {
 			if op.Peer != trace.AnySource { // (see hold)
 				d.e.Release(op)
 			}
 		}
-		c.heldReqs = nil
+		c.heldReqs = 0
 	}
 	if len(c.held) > 0 {
 		for _, op := range c.held {
@@ -703,17 +713,18 @@ func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done event, ok bool
 // may not be kept so long (see refSource), and a Source's Next reuses its
 // event, so it is copied.
 func (d *driver) unread(c *rankCursor, ev *event, store []uint64) {
-	if at := c.at; at > 0 && &c.win[at-1] == ev && (len(c.win) > 1 || c.back != nil && ev == &c.back[0]) {
+	if at := c.at; at > 0 && &c.win[at-1] == ev && (len(c.win) > 1 || c.back != nil && ev == &c.back.ev[0]) {
 		c.at = at - 1
 		return
 	}
 	if c.back == nil {
-		c.back = new([1]event)
+		c.back = new(backEvent)
 	}
-	c.back[0] = *ev
-	c.back[0].reqOff = 0
-	c.backReqs = append(c.backReqs[:0], ev.reqsIn(store)...)
-	c.win, c.at, c.winReqs = c.back[:], 0, c.backReqs
+	b := c.back
+	b.ev[0] = *ev
+	b.ev[0].reqOff = 0
+	b.reqs = append(b.reqs[:0], ev.reqsIn(store)...)
+	c.win, c.at, c.winReqs = b.ev[:], 0, b.reqs
 }
 
 // hold queues op for release once the rank's current call has returned.

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -18,5 +19,17 @@ func TestModeOf(t *testing.T) {
 		if got := modeOf(o); got != want {
 			t.Errorf("modeOf(%s) = %d, want %d", o, got, want)
 		}
+	}
+}
+
+// TestRankCursorLayout pins what rankCursor's doc says: four cache lines,
+// the fields step reads per event and per call in the first three.
+func TestRankCursorLayout(t *testing.T) {
+	var c rankCursor
+	if n := unsafe.Sizeof(c); n != 256 {
+		t.Errorf("rankCursor is %d bytes, want 256", n)
+	}
+	if end := unsafe.Offsetof(c.sendrecv) + unsafe.Sizeof(c.sendrecv); end > 192 {
+		t.Errorf("step's fields end at byte %d, past the third cache line", end)
 	}
 }
