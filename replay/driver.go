@@ -98,29 +98,43 @@ type Corruption struct {
 }
 
 // rankCursor is the replay state of one rank: no goroutine, just a position.
+// A replay of many ranks steps each in turn, so a rank's cursor is out of
+// the caches whenever it is stepped: it is 256 bytes, four cache lines, and
+// what step reads per event and per call is in the first three
+// (TestRankCursorLayout).
 type rankCursor struct {
-	reqs reqTable
-	// held are the ops of the last call, released to the engine for reuse
-	// once the rank makes its next call (the call has returned by then).
+	// win[at:] are the rank's next events, from the source's last run
+	// (refSource.nextRefs) or put back (see unread), with their Reqs' store.
+	win     []event
+	winReqs []uint64
+	at      int
+	reqs    reqTable
+	// held are ops of the last call, released to the engine for reuse once
+	// the rank makes its next call (the call has returned by then): the
+	// first heldReqs of scratch's array (the requests a wait retired),
+	// then held (see hold).
 	held     []*sim.Op
-	sendrecv *sim.Op
+	scratch  []*sim.Op
+	heldReqs int
+	// Room for held and scratch in the cursor itself.
+	heldBuf, scratchBuf [2]*sim.Op
+	done                bool
+	sendrecv            *sim.Op
+	// Line 3: what few calls read.
 	// anySource are the AnySource recvs by seq, until their recorded Done
 	// event is read; nil until the rank posts one, so that a Done event of
 	// a trace without them costs no look at a map.
 	anySource map[uint64]*sim.Op
-	scratch   []*sim.Op
-	done      bool
-	// back is an event read ahead past a call whose Done event was looked
-	// for (see peekDone), and its Reqs, for step to take first.
-	back     *event
-	backReqs []uint64
-	// win[at:] are the rank's next events, from the source's last run
-	// (refSource.nextRefs), with their Reqs' store.
-	win     []event
-	at      int
-	winReqs []uint64
-	// Room for held and scratch in the cursor itself.
-	heldBuf, scratchBuf [4]*sim.Op
+	// back holds an event put back that its source may not keep (see
+	// unread); made on first use.
+	back *backEvent
+	_    [48]byte // (to 256 bytes)
+}
+
+// backEvent is an event put back, and its Reqs.
+type backEvent struct {
+	ev   [1]event
+	reqs []uint64
 }
 
 type driver struct {
@@ -295,31 +309,23 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	return &d.out, nil
 }
 
-// step runs rank r's recorded calls until one blocks or yields.
+// step runs rank r's recorded calls until one blocks or yields. The calls
+// most events of a trace are (sends, receives, waits) are made here, in
+// its loop; exec makes the others.
 func (d *driver) step(r int) error {
 	c := &d.ranks[r]
+	d.release(c) // the call the rank was in has returned
+	if c.done {
+		return nil
+	}
 	for {
-		if len(c.held) > 0 {
-			for _, op := range c.held {
-				d.e.Release(op)
-			}
-			c.held = c.held[:0]
-		}
-		if c.done {
-			return nil
-		}
 		var ev *event
 		var store []uint64
-		if c.back == nil {
-			if at := c.at; at < len(c.win) { // read, inline
-				c.at = at + 1
-				ev, store = &c.win[at], c.winReqs
-			} else if ev, store = d.refill(r, c); ev == nil {
-				return d.ended(r, c)
-			}
-		} else {
-			ev, store = c.back, c.backReqs
-			c.back, c.backReqs = nil, nil
+		if at := c.at; at < len(c.win) { // read, inline
+			c.at = at + 1
+			ev, store = &c.win[at], c.winReqs
+		} else if ev, store = d.refill(r, c); ev == nil {
+			return d.ended(r, c)
 		}
 		d.out.Events += ev.events()
 		if ev.isDone() {
@@ -331,13 +337,107 @@ func (d *driver) step(r int) error {
 			}
 			continue
 		}
-		cont, err := d.exec(r, c, ev, store)
-		if err != nil {
-			return err
+		if ev.count|ev.bytes < 0 { // either negative: one test per event, inline
+			return badSizes(r, ev)
 		}
-		if !cont {
-			return nil
+		e := d.e
+		switch ev.op {
+		case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
+			op := d.msgOp(r, ev)
+			op.Mode = modeOf(ev.op)
+			e.NewRequest(op)
+			if !c.reqs.tryPut(ev.req, op) {
+				c.reqs.put(ev.req, op)
+			}
+			e.PostSend(op)
+			continue
+		case trace.OpIrecv:
+			op := d.msgOp(r, ev)
+			if d.probe.follow {
+				d.followProbe(op) // the receive after a forced probe (probe.go)
+			}
+			d.noteAnySource(c, op)
+			e.NewRequest(op)
+			if !c.reqs.tryPut(ev.req, op) {
+				c.reqs.put(ev.req, op)
+			}
+			e.PostRecv(op)
+			continue
+		case trace.OpWait, trace.OpWaitall:
+			// The requests are retired once the wait returns: never named
+			// again, so each leaves the table as it is looked up.
+			ops := c.scratch[:0]
+			reqs := ev.reqsIn(store)
+			for k, id := range reqs {
+				op := c.reqs.take(id)
+				if op == nil {
+					if j := slices.Index(reqs[:k], id); j >= 0 {
+						op = ops[j] // named twice in one call
+					}
+				}
+				if op == nil {
+					return fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.seq, ev.op, id)
+				}
+				ops = append(ops, op)
+			}
+			// The engine holds ops only while the rank is blocked in this
+			// call, and they are released before the scratch is reused.
+			c.scratch, c.heldReqs = ops[:0], len(ops)
+			call := d.msgOp(r, ev)
+			call.Reqs = ops
+			d.hold(c, call)
+			if !e.Block(call, ops, false) {
+				return nil
+			}
+		case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
+			op := d.msgOp(r, ev)
+			op.Mode = modeOf(ev.op)
+			e.PostSend(op)
+			d.hold(c, op)
+			if !e.BlockOn(op) {
+				return nil
+			}
+		case trace.OpRecv:
+			op := d.msgOp(r, ev)
+			if d.probe.follow {
+				d.followProbe(op) // the receive after a forced probe (probe.go)
+			}
+			d.noteAnySource(c, op)
+			e.PostRecv(op)
+			if s := c.sendrecv; s != nil {
+				c.sendrecv = nil
+				d.hold(c, s)
+				d.hold(c, op)
+				if !e.Block(op, []*sim.Op{s, op}, false) {
+					return nil
+				}
+			} else if d.hold(c, op); !e.BlockOn(op) {
+				return nil
+			}
+		default:
+			if cont, err := d.exec(r, c, ev, store); err != nil || !cont {
+				return err
+			}
 		}
+		d.release(c) // the call returned
+	}
+}
+
+// release hands the rank's held ops back to the engine.
+func (d *driver) release(c *rankCursor) {
+	if c.heldReqs > 0 {
+		for _, op := range c.scratch[:c.heldReqs] {
+			if op.Peer != trace.AnySource { // (see hold)
+				d.e.Release(op)
+			}
+		}
+		c.heldReqs = 0
+	}
+	if len(c.held) > 0 {
+		for _, op := range c.held {
+			d.e.Release(op)
+		}
+		c.held = c.held[:0]
 	}
 }
 
@@ -391,10 +491,9 @@ func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
 
 func (d *driver) msgOp(r int, ev *event) *sim.Op {
 	op := d.e.NewOp(r, ev.op)
-	if op.Seq != ev.seq {
-		// The cursor and the engine count calls the same way; a gap means a foreign trace.
-		op.Seq = ev.seq
-	}
+	// The engine counts calls as the recorder did (a gap means a foreign
+	// trace): the recorded seq is the op's.
+	op.Seq = ev.seq
 	op.Peer, op.Tag, op.Comm = int(ev.peer), int(ev.tag), int(ev.comm)
 	op.Dtype, op.Count, op.Bytes = ev.dtype, ev.count, ev.bytes
 	op.Site = uintptr(ev.site)
@@ -431,79 +530,16 @@ func badSizes(r int, ev *event) error {
 	return fmt.Errorf("%w: rank %d seq %d: %s with count %d and %d bytes", errBadTrace, r, ev.seq, ev.op, ev.count, ev.bytes)
 }
 
-// exec makes the call of post event ev, whose Reqs are in store.
+// exec makes the call of post event ev, whose Reqs are in store, for the
+// ops step does not make itself.
 func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, error) {
-	if ev.count|ev.bytes < 0 { // either negative: one test per event, inline
-		return false, badSizes(r, ev)
-	}
 	e := d.e
 	switch ev.op {
-	case trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
-		op := d.msgOp(r, ev)
-		op.Mode = modeOf(ev.op)
-		e.PostSend(op)
-		d.hold(c, op)
-		return e.BlockOn(op), nil
-	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
-		op := d.msgOp(r, ev)
-		op.Mode = modeOf(ev.op)
-		e.NewRequest(op)
-		c.reqs.put(ev.req, op)
-		e.PostSend(op)
-		return true, nil
 	case trace.OpSendrecv:
 		op := d.msgOp(r, ev)
 		e.PostSend(op)
 		c.sendrecv = op
 		return true, nil
-	case trace.OpRecv:
-		op := d.msgOp(r, ev)
-		if d.probe.follow {
-			d.followProbe(op) // the receive after a forced probe (probe.go)
-		}
-		d.noteAnySource(c, op)
-		e.PostRecv(op)
-		if s := c.sendrecv; s != nil {
-			c.sendrecv = nil
-			d.hold(c, s)
-			d.hold(c, op)
-			return e.Block(op, []*sim.Op{s, op}, false), nil
-		}
-		d.hold(c, op)
-		return e.BlockOn(op), nil
-	case trace.OpIrecv:
-		op := d.msgOp(r, ev)
-		if d.probe.follow {
-			d.followProbe(op) // the receive after a forced probe (probe.go)
-		}
-		d.noteAnySource(c, op)
-		e.NewRequest(op)
-		c.reqs.put(ev.req, op)
-		e.PostRecv(op)
-		return true, nil
-	case trace.OpWait, trace.OpWaitall:
-		// The requests are retired once the wait returns: never named again,
-		// so each leaves the table as it is looked up.
-		ops := c.scratch[:0]
-		reqs := ev.reqsIn(store)
-		for k, id := range reqs {
-			op := c.reqs.take(id)
-			if op == nil {
-				if j := slices.Index(reqs[:k], id); j >= 0 {
-					op = ops[j] // named twice in one call
-				}
-			}
-			if op == nil {
-				return false, fmt.Errorf("%w: rank %d seq %d: %s of unknown request %d", errBadTrace, r, ev.seq, ev.op, id)
-			}
-			ops = append(ops, op)
-			d.hold(c, op)
-		}
-		c.scratch = ops[:0] // the engine holds it only while the rank is blocked in this call
-		call := d.msgOp(r, ev)
-		call.Reqs = ops
-		d.hold(c, call)
-		return e.Block(call, ops, false), nil
 	case trace.OpWaitany:
 		ops, err := d.reqOps(r, c, ev, ev.reqsIn(store))
 		if err != nil {
@@ -662,10 +698,7 @@ func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done event, ok bool
 			return event{}, false
 		}
 		if !ev.isDone() {
-			back := *ev
-			c.backReqs = append([]uint64(nil), ev.reqsIn(store)...)
-			back.reqOff = 0
-			c.back = &back
+			d.unread(c, ev, store)
 			return event{}, false
 		}
 		d.out.Events += ev.events()
@@ -674,6 +707,26 @@ func (d *driver) peekDone(r int, c *rankCursor, seq uint64) (done event, ok bool
 		}
 		d.recordedDone(r, ev)
 	}
+}
+
+// unread puts back ev, rank c's post event just read (whose Reqs are in
+// store), for step to read next. A run of the rank's events holds it until
+// the rank's next read of its source: there it is read again; a run of one
+// may not be kept so long (see refSource), and a Source's Next reuses its
+// event, so it is copied.
+func (d *driver) unread(c *rankCursor, ev *event, store []uint64) {
+	if at := c.at; at > 0 && &c.win[at-1] == ev && (len(c.win) > 1 || c.back != nil && ev == &c.back.ev[0]) {
+		c.at = at - 1
+		return
+	}
+	if c.back == nil {
+		c.back = new(backEvent)
+	}
+	b := c.back
+	b.ev[0] = *ev
+	b.ev[0].reqOff = 0
+	b.reqs = append(b.reqs[:0], ev.reqsIn(store)...)
+	c.win, c.at, c.winReqs = b.ev[:], 0, b.reqs
 }
 
 // hold queues op for release once the rank's current call has returned.
@@ -697,14 +750,16 @@ func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 	}
 }
 
+// modeOf is the mode of send op o. The blocking sends (Send, Ssend, Bsend,
+// Rsend) and the nonblocking ones (Isend, ...) are each numbered in the
+// order of sim's modes (Standard, Synchronous, Buffered, Ready): a
+// subtraction, not a switch, per send (TestModeOf pins the pairs).
 func modeOf(o trace.Op) sim.Mode {
-	switch o {
-	case trace.OpSsend, trace.OpIssend:
-		return sim.Synchronous
-	case trace.OpBsend, trace.OpIbsend:
-		return sim.Buffered
-	case trace.OpRsend, trace.OpIrsend:
-		return sim.Ready
+	switch {
+	case o >= trace.OpIsend && o <= trace.OpIrsend:
+		return sim.Mode(o - trace.OpIsend)
+	case o >= trace.OpSend && o <= trace.OpRsend:
+		return sim.Mode(o - trace.OpSend)
 	}
 	return sim.Standard
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
@@ -103,6 +104,45 @@ func TestEveryCallReplaysAsRecorded(t *testing.T) {
 		}
 		if want := int64(len(ev[0]) + len(ev[1])); out.Events != want {
 			t.Fatalf("seed %d: replayed %d events of %d", seed, out.Events, want)
+		}
+	}
+}
+
+// TestReplayReadsAgainAPostReadAhead: a Test without its Done event (a
+// damaged or foreign trace) makes the replay read the next post while it
+// looks for that Done; the post is put back and replayed next, whether the
+// source keeps it in a run of the rank's events (Events, Compacted) or
+// hands out one event at a time (a plain Source, read with Next). Rank 1
+// computes first, so rank 0's Wait blocks and rank 1 reads its own events
+// before rank 0 goes on.
+func TestReplayReadsAgainAPostReadAhead(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{
+			{Op: trace.OpIsend, Peer: 1, Count: 4, Bytes: 4, Req: 1},
+			{Op: trace.OpTest, Reqs: []uint64{1}},
+			{Op: trace.OpWait, Reqs: []uint64{1}},
+		},
+		[]trace.Event{
+			{Op: trace.OpCompute, Duration: int64(time.Millisecond)},
+			{Op: trace.OpRecv, Peer: 0, Count: 4, Bytes: 4},
+		},
+	)
+	for name, src := range map[string]func() replay.Source{
+		"events":    ev.Source,
+		"compacted": ev.Compact().Source,
+		"next":      func() replay.Source { return struct{ replay.Source }{ev.Source()} },
+	} {
+		for _, eager := range []int64{0, 1} {
+			out, err := replay.Replay(src(), replay.Config{EagerLimit: eager})
+			if err != nil {
+				t.Fatalf("%s, eager limit %d: %v", name, eager, err)
+			}
+			if out.Stuck || len(out.Problems) != 0 {
+				t.Fatalf("%s, eager limit %d: %+v", name, eager, out.Problems)
+			}
+			if out.Events != eventCount(ev) {
+				t.Fatalf("%s, eager limit %d: replayed %d events of %d", name, eager, out.Events, eventCount(ev))
+			}
 		}
 	}
 }

@@ -40,7 +40,26 @@ func (t *reqTable) get(id uint64) (*sim.Op, bool) {
 	return op, ok
 }
 
+// tryPut is put's common case, small enough to be inlined in the driver's
+// loop: it maps id to op when the tables hold no map and the id's slot is
+// free or its own, and reports whether it did; put does the rest.
+func (t *reqTable) tryPut(id uint64, op *sim.Op) bool {
+	if t.far != nil || t.slots == nil {
+		return false
+	}
+	s := t.slot(id)
+	if s.op != nil && s.id != id {
+		return false
+	}
+	s.id, s.op = id, op
+	return true
+}
+
+// put maps id to op.
 func (t *reqTable) put(id uint64, op *sim.Op) {
+	if t.tryPut(id, op) {
+		return
+	}
 	if t.slots == nil {
 		t.slots = make([]reqSlot, minReqSlots)
 	}
