@@ -82,7 +82,7 @@ func (q *eventQueue) minTime() int64 {
 func (q *eventQueue) add(t int64, tie, ref uint64) {
 	k := timeKey(t)
 	g0, g1 := &q.g[0], &q.g[1]
-	switch {
+	switch { // (toGroup's test, inline: the common case)
 	case g0.n > 0 && g0.key == k && g0.n < g0.room:
 		g0.insert(tie, ref)
 		return
@@ -97,6 +97,12 @@ func (q *eventQueue) add(t int64, tie, ref uint64) {
 		return
 	case q.hasFront && before(&x, &q.front) != 0:
 		x, q.front = q.front, x
+		// The front it displaces may be of a group's time: there, not in
+		// a second group of that time, which would leave the next time
+		// (a ring's) no group but the heap.
+		if q.toGroup(x.key, x.tie, x.ref) {
+			return
+		}
 	}
 	switch {
 	case g0.n == 0:
@@ -108,6 +114,21 @@ func (q *eventQueue) add(t int64, tie, ref uint64) {
 	default:
 		q.heapPush(x)
 	}
+}
+
+// toGroup inserts an entry of time key k in the group of that time, if one
+// has it and room, and says whether it did.
+func (q *eventQueue) toGroup(k, tie, ref uint64) bool {
+	g0, g1 := &q.g[0], &q.g[1]
+	switch {
+	case g0.n > 0 && g0.key == k && g0.n < g0.room:
+		g0.insert(tie, ref)
+		return true
+	case g1.n > 0 && g1.key == k && g1.n < g1.room:
+		g1.insert(tie, ref)
+		return true
+	}
+	return false
 }
 
 // next removes the earliest entry; the queue must not be empty.
