@@ -126,16 +126,8 @@ func (e *Engine) retire(rk *rank, op *Op) {
 	rk.active[h] = nil
 	for h++; h < len(rk.active) && rk.active[h] == nil; h++ {
 	}
-	switch {
-	case h == len(rk.active):
+	if h == len(rk.active) {
 		rk.active, h = rk.active[:0], 0 // none left: start over
-	case 2*h > len(rk.active)+16:
-		// Mostly retired: the rest moves to the front (paid for by the
-		// retires), so that a rank whose requests never all retire at
-		// once does not grow the list forever.
-		n := copy(rk.active, rk.active[h:])
-		clear(rk.active[n:])
-		rk.active, h = rk.active[:n], 0
 	}
 	rk.activeHead = h
 }

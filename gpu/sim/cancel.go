@@ -121,7 +121,8 @@ func (e *Engine) withdraw(q *matchQueue, op *Op, key func(*Op) envKey) bool {
 	// Unlink it from its key's FIFO, then let take unlink it from the
 	// queue's order: take sets the FIFO's head to the node's keyNext, so
 	// that is the head as it must be.
-	f := ix.keys.find(key(op))
+	slot := ix.keys.find(key(op))
+	f := &ix.keys.slots[slot].f
 	if f.head != id {
 		prev := f.head
 		for ix.nodes[prev].keyNext != id {
@@ -133,6 +134,6 @@ func (e *Engine) withdraw(q *matchQueue, op *Op, key func(*Op) envKey) bool {
 		}
 		ix.nodes[id].keyNext = f.head
 	}
-	e.takeIndexed(q, id)
+	e.takeIndexed(q, id, slot)
 	return true
 }

@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // keyTable maps the envelope keys of a matchIndex to their FIFOs: an open
 // addressing table with linear probing, on a multiplicative hash of the
 // three ints (a Go map hashes the 24-byte key through the generic path,
@@ -26,40 +28,61 @@ func (s *keySlot) used() bool { return s.f.tail != 0 }
 const minKeySlots = 16
 
 func (t *keyTable) home(k envKey) int {
-	h := uint64(k.src)*0x9e3779b97f4a7c15 ^ uint64(k.tag)*0xc2b2ae3d27d4eb4f ^ uint64(k.comm)*0x165667b19e3779f9
-	return int(h >> t.shift)
+	// One multiply: the fields, rotated apart, are folded into a word
+	// first (distinct for ranks and tags below 2^21), and the product's top
+	// bits pick the slot.
+	h := uint64(k.src) ^ bits.RotateLeft64(uint64(k.tag), 21) ^ bits.RotateLeft64(uint64(k.comm), 42)
+	return int(h * 0x9e3779b97f4a7c15 >> t.shift)
 }
 
-// find returns the FIFO of k, or nil. The pointer is good until the next
-// insert or delete.
-func (t *keyTable) find(k envKey) *fifo {
+// find returns the slot of k, or -1. The slot is good until the next put.
+func (t *keyTable) find(k envKey) int {
 	if t.n == 0 {
-		return nil
+		return -1
 	}
 	mask := len(t.slots) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if !s.used() {
-			return nil
+			return -1
 		}
 		if s.key == k {
-			return &s.f
+			return i
 		}
 	}
 }
 
-// insert adds k, which must be absent, with FIFO f.
-func (t *keyTable) insert(k envKey, f fifo) {
-	if 2*(t.n+1) > len(t.slots) {
-		t.grow()
+// put returns the FIFO of k, adding k with an empty FIFO if it is absent:
+// the caller then sets its tail, which marks the slot used. The pointer is
+// good until the next put.
+func (t *keyTable) put(k envKey) *fifo {
+	if len(t.slots) > 0 {
+		mask := len(t.slots) - 1
+		for i := t.home(k); ; i = (i + 1) & mask {
+			s := &t.slots[i]
+			if !s.used() {
+				if 2*(t.n+1) <= len(t.slots) {
+					s.key, s.f = k, fifo{}
+					t.n++
+					return &s.f
+				}
+				break // full: grow, then insert
+			}
+			if s.key == k {
+				return &s.f
+			}
+		}
 	}
+	t.grow()
 	mask := len(t.slots) - 1
 	i := t.home(k)
 	for t.slots[i].used() {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = keySlot{key: k, f: f}
+	s := &t.slots[i]
+	s.key, s.f = k, fifo{}
 	t.n++
+	return &s.f
 }
 
 // grow drops the empty keys, and doubles the slots unless that left the

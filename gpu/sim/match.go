@@ -116,12 +116,9 @@ func (ix *matchIndex) push(op *Op, k envKey) {
 	}
 	ix.last = id
 	ix.n++
-	switch f := ix.keys.find(k); {
-	case f == nil:
-		ix.keys.insert(k, fifo{id, id})
-	case f.head == 0:
+	if f := ix.keys.put(k); f.head == 0 {
 		f.head, f.tail = id, id
-	default:
+	} else {
 		ix.nodes[f.tail].keyNext = id
 		f.tail = id
 	}
@@ -140,22 +137,30 @@ func (ix *matchIndex) count(k envKey, d int) {
 	}
 }
 
-// head returns the first node of key k, or 0 (none, or its FIFO is empty).
-func (ix *matchIndex) head(k envKey) int32 {
-	if f := ix.keys.find(k); f != nil {
-		return f.head
+// head returns the first node of key k, or 0 (none, or its FIFO is
+// empty), and the key's slot in keys (for take).
+func (ix *matchIndex) head(k envKey) (int32, int) {
+	if i := ix.keys.find(k); i >= 0 {
+		return ix.keys.slots[i].f.head, i
 	}
-	return 0
+	return 0, -1
 }
 
 // take removes node id, the head of its key's FIFO, and returns its op.
-func (ix *matchIndex) take(id int32) *Op {
+// slot is the key's slot in keys, or -1 if the caller does not know it
+// (then the key is the op's): a lookup that found the node passes it on, so
+// that take neither hashes the key again nor reads the op.
+func (ix *matchIndex) take(id int32, slot int) *Op {
 	nd := &ix.nodes[id]
 	op := nd.op
-	k := sendKey(op)
-	if ix.recv {
-		k = recvKey(op)
+	if slot < 0 {
+		k := sendKey(op)
+		if ix.recv {
+			k = recvKey(op)
+		}
+		slot = ix.keys.find(k)
 	}
+	ks := &ix.keys.slots[slot]
 	if nd.prev != 0 {
 		ix.nodes[nd.prev].next = nd.next
 	} else {
@@ -166,8 +171,8 @@ func (ix *matchIndex) take(id int32) *Op {
 	} else {
 		ix.last = nd.prev
 	}
-	ix.keys.find(k).head = nd.keyNext // (0: the key's FIFO is empty)
-	ix.count(k, -1)
+	ks.f.head = nd.keyNext // (0: the key's FIFO is empty)
+	ix.count(ks.key, -1)
 	ix.n--
 	*nd = mnode{next: ix.free}
 	ix.free = id
@@ -237,10 +242,11 @@ func (e *Engine) file(q *matchQueue, op *Op, recv bool) {
 	q.ix.push(op, key(op))
 }
 
-// takeIndexed removes node id from the indexed q and returns its op; an
-// index left empty goes back to the engine for the next queue that grows.
-func (e *Engine) takeIndexed(q *matchQueue, id int32) *Op {
-	op := q.ix.take(id)
+// takeIndexed removes node id, of the key in slot (see take), from the
+// indexed q and returns its op; an index left empty goes back to the engine
+// for the next queue that grows.
+func (e *Engine) takeIndexed(q *matchQueue, id int32, slot int) *Op {
+	op := q.ix.take(id, slot)
 	if q.ix.n == 0 {
 		q.list, q.ix.list = q.ix.list, nil
 		q.ix.reset()
@@ -260,12 +266,12 @@ func (e *Engine) newIndex() *matchIndex {
 }
 
 // postedFor returns the node of the earliest receive of the indexed posted
-// queue that accepts send, or 0.
-func postedFor(ix *matchIndex, send *Op) int32 {
-	best := ix.head(envKey{send.Rank, send.Tag, send.Comm})
+// queue that accepts send, or 0, and its key's slot.
+func postedFor(ix *matchIndex, send *Op) (int32, int) {
+	best, slot := ix.head(envKey{send.Rank, send.Tag, send.Comm})
 	better := func(k envKey) {
-		if id := ix.head(k); id != 0 && (best == 0 || ix.nodes[id].order < ix.nodes[best].order) {
-			best = id
+		if id, i := ix.head(k); id != 0 && (best == 0 || ix.nodes[id].order < ix.nodes[best].order) {
+			best, slot = id, i
 		}
 	}
 	if ix.anySrc > 0 {
@@ -277,14 +283,14 @@ func postedFor(ix *matchIndex, send *Op) int32 {
 	if ix.anyBoth > 0 {
 		better(envKey{trace.AnySource, trace.AnyTag, send.Comm})
 	}
-	return best
+	return best, slot
 }
 
 // takePosted removes and returns the earliest receive of the indexed
 // posted queue q that accepts send, or nil.
 func (e *Engine) takePosted(q *matchQueue, send *Op) *Op {
-	if id := postedFor(q.ix, send); id != 0 {
-		return e.takeIndexed(q, id)
+	if id, slot := postedFor(q.ix, send); id != 0 {
+		return e.takeIndexed(q, id, slot)
 	}
 	return nil
 }
@@ -292,7 +298,8 @@ func (e *Engine) takePosted(q *matchQueue, send *Op) *Op {
 // recvPosted reports whether dst has a posted receive that accepts send.
 func (e *Engine) recvPosted(dst *rank, send *Op) bool {
 	if q := &dst.posted; q.ix != nil {
-		return postedFor(q.ix, send) != 0
+		id, _ := postedFor(q.ix, send)
+		return id != 0
 	}
 	for _, r := range dst.posted.list {
 		if envelopeMatches(send, r) {
@@ -303,23 +310,24 @@ func (e *Engine) recvPosted(dst *rank, send *Op) bool {
 }
 
 // unexpectedFor returns the node of the earliest send of the indexed
-// unexpected queue that recv (a receive or a probe) accepts, or 0.
-func unexpectedFor(ix *matchIndex, recv *Op) int32 {
+// unexpected queue that recv (a receive or a probe) accepts, or 0, and its
+// key's slot when known (else -1: see take).
+func unexpectedFor(ix *matchIndex, recv *Op) (int32, int) {
 	k := recvKey(recv)
 	if k.src == noSource {
-		return 0
+		return 0, -1
 	}
 	if k.src != trace.AnySource && k.tag != trace.AnyTag {
 		return ix.head(k)
 	}
-	return ix.walk(recv)
+	return ix.walk(recv), -1
 }
 
 // takeUnexpected removes and returns the earliest send of the indexed
 // unexpected queue q that recv accepts, or nil.
 func (e *Engine) takeUnexpected(q *matchQueue, recv *Op) *Op {
-	if id := unexpectedFor(q.ix, recv); id != 0 {
-		return e.takeIndexed(q, id)
+	if id, slot := unexpectedFor(q.ix, recv); id != 0 {
+		return e.takeIndexed(q, id, slot)
 	}
 	return nil
 }
@@ -336,7 +344,7 @@ func probeMatch(rk *rank, probe *Op) *Op {
 		}
 		return nil
 	}
-	if id := unexpectedFor(q.ix, probe); id != 0 {
+	if id, _ := unexpectedFor(q.ix, probe); id != 0 {
 		return q.ix.nodes[id].op
 	}
 	return nil

@@ -366,3 +366,27 @@ func TestRetireAnyOrder(t *testing.T) {
 		t.Fatalf("all retired, yet active has %d (head %d)", len(rk.active), rk.activeHead)
 	}
 }
+
+// TestActiveStaysBoundedWithOneLeft: a rank that always has a request
+// left active (each waited after the next is made) never retires all of
+// them at once, yet its active list stays a few entries long: a full list,
+// mostly retired, moves its rest to the front rather than growing.
+func TestActiveStaysBoundedWithOneLeft(t *testing.T) {
+	e := New(Config{Ranks: 1})
+	rk := &e.ranks[0]
+	var prev *Op
+	for range 10000 {
+		op := e.NewOp(0, trace.OpIsend)
+		e.NewRequest(op)
+		if prev != nil {
+			e.retire(rk, prev)
+		}
+		prev = op
+	}
+	if c := cap(rk.active); c > 16 {
+		t.Fatalf("active list grew to capacity %d for one request left", c)
+	}
+	if live := rk.active[rk.activeHead:]; len(live) != 1 || live[0] != prev {
+		t.Fatalf("active holds %d requests past its head, want the last one", len(live))
+	}
+}

@@ -20,7 +20,21 @@ func (e *Engine) NewRequest(op *Op) {
 	rk := &e.ranks[op.Rank]
 	rk.nextReq++
 	op.Req = rk.nextReq
+	if len(rk.active) == cap(rk.active) && 2*rk.activeHead > len(rk.active) {
+		rk.compactActive()
+	}
 	rk.active = append(rk.active, op)
+}
+
+// compactActive moves the requests not retired to the front of a full
+// active list that is mostly retired, instead of growing it: so a rank
+// whose requests never all retire at once does not grow the list forever.
+// (Here, not in retire: requests are mostly waited in the order made, all
+// of them, and then the list starts over without a move.)
+func (rk *rank) compactActive() {
+	n := copy(rk.active, rk.active[rk.activeHead:])
+	clear(rk.active[n:])
+	rk.active, rk.activeHead = rk.active[:n], 0
 }
 
 // PostSend posts a send op at the rank's clock. It never blocks; a blocking

@@ -82,7 +82,7 @@ func (q *eventQueue) minTime() int64 {
 func (q *eventQueue) add(t int64, tie, ref uint64) {
 	k := timeKey(t)
 	g0, g1 := &q.g[0], &q.g[1]
-	switch {
+	switch { // (toGroup's test, inline: the common case)
 	case g0.n > 0 && g0.key == k && g0.n < g0.room:
 		g0.insert(tie, ref)
 		return
@@ -97,6 +97,12 @@ func (q *eventQueue) add(t int64, tie, ref uint64) {
 		return
 	case q.hasFront && before(&x, &q.front) != 0:
 		x, q.front = q.front, x
+		// The front it displaces may be of a group's time: there, not in
+		// a second group of that time, which would leave the next time
+		// (a ring's) no group but the heap.
+		if q.toGroup(x.key, x.tie, x.ref) {
+			return
+		}
 	}
 	switch {
 	case g0.n == 0:
@@ -108,6 +114,21 @@ func (q *eventQueue) add(t int64, tie, ref uint64) {
 	default:
 		q.heapPush(x)
 	}
+}
+
+// toGroup inserts an entry of time key k in the group of that time, if one
+// has it and room, and says whether it did.
+func (q *eventQueue) toGroup(k, tie, ref uint64) bool {
+	g0, g1 := &q.g[0], &q.g[1]
+	switch {
+	case g0.n > 0 && g0.key == k && g0.n < g0.room:
+		g0.insert(tie, ref)
+		return true
+	case g1.n > 0 && g1.key == k && g1.n < g1.room:
+		g1.insert(tie, ref)
+		return true
+	}
+	return false
 }
 
 // next removes the earliest entry; the queue must not be empty.
@@ -165,6 +186,10 @@ func (q *eventQueue) take(slot uint32) *Op {
 // 1024 ranks falls due at one time: a million completions, a few per bucket
 // at the most buckets (a heap of them costs twice the instructions, and a
 // cache miss per level).
+//
+// A bucket's least entry lives in the bucket itself, and only the others
+// in chained nodes: most buckets hold one entry or none, so an insert or a
+// pop mostly touches the bucket and the bitmap alone.
 type tieGroup struct {
 	key uint64 // the time, as timeKey
 	n   int32
@@ -172,21 +197,29 @@ type tieGroup struct {
 	minTie, minB uint64
 	shift        uint8 // 64 - log2(len(heads))
 	// The bitmap has two levels up to 64*64 buckets: bit w of summary says
-	// mid[w] != 0, bit k of mid[w] says heads[w<<6|k] != 0. Past that, leaf
+	// mid[w] != 0, bit k of mid[w] says heads[w<<6|k] is used. Past that, leaf
 	// is set and adds a third: bit i of summary says mid[i] != 0, bit j of
-	// mid[i] says leaf[i<<6|j] != 0, bit k of leaf[w] says heads[w<<6|k] != 0.
+	// mid[i] says leaf[i<<6|j] != 0, bit k of leaf[w] says heads[w<<6|k] is used.
 	// (A ring's groups stay on two levels: a few instructions less a pop.)
 	summary uint64
 	mid     [64]uint64
 	leaf    []uint64
-	heads   []int32 // first node of each bucket (an index into nodes; 0 = none)
-	nodes   []tieNode
-	freeID  int32 // a free node, chained through next
+	heads   []tieHead
+	nodes   []tieNode // the rest of each bucket (node 0 stands for none)
+	freeID  int32     // a free node, chained through next
 	// most bounds the buckets (maxBuckets; a test sets fewer), and room,
 	// 8 times it, the entries: past it, buckets would hold long chains, and
 	// more entries of its time go to the heap instead.
 	most int
 	room int32
+}
+
+// tieHead is a bucket: its least entry, if used, and the chain of the
+// others in tie order (0: none).
+type tieHead struct {
+	tie, ref uint64
+	chain    int32
+	used     bool
 }
 
 type tieNode struct {
@@ -203,49 +236,66 @@ func (g *tieGroup) insert(tie, ref uint64) {
 	if int(g.n) >= len(g.heads) {
 		g.grow()
 	}
-	id := g.freeID
-	if id != 0 {
-		g.freeID = g.nodes[id].next
+	b := tie >> g.shift
+	if h := &g.heads[b]; !h.used {
+		h.tie, h.ref, h.used = tie, ref, true
+		g.mark(b)
 	} else {
-		id = int32(len(g.nodes))
-		g.nodes = append(g.nodes, tieNode{})
+		g.chain(h, tie, ref)
 	}
-	nd := &g.nodes[id]
-	nd.tie, nd.ref = tie, ref
-	b := g.link(id)
 	if g.n == 0 || tie < g.minTie {
 		g.minTie, g.minB = tie, b
 	}
 	g.n++
 }
 
-// link puts node id into its bucket, after the nodes of smaller or equal
-// ties, and returns the bucket.
-func (g *tieGroup) link(id int32) uint64 {
-	nodes := g.nodes
-	tie := nodes[id].tie
-	b := tie >> g.shift
-	p := &g.heads[b]
-	if *p == 0 {
-		w := b >> 6
-		if g.leaf == nil {
-			g.mid[w&63] |= 1 << (b & 63)
-			g.summary |= 1 << (w & 63)
-		} else {
-			if g.leaf[w] == 0 {
-				i := (w >> 6) & 63
-				g.mid[i] |= 1 << (w & 63)
-				g.summary |= 1 << i
-			}
-			g.leaf[w] |= 1 << (b & 63)
-		}
+// chain adds an entry to the used bucket h, after its entries of smaller
+// or equal ties.
+func (g *tieGroup) chain(h *tieHead, tie, ref uint64) {
+	if tie < h.tie {
+		// The new least: the old one moves to the front of the chain.
+		id := g.node(h.tie, h.ref)
+		g.nodes[id].next = h.chain
+		h.chain = id
+		h.tie, h.ref = tie, ref
+		return
 	}
+	id := g.node(tie, ref)
+	nodes := g.nodes
+	p := &h.chain
 	for *p != 0 && nodes[*p].tie <= tie {
 		p = &nodes[*p].next
 	}
 	nodes[id].next = *p
 	*p = id
-	return b
+}
+
+// node returns a free node holding (tie, ref).
+func (g *tieGroup) node(tie, ref uint64) int32 {
+	id := g.freeID
+	if id != 0 {
+		g.freeID = g.nodes[id].next
+		g.nodes[id] = tieNode{tie: tie, ref: ref}
+		return id
+	}
+	g.nodes = append(g.nodes, tieNode{tie: tie, ref: ref})
+	return int32(len(g.nodes) - 1)
+}
+
+// mark sets bucket b's bits in the bitmap.
+func (g *tieGroup) mark(b uint64) {
+	w := b >> 6
+	if g.leaf == nil {
+		g.mid[w&63] |= 1 << (b & 63)
+		g.summary |= 1 << (w & 63)
+		return
+	}
+	if g.leaf[w] == 0 {
+		i := (w >> 6) & 63
+		g.mid[i] |= 1 << (w & 63)
+		g.summary |= 1 << i
+	}
+	g.leaf[w] |= 1 << (b & 63)
 }
 
 // first returns the first non-empty bucket; the group must not be empty.
@@ -261,17 +311,19 @@ func (g *tieGroup) first() uint64 {
 // pop removes the entry of the least tie and returns its ref.
 func (g *tieGroup) pop() uint64 {
 	b := g.minB
-	id := g.heads[b]
-	nd := &g.nodes[id]
-	next := nd.next
-	g.heads[b] = next
-	nd.next = g.freeID
-	g.freeID = id
+	h := &g.heads[b]
+	ref := h.ref
 	g.n--
-	if next != 0 {
-		g.minTie = g.nodes[next].tie // the bucket is sorted: its next is the least
-		return nd.ref
+	if id := h.chain; id != 0 {
+		// The chain's first is the bucket's next least, and the group's.
+		nd := &g.nodes[id]
+		h.tie, h.ref, h.chain = nd.tie, nd.ref, nd.next
+		nd.next = g.freeID
+		g.freeID = id
+		g.minTie = h.tie
+		return ref
 	}
+	h.used = false
 	w := b >> 6
 	if g.leaf == nil {
 		// Two levels: first's work inline, without its test of leaf.
@@ -281,9 +333,9 @@ func (g *tieGroup) pop() uint64 {
 		if g.n > 0 {
 			w = uint64(bits.TrailingZeros64(g.summary))
 			g.minB = w<<6 | uint64(bits.TrailingZeros64(g.mid[w&63]))
-			g.minTie = g.nodes[g.heads[g.minB]].tie
+			g.minTie = g.heads[g.minB].tie
 		}
-		return nd.ref
+		return ref
 	}
 	if g.leaf[w] &^= 1 << (b & 63); g.leaf[w] == 0 {
 		i := (w >> 6) & 63
@@ -293,42 +345,46 @@ func (g *tieGroup) pop() uint64 {
 	}
 	if g.n > 0 {
 		g.minB = g.first()
-		g.minTie = g.nodes[g.heads[g.minB]].tie
+		g.minTie = g.heads[g.minB].tie
 	}
-	return nd.ref
+	return ref
 }
 
-// grow doubles the buckets (up to most) and relinks the entries.
+// grow doubles the buckets (up to most) and places the entries again.
 func (g *tieGroup) grow() {
 	if g.heads == nil {
 		if g.most == 0 {
 			g.most = maxBuckets
 		}
 		g.room = int32(8 * g.most)
-		g.heads = make([]int32, minBuckets)
-		g.nodes = make([]tieNode, 1, minBuckets+1) // node 0 stands for none
+		g.heads = make([]tieHead, minBuckets)
+		g.nodes = make([]tieNode, 1, minBuckets/2+1) // node 0 stands for none
 		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))
 		return
 	}
 	if len(g.heads) >= g.most {
 		return // chains grow instead (up to 8 times most entries)
 	}
-	old := g.heads
-	g.heads = make([]int32, 2*len(old))
+	old, oldNodes := g.heads, g.nodes
+	g.heads = make([]tieHead, 2*len(old))
+	g.nodes = make([]tieNode, 1, cap(oldNodes))
+	g.freeID = 0
 	if len(g.heads) > 64*64 {
 		g.leaf = make([]uint64, len(g.heads)/64)
 	}
 	g.mid, g.summary = [64]uint64{}, 0
 	g.shift--
-	for _, id := range old {
-		for id != 0 {
-			next := g.nodes[id].next
-			g.link(id)
-			id = next
+	g.n = 0
+	for i := range old {
+		h := &old[i]
+		if !h.used {
+			continue
 		}
-	}
-	if g.n > 0 {
-		g.minB = g.first()
+		// In tie order: each lands last in its new bucket.
+		g.insert(h.tie, h.ref)
+		for id := h.chain; id != 0; id = oldNodes[id].next {
+			g.insert(oldNodes[id].tie, oldNodes[id].ref)
+		}
 	}
 }
 

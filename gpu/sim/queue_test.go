@@ -137,3 +137,26 @@ func TestEventQueueManyAtOneTime(t *testing.T) {
 		t.Fatalf("the queue is empty, the oracle holds %d", len(oracle.h))
 	}
 }
+
+// TestEventQueueFrontJoinsItsGroup: an entry that displaces the front
+// sends the old front to the group of its time, not to a second group of
+// that time; so a ring in step, whose entries are of two times at once (the
+// one being processed and the next), keeps them all out of the heap.
+func TestEventQueueFrontJoinsItsGroup(t *testing.T) {
+	var q eventQueue
+	q.add(20, 500, 1) // the front
+	q.add(20, 600, 2) // a group of time 20
+	q.add(10, 900, 3) // an earlier entry displaces the front, which joins that group
+	q.add(30, 100, 4) // the next time: the other group
+	q.add(30, 200, 5)
+	if len(q.h) != 0 {
+		t.Fatalf("the heap holds %d entries, want none", len(q.h))
+	}
+	var got []uint64
+	for q.len() > 0 {
+		got = append(got, q.next().ref)
+	}
+	if want := []uint64{3, 1, 2, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+}
