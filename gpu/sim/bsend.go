@@ -17,8 +17,8 @@ import (
 // started Bsend_init: Mode Buffered) needs its bytes plus the overhead
 // (MPI_BSEND_OVERHEAD; Config.BsendOverhead) of that space from its post
 // until it is transmitted: until its transfer to the receive that took it
-// is done (transferDone). A message never received holds its space for
-// ever. A buffered send whose need does not fit beside the messages still
+// is done (transferDone), or a Cancel withdrew it. A message never
+// received holds its space for ever. A buffered send whose need does not fit beside the messages still
 // held is a BsendBuffer finding; its message is sent all the same, holding
 // nothing, so that what follows is judged as it ran. A detach blocks its
 // rank until every buffered message of the rank is transmitted: a detach
@@ -147,10 +147,11 @@ func (e *Engine) bsendMessage(op *Op, b *bsendRank, need int64) string {
 		head, b.size-b.held, b.size, len(b.pending), b.held)
 }
 
-// bsendDelivered frees the space of buffered send s, whose transfer is
-// done, and releases a detach that waited for it last. The stand-in op
+// bsendFreed frees the space of buffered send s, whose transfer is done
+// (or which a Cancel withdrew), and releases a detach that waited for it
+// last. The stand-in op
 // completes without the Observer: it is no call of the program.
-func (e *Engine) bsendDelivered(s *Op) {
+func (e *Engine) bsendFreed(s *Op) {
 	b := &e.bsend.ranks[s.Rank]
 	for i, sh := range b.pending {
 		if sh.match != s {

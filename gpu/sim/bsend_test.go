@@ -168,3 +168,14 @@ func TestBsendDoubleAttach(t *testing.T) {
 	e = sim.New(sim.Config{Ranks: 1})
 	runClean(t, e, [][]call{{attach(64, nil), detach(nil), attach(128, nil), detach(nil)}})
 }
+
+// TestBsendCancelledFreesSpace: an Ibsend nobody receives, cancelled,
+// gives its space back: the next Bsend fits and the detach returns.
+func TestBsendCancelledFreesSpace(t *testing.T) {
+	var ib *sim.Op
+	e := sim.New(sim.Config{Ranks: 2, BsendOverhead: 100})
+	runClean(t, e, [][]call{
+		{attach(108, nil), isendReq(trace.OpIbsend, sim.Buffered, 1, 99, &ib), cancelReq(&ib), waitReq(&ib), bsend(1, 0), detach(nil)},
+		{recv(0, 0, 0)},
+	})
+}

@@ -333,7 +333,7 @@ func (e *Engine) transferDone(r *Op) {
 	}
 	s.delivered = true
 	if e.bsend != nil && s.Mode == Buffered {
-		e.bsendDelivered(s) // bsend.go
+		e.bsendFreed(s) // bsend.go
 	}
 	e.complete(r, e.now)
 	e.complete(s, e.now)
