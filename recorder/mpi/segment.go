@@ -226,17 +226,18 @@ type segHeader struct {
 	ErrCall    uint32
 	ErrPC      uint64
 	ErrModule  uint32
-	// BsendOverhead is the MPI's MPI_BSEND_OVERHEAD, from a shim that
-	// records MPI_Buffer_attach/detach (0 before: the header's padding).
+	Library    string
+	Error      string
+	ErrName    string // the failed MPI function when the shim does not record it (ErrCall 0)
+	PollFrom   uint64
+	PollTo     uint64
+	CurSite    uint32 // version 3: site id of the current call (0 = none)
+	ErrSite    uint32 // version 3: site id of the error
+	Devices    string // version 3, Python recorder: the devices of the rank's tensors ("cpu", "cpu,cuda:0")
+
+	// BsendOverhead is the MPI's MPI_BSEND_OVERHEAD (at 124), from a shim
+	// that records MPI_Buffer_attach/detach (0 before: padding).
 	BsendOverhead uint32
-	Library       string
-	Error         string
-	ErrName       string // the failed MPI function when the shim does not record it (ErrCall 0)
-	PollFrom      uint64
-	PollTo        uint64
-	CurSite       uint32 // version 3: site id of the current call (0 = none)
-	ErrSite       uint32 // version 3: site id of the error
-	Devices       string // version 3, Python recorder: the devices of the rank's tensors ("cpu", "cpu,cuda:0")
 }
 
 func cstring(b []byte) string {
