@@ -52,6 +52,14 @@
 //     op completes at once, Status.Cancelled; else it completes normally.
 //     The request must still be waited. (TestRequestCancel,
 //     TestRequestCancelledNeverWaited; the rules: gpu/sim/cancel.go)
+//   - Rank.BufferAttach / BufferDetach (MPI_Buffer_attach/detach): from a
+//     rank's first attach on, a Bsend must fit, with its rank's buffered
+//     messages not yet received, in the attached bytes (no overhead), else
+//     bsend-buffer; a detach waits until they are received (never: a hang);
+//     a second attach is an invalid call. A rank that never attaches keeps
+//     Bsend unlimited, as before. (TestBufferAttachBsend,
+//     TestBufferDetachBlocks, TestBufferAttachTwice; the rules:
+//     gpu/sim/bsend.go)
 //   - Sendrecv posts both halves at once. A rank returning from its function
 //     is Finalize: what it left pending is reported; sends nobody received
 //     are unmatched-send. (TestSendrecvPostsBothHalves, TestUnmatchedSendAtFinalize)

@@ -57,7 +57,7 @@ func (c *Collector) SetHeader(f func(*trace.Header)) { f(&c.hdr) }
 
 // Config is the replay configuration of the collected run.
 func (c *Collector) Config() Config {
-	return Config{Seed: c.hdr.Seed, EagerLimit: c.hdr.EagerLimit, Latency: c.hdr.LatencyNS, Bandwidth: c.hdr.BandwidthBps}
+	return Config{Seed: c.hdr.Seed, EagerLimit: c.hdr.EagerLimit, Latency: c.hdr.LatencyNS, Bandwidth: c.hdr.BandwidthBps, BsendOverhead: c.hdr.BsendOverhead}
 }
 
 // Signature identifies the collected run by what its ranks called, in

@@ -50,6 +50,9 @@ type Config struct {
 	// Force, if set, restricts one AnySource receive to one sender when it
 	// is matched (see ForcedMatch); Check enumerates alternatives this way.
 	Force *ForcedMatch
+	// BsendOverhead is the trace's (trace.Header.BsendOverhead): set, every
+	// rank's buffered sends are checked against its attached space.
+	BsendOverhead int64
 }
 
 // Outcome is what one replay did.
@@ -279,7 +282,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		d.late.init()
 		obs = (*transfers)(d)
 	}
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead})
 	for i := range d.ranks {
 		c := &d.ranks[i]
 		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]
@@ -589,6 +592,8 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 		return true, nil
 	case trace.OpCancel:
 		return d.cancel(r, c, ev, store) // cancel.go
+	case trace.OpBufferAttach, trace.OpBufferDetach:
+		return d.buffer(r, c, ev), nil // bsend.go
 	case trace.OpCompute:
 		call := d.msgOp(r, ev)
 		d.hold(c, call)

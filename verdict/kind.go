@@ -28,6 +28,7 @@ const (
 	BufferOverlap    Kind = "buffer-overlap"
 	RequestLeak      Kind = "request-leak"
 	RecvBufferWrite  Kind = "recv-buffer-write"
+	BsendBuffer      Kind = "bsend-buffer"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -85,6 +86,8 @@ var kindTable = [...]KindInfo{
 		"MPI_Request_free every persistent request once it is no longer started"},
 	{RecvBufferWrite, "the program wrote a receive buffer while its receive was pending (after the Irecv, MPI_Start or stream recv, before the Wait, Test or Synchronize that retires it): the write or the message is lost", []string{DoorLive, DoorMerge, DoorHarness},
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
+	{BsendBuffer, "a buffered send (Bsend, Ibsend, a started Bsend_init) did not fit in the space the rank attached (MPI_Buffer_attach) with its buffered messages not yet transmitted, or no space was attached", []string{DoorLive, DoorReplay, DoorHarness},
+		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

@@ -38,6 +38,9 @@ func (e *Engine) Cancel(call *Op, op *Op) {
 		case op.Kind.IsSend() && op.stream == nil && !op.Dropped && op.Peer >= 0 && op.Peer < len(e.ranks):
 			if e.withdrawSend(&e.ranks[op.Peer], op) {
 				e.cancelled(op, t)
+				if e.bsend != nil && op.Mode == Buffered {
+					e.bsendFreed(op) // its buffer space too (bsend.go)
+				}
 			}
 		}
 	}

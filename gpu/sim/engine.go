@@ -30,6 +30,10 @@ type Config struct {
 	PollLimit int
 	// Observer, if set, sees every op when it is posted and when it completes.
 	Observer Observer
+	// BsendOverhead, when set, checks every rank's buffered sends against
+	// its attached space from the start, each message needing this much
+	// beyond its bytes (see bsend.go).
+	BsendOverhead int64
 }
 
 // Observer is told about ops as the engine processes them (the recorder is one).
@@ -150,6 +154,7 @@ type Engine struct {
 	// counts the parked ranks (see livelock.go).
 	pollLimit int
 	nParked   int
+	bsend     *bsendState // attached buffers (bsend.go); nil until used
 }
 
 // The sizes of op slabs.
@@ -194,6 +199,9 @@ func New(cfg Config) *Engine {
 		rk.id = i
 		rk.posted.list, rk.unexpected.list, rk.active = rk.postedBuf[:0], rk.unexpectedBuf[:0], rk.activeBuf[:0]
 		e.pushResume(0, i)
+	}
+	if cfg.BsendOverhead > 0 {
+		e.bsendOn()
 	}
 	return e
 }

@@ -79,6 +79,9 @@ func (e *Engine) postSend(op *Op, t int64) {
 		// NCCL sends block the stream until the peer's recv runs: never eager.
 	case op.Mode == Buffered:
 		op.eager = true
+		if e.bsend != nil {
+			e.bsendPost(op) // bsend.go
+		}
 	case op.Mode == Synchronous:
 		// completes at the transfer's end, once the receive has started
 	case op.Mode == Ready:
@@ -343,6 +346,9 @@ func (e *Engine) transferDone(r *Op) {
 		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))
 	}
 	s.delivered = true
+	if e.bsend != nil && s.Mode == Buffered {
+		e.bsendFreed(s) // bsend.go
+	}
 	e.complete(r, e.now)
 	e.complete(s, e.now)
 	if s.released {

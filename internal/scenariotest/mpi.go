@@ -482,6 +482,25 @@ var MPIScenarios = []MPIScenario{
 			find("", verdict.MissingWait, []int{0}, "irecv"),
 		}},
 	{Name: "cancel-nowait-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "cancel-nowait"},
+
+	// bsend-noattach: MPI_Bsend with no buffer attached (MPI-3.1 sec. 3.6):
+	// bsend-buffer on rank 0 at the Bsend, as recorded (Open MPI lets it
+	// through); before MPI_Buffer_attach was recorded, no findings.
+	{Name: "bsend-noattach", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BsendBuffer, []int{0}, "bsend"),
+		Check: []MPIVerdict{
+			find("", verdict.BsendBuffer, []int{0}, "bsend"),
+		}},
+	{Name: "bsend-noattach-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "bsend-noattach"},
+	// bsend-overflow: space for one message attached, two in flight (the
+	// receiver receives after a barrier): the second Bsend does not fit
+	// beside the first, not yet transmitted; the finding names the attach.
+	{Name: "bsend-overflow", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BsendBuffer, []int{0}, "bsend", "attach"),
+		Check: []MPIVerdict{
+			find("", verdict.BsendBuffer, []int{0}, "bsend", "attach"),
+		}},
+	{Name: "bsend-overflow-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "bsend-overflow"},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

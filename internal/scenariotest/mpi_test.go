@@ -18,6 +18,7 @@ var knownKinds = []verdict.Kind{
 	verdict.Deadlock, verdict.Hang, verdict.UnmatchedSend, verdict.Truncation, verdict.TypeMismatch, verdict.CountMismatch,
 	verdict.CorruptedData, verdict.InFlightMutation, verdict.MissingWait, verdict.ReadyWithoutRecv, verdict.MessageRace,
 	verdict.UnsafeBuffering, verdict.InvalidCall, verdict.BufferOverlap, verdict.RequestLeak, verdict.RecvBufferWrite,
+	verdict.BsendBuffer,
 }
 
 // TestMPIScenarioTable checks the table against itself and the sources, and

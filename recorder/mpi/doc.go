@@ -108,6 +108,10 @@
 // Cancel of an active request to OpCancel over it; whether the cancel took
 // (MPI_Test_cancelled of the completion's status) is the Flag of the
 // cancelled op's Done event, whose status then names no source.
+// Buffer_attach to OpBufferAttach with Count and Bytes = the size attached,
+// Buffer_detach to OpBufferDetach (call codes 41 and 42, counted only
+// before); the header's MPI_BSEND_OVERHEAD (the segment header's former
+// padding at 124) becomes trace.Header.BsendOverhead, which says so.
 // Calls with MPI_PROC_NULL, and waits on nothing else, are left out. A gap
 // over 1 us between a rank's calls becomes an OpCompute of that duration.
 //

@@ -209,6 +209,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		if hdr.EagerLimit == 0 {
 			hdr.EagerLimit = s.hdr.Eager
 		}
+		hdr.BsendOverhead = max(hdr.BsendOverhead, int64(s.hdr.BsendOverhead))
 	}
 	if strings.HasPrefix(hdr.Backend, "Open MPI") {
 		if hdr.EagerLimit == 0 {
@@ -658,7 +659,8 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 		switch rd.op[i] {
 		case trace.OpBarrier:
 			ev.Peer, ev.Tag = 0, 0
-		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree, trace.OpCancel:
+		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree, trace.OpCancel,
+			trace.OpBufferAttach, trace.OpBufferDetach:
 			ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
 		}
 		if !rd.op[i].IsSend() {

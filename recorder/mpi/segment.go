@@ -234,6 +234,10 @@ type segHeader struct {
 	CurSite    uint32 // version 3: site id of the current call (0 = none)
 	ErrSite    uint32 // version 3: site id of the error
 	Devices    string // version 3, Python recorder: the devices of the rank's tensors ("cpu", "cpu,cuda:0")
+
+	// BsendOverhead is the MPI's MPI_BSEND_OVERHEAD (at 124), from a shim
+	// that records MPI_Buffer_attach/detach (0 before: padding).
+	BsendOverhead uint32
 }
 
 func cstring(b []byte) string {
@@ -282,6 +286,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	h.ErrCall = le.Uint32(b[108:])
 	h.ErrPC = le.Uint64(b[112:])
 	h.ErrModule = le.Uint32(b[120:])
+	h.BsendOverhead = le.Uint32(b[124:])
 	h.Library = cstring(b[128:384])
 	h.Error = cstring(b[384:896])
 	h.ErrName = cstring(b[896:960])

@@ -52,8 +52,8 @@ func TestShimConstants(t *testing.T) {
 		"OP_WAITANY": int(trace.OpWaitany), "OP_TEST": int(trace.OpTest), "OP_TESTALL": int(trace.OpTestall),
 		"OP_FREE": int(trace.OpFree), "OP_SENDRECV": int(trace.OpSendrecv), "OP_FINALIZE": int(trace.OpFinalize),
 		"OP_BARRIER": int(trace.OpBarrier), "OP_PROBE": int(trace.OpProbe), "OP_IPROBE": int(trace.OpIprobe),
-		"OP_CANCEL": int(trace.OpCancel),
-		"DT_NONE":   int(trace.DtypeNone), "DT_U8": int(trace.Uint8), "DT_I32": int(trace.Int32), "DT_I64": int(trace.Int64),
+		"OP_CANCEL": int(trace.OpCancel), "OP_BUFFER_ATTACH": int(trace.OpBufferAttach), "OP_BUFFER_DETACH": int(trace.OpBufferDetach),
+		"DT_NONE": int(trace.DtypeNone), "DT_U8": int(trace.Uint8), "DT_I32": int(trace.Int32), "DT_I64": int(trace.Int64),
 		"DT_F32": int(trace.Float32), "DT_F64": int(trace.Float64), "DT_OPAQUE": int(trace.Opaque),
 	}
 	for i, m := range hashModes {

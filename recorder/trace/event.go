@@ -43,6 +43,11 @@ const (
 	// request is still completed by a Wait, Test or Free; whether the
 	// cancellation took is on that op's own Done event (Flag).
 	OpCancel
+	// OpBufferAttach attaches Count bytes of buffer space for the rank's
+	// buffered sends (MPI_Buffer_attach); OpBufferDetach takes it back,
+	// once every buffered message is transmitted (MPI_Buffer_detach).
+	OpBufferAttach
+	OpBufferDetach
 	opCount
 )
 
@@ -54,6 +59,7 @@ var opNames = [...]string{
 	OpStreamSend: "Stream.Send", OpStreamRecv: "Stream.Recv", OpSynchronize: "Stream.Synchronize",
 	OpGroupStart: "GroupStart", OpGroupEnd: "GroupEnd", OpCompute: "Compute", OpFinalize: "Finalize",
 	OpBarrier: "Barrier", OpProbe: "Probe", OpIprobe: "Iprobe", OpCancel: "Cancel",
+	OpBufferAttach: "Buffer_attach", OpBufferDetach: "Buffer_detach",
 }
 
 // String returns the API name of the op, such as "Isend" or "Stream.Recv".
@@ -256,6 +262,14 @@ type Header struct {
 	BandwidthBps  float64  `json:"bandwidth_bytes_per_s"`
 	Seed          uint64   `json:"seed"`
 	HashMode      string   `json:"hash"` // full, sample, off
+	// BsendOverhead is MPI_BSEND_OVERHEAD, the bytes a buffered message
+	// needs on top of its packed size, in MPI traces whose recorder records
+	// MPI_Buffer_attach and MPI_Buffer_detach (OpBufferAttach): nonzero
+	// says so, and then every rank's buffered sends are checked against
+	// its attached space from its start. 0 in older traces: a rank's
+	// buffered sends are checked only once it attaches (as the gpu
+	// runtime's, whose messages need no overhead).
+	BsendOverhead int64 `json:"bsend_overhead,omitempty"`
 	// HashAlgo is the function of the payload hashes (HashXXH64,
 	// HashXXH3); "" in traces written before it was recorded: HashXXH64.
 	// Read it through HashAlgorithm.

@@ -47,7 +47,8 @@ enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 enum {
     OP_SEND = 1, OP_SSEND, OP_BSEND, OP_RSEND, OP_RECV, OP_ISEND, OP_ISSEND, OP_IBSEND, OP_IRSEND,
     OP_IRECV, OP_WAIT, OP_WAITALL, OP_WAITANY, OP_TEST, OP_TESTALL, OP_FREE, OP_SENDRECV,
-    OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27, OP_CANCEL = 28
+    OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27, OP_CANCEL = 28,
+    OP_BUFFER_ATTACH = 29, OP_BUFFER_DETACH = 30
 };
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
@@ -89,7 +90,8 @@ struct seg_hdr {
     int32_t err_class;
     uint32_t err_call;
     uint64_t err_pc;
-    uint32_t err_module, pad;
+    uint32_t err_module;
+    uint32_t bsend_overhead; /* MPI_BSEND_OVERHEAD: nonzero says Buffer_attach/detach are recorded (was padding) */
     char library[256];
     char error[512];
     char err_name[64]; /* the MPI function that failed, when not a recorded call (err_call 0) */
@@ -1262,6 +1264,7 @@ static void start(int thread_level) {
     if (hm && strcmp(hm, "sample") == 0) hash_mode = HASH_SAMPLE;
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
     hdr->hash_mode = hash_mode;
+    hdr->bsend_overhead = MPI_BSEND_OVERHEAD;
     watch_init(thread_level);
     set_state(ST_RUNNING);
     /* The header is valid from here on (a monitor may read it; a rank killed
@@ -1367,13 +1370,57 @@ int MPI_Comm_size(MPI_Comm comm, int *size) {
     if (!PASS) count_call();
     return PMPI_Comm_size(comm, size);
 }
+
+/* ---- the buffer of buffered sends ---- */
+/* MPI_Buffer_attach records a Buffer_attach op whose count and bytes are the
+ * size attached; MPI_Buffer_detach a Buffer_detach op (it blocks until the
+ * rank's buffered messages are transmitted), whose done's count is the size
+ * handed back. The replay checks buffered sends against the space
+ * (gpu/sim/bsend.go); the header's bsend_overhead says the trace records
+ * them. */
 int MPI_Buffer_attach(void *buf, int size) {
-    if (!PASS) count_call();
-    return PMPI_Buffer_attach(buf, size);
+    if (PASS) return PMPI_Buffer_attach(buf, size);
+    uintptr_t pc = PC();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_BUFFER_ATTACH, pc, mod);
+    struct rec *r = post(C_BUFFER_ATTACH, OP_BUFFER_ATTACH, pc, mod, tnow(), 0);
+    uint32_t seq = 0;
+    int ok = r != NULL;
+    if (r) { r->count = r->bytes = size; seq = r->seq; rec_commit(r); }
+    unlock();
+    depth++;
+    int rc = PMPI_Buffer_attach(buf, size);
+    depth--;
+    lock();
+    watch_exit();
+    if (ok && (r = done(C_BUFFER_ATTACH, seq, 0))) rec_commit(r);
+    unlock();
+    return rc;
 }
 int MPI_Buffer_detach(void *buf, int *size) {
-    if (!PASS) count_call();
-    return PMPI_Buffer_detach(buf, size);
+    if (PASS) return PMPI_Buffer_detach(buf, size);
+    uintptr_t pc = PC();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_BUFFER_DETACH, pc, mod);
+    struct rec *r = post(C_BUFFER_DETACH, OP_BUFFER_DETACH, pc, mod, tnow(), 0);
+    uint32_t seq = 0;
+    int ok = r != NULL;
+    if (r) { seq = r->seq; rec_commit(r); }
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    int rc = PMPI_Buffer_detach(buf, size);
+    depth--;
+    lock();
+    watch_exit();
+    if (ok && (r = done(C_BUFFER_DETACH, seq, 0))) rec_commit(r);
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
 }
 
 /* ---- communicators ---- */
