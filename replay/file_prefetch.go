@@ -249,7 +249,14 @@ func fillShort(b *batch, c *trace.Cursor, f *doneFilter) bool {
 	short, n := b.short, b.n
 	defer func() { b.n = n }()
 	for n < len(short) {
-		ev := c.NextRef()
+		// While no Done event is kept, none is decoded in full (but the
+		// one kept as the 256th in a row).
+		var ev *trace.Event
+		if f.dropsDone() && skipped < math.MaxUint8 {
+			ev = c.NextRefBrief()
+		} else {
+			ev = c.NextRef()
+		}
 		if ev == nil {
 			if skipped > 0 {
 				short[n] = event{seq: lastSeq, op: lastOp, flags: eventDone, skipped: skipped - 1}

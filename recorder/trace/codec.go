@@ -528,7 +528,7 @@ type decoder struct {
 	gen  uint32
 	st   timeState
 	ctx  [nContexts]*context
-	reqs []uint64 // the Reqs of the event nextRef returned last
+	reqs []uint64 // the Reqs of the event Cursor.NextRef returned last
 }
 
 // blockInfo parses and checks the checksum and header of a block value.
@@ -601,7 +601,7 @@ var errTruncatedHash = errors.New("truncated hash")
 // next decodes the next event into ev, reusing the capacity of ev.Reqs.
 // It returns false with a nil error at the end of the block.
 func (d *decoder) next(ev *Event) (bool, error) {
-	t, err := d.decode(ev.Reqs[:0])
+	t, err := d.decode(ev.Reqs[:0], false)
 	if t == nil {
 		return false, err
 	}
@@ -609,26 +609,16 @@ func (d *decoder) next(ev *Event) (bool, error) {
 	return true, nil
 }
 
-// nextRef decodes the next event in place: the event returned, Reqs
-// included, is the decoder's, valid until its next call (see
-// Cursor.NextRef). It returns nil with a nil error at the end of the block.
-func (d *decoder) nextRef() (*Event, error) {
-	t, err := d.decode(d.reqs[:0])
-	if t != nil {
-		d.reqs = t.Reqs
-	}
-	return t, err
-}
-
 // decode decodes the next event into its context's tmpl, its Reqs appended
 // to reqs, and returns the tmpl: the context's cold fields are decoded only
-// when they change (see context), and the event is not copied. It returns
-// nil with a nil error at the end of the block.
+// when they change (see context), and the event is not copied. Brief, of a
+// Done event it decodes only Kind, Op and Seq (see Cursor.NextRefBrief).
+// It returns nil with a nil error at the end of the block.
 //
 // A failed decode leaves d.pos, d.left and the time state as they were
 // (a Cursor decodes an event cut by its window's end again); what else it
 // wrote, decoding the same event again writes the same way.
-func (d *decoder) decode(reqs []uint64) (*Event, error) {
+func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 	b := d.data
 	if d.left == 0 {
 		if d.pos != len(b) {
@@ -642,13 +632,21 @@ func (d *decoder) decode(reqs []uint64) (*Event, error) {
 	i := d.pos
 	if i < len(b) && b[i] < 0x80 {
 		tag, i = uint64(b[i]), i+1
-	} else if tag, i = varint(b, i); i < 0 {
-		return nil, errVarint
+	} else {
+		if tag, i = varint(b, i); i < 0 {
+			return nil, errVarint
+		}
+		if tag>>1 > math.MaxUint8 {
+			return nil, fmt.Errorf("bad op %d", tag>>1)
+		}
 	}
-	if tag>>1 > math.MaxUint8 {
-		return nil, fmt.Errorf("bad op %d", tag>>1)
-	}
-	if mask, i = varint(b, i); i < 0 { // a hash sets bits past 7: five bytes
+	if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 { // a hash sets bits past 7: five bytes
+		if mask, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+			i += n
+		} else if mask, i = varint(b, i); i < 0 {
+			return nil, errVarint
+		}
+	} else if mask, i = varint(b, i); i < 0 {
 		return nil, errVarint
 	}
 	if mask>>nFields != 0 {
@@ -657,42 +655,30 @@ func (d *decoder) decode(reqs []uint64) (*Event, error) {
 	op, done := Op(tag>>1), tag&1 == 1
 	c := d.context(ctxIndex(op, done))
 	vals := &c.vals
-	// The fields in the order of their numbers: the hot ones, Reqs, the
-	// cold ones, the hashes.
-	for m := mask & hotBits; m != 0; m &= m - 1 {
+	// The fields in the order of their numbers: the varints and Reqs, then
+	// the hashes. A varint of up to eight bytes is read at once, inline (a
+	// call spills this function's registers: at every field, that doubled
+	// its cost).
+	for m := mask &^ (1<<fHashPost | 1<<fHashDone); m != 0; m &= m - 1 {
+		f := bits.TrailingZeros64(m)
+		if f == fReqs {
+			var err error
+			if i, err = d.reqsField(c, i); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var v uint64
-		if i < len(b) && b[i] < 0x80 {
-			v, i = uint64(b[i]), i+1
-		} else if v, i = varint(b, i); i < 0 {
-			return nil, errVarint
-		}
-		vals[bits.TrailingZeros64(m)] = v
-	}
-	if mask&(1<<fReqs) != 0 {
-		start := i
-		n, k := varint(b, i)
-		if k < 0 {
-			return nil, errVarint
-		}
-		i = k
-		if n > maxReqs || n > uint64(len(b)-i) {
-			return nil, fmt.Errorf("bad request count %d", n)
-		}
-		for j := uint64(0); j < n; j++ {
-			if _, i = varint(b, i); i < 0 {
+		if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 {
+			if v, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+				i += n
+			} else if v, i = varint(b, i); i < 0 {
 				return nil, errVarint
 			}
-		}
-		c.reqs = append(c.reqs[:0], b[start:i]...)
-	}
-	for m := mask & coldBits; m != 0; m &= m - 1 {
-		var v uint64
-		if i < len(b) && b[i] < 0x80 {
-			v, i = uint64(b[i]), i+1
 		} else if v, i = varint(b, i); i < 0 {
 			return nil, errVarint
 		}
-		vals[bits.TrailingZeros64(m)] = v
+		vals[f] = v
 	}
 	if mask&(1<<fHashPost|1<<fHashDone) != 0 {
 		var ok bool
@@ -716,9 +702,19 @@ func (d *decoder) decode(reqs []uint64) (*Event, error) {
 			}
 		}
 	}
+	st := &d.st
+	if brief && done {
+		// What the state and a reader that leaves the event out need.
+		d.pos = i
+		d.left--
+		t.Op = op
+		t.Seq = st.next - 1 - uint64(unzz(vals[fSeq]))
+		st.lastVT += unzz(vals[fDoneVT])
+		st.lastWall += unzz(vals[fDoneWall])
+		return t, nil
+	}
 	// Reqs, relative to the request state before this event: before the
 	// state advances (their error leaves it as it was).
-	st := &d.st
 	if enc := c.reqs; len(enc) != 1 || enc[0] != 0 {
 		var err error
 		if reqs, err = decodeReqs(reqs, enc, st.lastReq); err != nil {
@@ -760,6 +756,27 @@ func (d *decoder) decode(reqs []uint64) (*Event, error) {
 	return t, nil
 }
 
+// reqsField reads the Reqs field at d.data[i:] into c.reqs, as encoded (see
+// appendReqs), and returns the index after it.
+func (d *decoder) reqsField(c *context, i int) (int, error) {
+	b := d.data
+	start := i
+	n, i := varint(b, i)
+	if i < 0 {
+		return i, errVarint
+	}
+	if n > maxReqs || n > uint64(len(b)-i) {
+		return i, fmt.Errorf("bad request count %d", n)
+	}
+	for j := uint64(0); j < n; j++ {
+		if _, i = varint(b, i); i < 0 {
+			return i, errVarint
+		}
+	}
+	c.reqs = append(c.reqs[:0], b[start:i]...)
+	return i, nil
+}
+
 // hashes reads the hashes of mask at b[i:] into vals and returns the index
 // after them; false if they are cut short.
 func (d *decoder) hashes(vals *[nFields]uint64, mask uint64, i int) (int, bool) {
@@ -788,15 +805,8 @@ func (d *decoder) hashes(vals *[nFields]uint64, mask uint64, i int) (int, bool) 
 //	if i < len(b) && b[i] < 0x80 { v, i = uint64(b[i]), i+1 } else { v, i = varint(b, i) }
 func varint(b []byte, i int) (uint64, int) {
 	if i >= 0 && len(b)-i >= 8 {
-		// The varint's bytes up to the first without the continuation
-		// bit, at once: up to eight, 56 bits.
-		x := binary.LittleEndian.Uint64(b[i:])
-		if stop := ^x & 0x8080808080808080; stop != 0 {
-			x &= stop&-stop - 1 // its bytes; then their 7-bit groups together
-			x = x&0x007f007f007f007f | x&0x7f007f007f007f00>>1
-			x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
-			x = x&0x000000000fffffff | x&0x0fffffff00000000>>4
-			return x, i + (bits.TrailingZeros64(stop)+1)>>3
+		if v, n := varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+			return v, i + n
 		}
 	}
 	if uint(i) >= uint(len(b)) {
@@ -807,6 +817,24 @@ func varint(b []byte, i int) (uint64, int) {
 		return 0, -1
 	}
 	return v, i + k
+}
+
+// varint8 decodes the varint x starts with, eight bytes of a block read at
+// once (little endian), and returns it and its length: up to eight bytes,
+// 56 bits; 0 if it is longer.
+func varint8(x uint64) (uint64, int) {
+	if x&0x80 == 0 {
+		return x & 0x7f, 1
+	}
+	stop := ^x & 0x8080808080808080 // the bytes without the continuation bit
+	if stop == 0 {
+		return 0, 0
+	}
+	x &= stop&-stop - 1 // the varint's bytes; then their 7-bit groups together
+	x = x&0x007f007f007f007f | x&0x7f007f007f007f00>>1
+	x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
+	x = x&0x000000000fffffff | x&0x0fffffff00000000>>4
+	return x, (bits.TrailingZeros64(stop) + 1) >> 3
 }
 
 // cold decodes the context's Kind, Rank and cold fields into its tmpl.

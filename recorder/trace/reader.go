@@ -595,14 +595,7 @@ func damagedIfPanic(path string, err error) error {
 
 // Next decodes the next event into ev, reusing the capacity of ev.Reqs. It
 // returns false at the end of the rank or on an error (see Err).
-func (c *Cursor) Next(ev *Event) bool {
-	t := c.next(ev.Reqs[:0])
-	if t == nil {
-		return false
-	}
-	*ev = *t
-	return true
-}
+func (c *Cursor) Next(ev *Event) bool { return c.next(ev, false) != nil }
 
 // NextRef decodes the next event in place and returns it: the event, its
 // Reqs included, is the cursor's, to read and not to change, and stays
@@ -610,26 +603,41 @@ func (c *Cursor) Next(ev *Event) bool {
 // event (some 240 bytes) for a reader that reads a few of its fields and
 // keeps none (a replay's decoder, which converts each event to its own
 // form). It returns nil at the end of the rank or on an error (see Err).
-func (c *Cursor) NextRef() *Event {
-	t := c.next(c.dec.reqs[:0])
-	if t != nil {
+func (c *Cursor) NextRef() *Event { return c.next(nil, false) }
+
+// NextRefBrief is NextRef for a reader that leaves out the Done events: of
+// a Done event it decodes only Kind, Op and Seq (the rest of the event it
+// returns is not the event's), which saves its times, hashes and Reqs.
+// Its errors are NextRef's: every field is still read and checked.
+func (c *Cursor) NextRefBrief() *Event { return c.next(nil, true) }
+
+// next decodes the next event: into ev, or, if ev is nil, in place (see
+// decoder.decode), and returns it, or nil.
+func (c *Cursor) next(ev *Event, brief bool) *Event {
+	reqs := c.dec.reqs[:0]
+	if ev != nil {
+		reqs = ev.Reqs[:0]
+	}
+	var t *Event
+	if c.inBlock {
+		// Where the event starts: a failed decode leaves dec.pos there.
+		var err error
+		if t, err = c.dec.decode(reqs, brief); t == nil {
+			t = c.windowEnd(reqs, brief, c.buf[c.dec.pos:], err)
+		}
+	} else {
+		t = c.windowEnd(reqs, brief, nil, nil)
+	}
+	switch {
+	case t == nil:
+		return nil
+	case ev != nil:
+		*ev = *t
+		return ev
+	case !brief || t.Kind == KindPost: // a brief Done's Reqs are not decoded
 		c.dec.reqs = t.Reqs
 	}
 	return t
-}
-
-// next decodes the next event, its Reqs appended to reqs (see
-// decoder.decode).
-func (c *Cursor) next(reqs []uint64) *Event {
-	if c.inBlock {
-		// Where the event starts: a failed decode leaves dec.pos there.
-		t, err := c.dec.decode(reqs)
-		if t != nil {
-			return t
-		}
-		return c.windowEnd(reqs, c.buf[c.dec.pos:], err)
-	}
-	return c.windowEnd(reqs, nil, nil)
 }
 
 // windowEnd is next when decoding from the window gave no event (err, or
@@ -641,7 +649,7 @@ func (c *Cursor) next(reqs []uint64) *Event {
 // Decoding again is sound: a failed decode changes no state of the decoder
 // that decoding the same event again does not set the same way, and an
 // event cut short cannot decode (every field it has must be read).
-func (c *Cursor) windowEnd(reqs []uint64, from []byte, err error) *Event {
+func (c *Cursor) windowEnd(reqs []uint64, brief bool, from []byte, err error) *Event {
 	var t *Event
 	for {
 		if c.inBlock {
@@ -650,7 +658,7 @@ func (c *Cursor) windowEnd(reqs []uint64, from []byte, err error) *Event {
 					return nil
 				}
 				from = c.dec.data[c.dec.pos:]
-				if t, err = c.dec.decode(reqs); t != nil {
+				if t, err = c.dec.decode(reqs, brief); t != nil {
 					return t
 				}
 			}
@@ -664,7 +672,7 @@ func (c *Cursor) windowEnd(reqs []uint64, from []byte, err error) *Event {
 			return nil
 		}
 		from = c.dec.data[c.dec.pos:]
-		if t, err = c.dec.decode(reqs); t != nil {
+		if t, err = c.dec.decode(reqs, brief); t != nil {
 			return t
 		}
 	}
