@@ -11,7 +11,7 @@ import (
 )
 
 // Decoding a trace file costs about as much as replaying its events (a
-// recorded ring: some 550 instructions an event to decode, 480 to
+// recorded ring: some 525 instructions an event to decode and convert, 475 to
 // replay). A file Source therefore decodes in goroutines of their own,
 // ahead of the engine: decoders, each with the ranks r%decoders == i and a
 // read transaction of its own (trace.Reader.Fork), fill batches of
