@@ -132,11 +132,15 @@ func (f *doneFilter) keep(ev *trace.Event) bool {
 		if watchedOps>>(ev.Op&63)&1 == 0 { // an invalid op past 63 may be watched: never less
 			return true
 		}
-	} else if len(f.watch) == 0 && !f.sendDones {
+	} else if f.dropsDone() {
 		return false
 	}
 	return f.keepWatched(ev)
 }
+
+// dropsDone reports whether keep drops the next event if it is a Done,
+// whatever its fields: it reads only its Kind.
+func (f *doneFilter) dropsDone() bool { return len(f.watch) == 0 && !f.sendDones }
 
 // watchedOps are the ops whose post may make the filter keep its Done:
 // Recv, Irecv, Probe and Iprobe (from AnySource) and the calls the driver

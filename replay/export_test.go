@@ -18,14 +18,13 @@ type ReplayEvents struct {
 // LoadReplayEvents reads every rank of t.
 func LoadReplayEvents(t *Trace) (*ReplayEvents, error) {
 	l := &ReplayEvents{evs: make([][]event, t.r.Ranks()), reqs: make([][]uint64, t.r.Ranks())}
-	var ev trace.Event
 	b := &batch{short: make([]event, 4096)}
 	for r := range l.evs {
 		c := t.r.Rank(r)
 		var f doneFilter
 		for more := true; more; {
 			b.n = 0
-			more = fillShort(b, c, &ev, &f)
+			more = fillShort(b, c, &f)
 			for _, e := range b.short[:b.n] {
 				if e.nReqs > 0 {
 					reqs := e.reqsIn(b.reqs)

@@ -95,11 +95,21 @@ func (t *Trace) withRules(src Source) Source {
 }
 
 // fileSource reads each rank's events with a cursor of the trace's reader.
+// A replay reads them in its own form (readRefs, nextRefs), a few at a
+// time, without the Done events it does not read (see fillShort).
 type fileSource struct {
 	r       *trace.Reader
 	cursors []*trace.Cursor
 	err     error
+	// For nextRefs: each rank's last run of events, its filter, and
+	// whether its cursor has ended.
+	runs    []batch
+	filters []doneFilter
+	ended   []bool
 }
+
+// directRun is how many events of a rank nextRefs converts at once.
+const directRun = 16
 
 // Payload returns a payload the trace stored (record --payloads).
 func (s *fileSource) Payload(hash uint64) ([]byte, bool) { return s.r.Payload(hash) }
@@ -107,13 +117,62 @@ func (s *fileSource) Payload(hash uint64) ([]byte, bool) { return s.r.Payload(ha
 func (s *fileSource) Ranks() int { return len(s.cursors) }
 
 func (s *fileSource) Next(r int, ev *trace.Event) bool {
+	if s.runs != nil {
+		if s.err == nil {
+			s.err = errMixedReads
+		}
+		return false
+	}
 	if s.cursors[r].Next(ev) {
 		return true
 	}
+	s.noteErr(r)
+	return false
+}
+
+// noteErr notes the error that ended rank r's cursor, if any.
+func (s *fileSource) noteErr(r int) {
 	if err := s.cursors[r].Err(); err != nil && s.err == nil {
 		s.err = err
 	}
-	return false
+}
+
+// readRefs readies the Source for nextRefs, before its first read.
+func (s *fileSource) readRefs(sendDones bool) {
+	if s.runs != nil {
+		return
+	}
+	s.runs = make([]batch, len(s.cursors))
+	s.filters = make([]doneFilter, len(s.cursors))
+	s.ended = make([]bool, len(s.cursors))
+	for r := range s.runs {
+		s.filters[r].sendDones = sendDones
+	}
+}
+
+// nextRefs converts rank r's next events: they stay valid until the
+// Source's next call for the rank.
+func (s *fileSource) nextRefs(r int) ([]event, []uint64) {
+	if s.runs == nil {
+		s.readRefs(true)
+	}
+	b := &s.runs[r]
+	if s.ended[r] {
+		return nil, nil
+	}
+	if b.short == nil {
+		b.short = make([]event, directRun)
+	}
+	b.n = 0
+	if !fillShort(b, s.cursors[r], &s.filters[r]) {
+		s.ended[r] = true
+		s.noteErr(r)
+		if b.n == 0 {
+			b.short = nil
+			return nil, nil
+		}
+	}
+	return b.short[:b.n], b.reqs
 }
 
 func (s *fileSource) Err() error { return s.err }

@@ -11,7 +11,7 @@ import (
 )
 
 // Decoding a trace file costs about as much as replaying its events (a
-// recorded ring: some 550 instructions an event to decode, 480 to
+// recorded ring: some 525 instructions an event to decode and convert, 475 to
 // replay). A file Source therefore decodes in goroutines of their own,
 // ahead of the engine: decoders, each with the ranks r%decoders == i and a
 // read transaction of its own (trace.Reader.Fork), fill batches of
@@ -190,7 +190,6 @@ func (p *prefetch) start(short, sendDones bool) {
 func (p *prefetch) decode(f *trace.Reader, i, nd int, short bool) {
 	defer p.wg.Done()
 	defer f.Close()
-	var ev trace.Event // where a short batch's events are decoded first
 	var filters []doneFilter
 	if short {
 		filters = make([]doneFilter, len(p.full))
@@ -219,7 +218,7 @@ func (p *prefetch) decode(f *trace.Reader, i, nd int, short bool) {
 		b.n = 0
 		more := true
 		if short {
-			more = fillShort(b, c, &ev, &filters[b.rank])
+			more = fillShort(b, c, &filters[b.rank])
 		} else {
 			for b.n < len(b.evs) && more {
 				if more = c.Next(&b.evs[b.n]); more {
@@ -237,12 +236,12 @@ func (p *prefetch) decode(f *trace.Reader, i, nd int, short bool) {
 }
 
 // fillShort fills b with the rank's next events in the replay's form,
-// decoded into ev first, leaving out the Done events f says no replay
+// read in place from the cursor (trace.Cursor.NextRef), leaving out the Done events f says no replay
 // reads: each event counts those left out before it (at most 255: the
 // next is kept). Done events left out at the rank's end count in one that
 // stands for the last of them (its seq and op: what a replay would read of
 // it). It returns false at the rank's end.
-func fillShort(b *batch, c *trace.Cursor, ev *trace.Event, f *doneFilter) bool {
+func fillShort(b *batch, c *trace.Cursor, f *doneFilter) bool {
 	b.reqs = b.reqs[:0]
 	var skipped uint8
 	var lastSeq uint64 // of the last Done left out
@@ -250,7 +249,15 @@ func fillShort(b *batch, c *trace.Cursor, ev *trace.Event, f *doneFilter) bool {
 	short, n := b.short, b.n
 	defer func() { b.n = n }()
 	for n < len(short) {
-		if !c.Next(ev) {
+		// While no Done event is kept, none is decoded in full (but the
+		// one kept as the 256th in a row).
+		var ev *trace.Event
+		if f.dropsDone() && skipped < math.MaxUint8 {
+			ev = c.NextRefBrief()
+		} else {
+			ev = c.NextRef()
+		}
+		if ev == nil {
 			if skipped > 0 {
 				short[n] = event{seq: lastSeq, op: lastOp, flags: eventDone, skipped: skipped - 1}
 				n++

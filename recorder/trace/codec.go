@@ -68,7 +68,8 @@ type context struct {
 	// tmpl is an event whose Kind, Rank and cold fields (fPeer to fErr)
 	// are decoded from vals, valid while tmplOK. Most events repeat their
 	// context's cold fields (their mask has none of coldBits): the decoder
-	// copies tmpl instead of decoding them again.
+	// writes the others into tmpl, which then is the event decoded (see
+	// decode), instead of decoding them again.
 	tmpl   Event
 	tmplOK bool
 }
@@ -503,20 +504,6 @@ func transformCold(vals *[nFields]uint64, ev *Event, rank int32) {
 	vals[fErr] = uint64(ev.Err)
 }
 
-func advance(st *timeState, ev *Event) {
-	if ev.Kind == KindDone {
-		st.lastVT = ev.DoneVT
-		st.lastWall = ev.DoneWall
-		return
-	}
-	st.next = ev.Seq + 1
-	st.lastVT = ev.PostVT
-	st.lastWall = ev.PostWall
-	if ev.Req != 0 {
-		st.lastReq = ev.Req
-	}
-}
-
 // finish writes the block header and checksum in front of the events and
 // returns the block value. The encoder must be reset before it is used again.
 func (e *encoder) finish() []byte {
@@ -534,13 +521,14 @@ var errShortBlock = errors.New("block shorter than its header")
 
 // decoder reads the events of one block.
 type decoder struct {
-	data []byte // events not yet decoded
+	data []byte // the block's events (or the first ones: see Cursor's window)
+	pos  int    // where in data the next event starts
 	rank int32
 	left int // events not yet decoded
 	gen  uint32
 	st   timeState
 	ctx  [nContexts]*context
-	vals [nFields]uint64
+	reqs []uint64 // the Reqs of the event Cursor.NextRef returned last
 }
 
 // blockInfo parses and checks the checksum and header of a block value.
@@ -582,7 +570,7 @@ func (d *decoder) reset(v []byte) error {
 func (d *decoder) begin(rank uint32, n int, data []byte) {
 	d.rank = int32(rank)
 	d.left = n
-	d.data = data
+	d.data, d.pos = data, 0
 	d.gen++
 	d.st = timeState{}
 }
@@ -610,133 +598,243 @@ var errVarint = errors.New("truncated or overlong varint")
 // Cursor decodes the event cut by its window's end again (see Cursor).
 var errTruncatedHash = errors.New("truncated hash")
 
-// uvarint is binary.Uvarint, unrolled for the values of up to five bytes
-// that most fields and masks take when ten bytes are readable (inside a
-// block, all but its last event).
-func uvarint(b []byte) (uint64, int) {
-	if len(b) < binary.MaxVarintLen64 {
-		return binary.Uvarint(b)
+// next decodes the next event into ev, reusing the capacity of ev.Reqs.
+// It returns false with a nil error at the end of the block.
+func (d *decoder) next(ev *Event) (bool, error) {
+	t, err := d.decode(ev.Reqs[:0], false)
+	if t == nil {
+		return false, err
 	}
-	all := b
-	b = b[:binary.MaxVarintLen64]
-	x := uint64(b[0])
-	if x < 0x80 {
-		return x, 1
-	}
-	x &= 0x7f
-	y := uint64(b[1])
-	x |= (y & 0x7f) << 7
-	if y < 0x80 {
-		return x, 2
-	}
-	y = uint64(b[2])
-	x |= (y & 0x7f) << 14
-	if y < 0x80 {
-		return x, 3
-	}
-	y = uint64(b[3])
-	x |= (y & 0x7f) << 21
-	if y < 0x80 {
-		return x, 4
-	}
-	y = uint64(b[4])
-	x |= (y & 0x7f) << 28
-	if y < 0x80 {
-		return x, 5
-	}
-	return binary.Uvarint(all)
+	*ev = *t
+	return true, nil
 }
 
-// next decodes the next event into ev. It returns false with a nil error at
-// the end of the block.
-func (d *decoder) next(ev *Event) (bool, error) {
+// decode decodes the next event into its context's tmpl, its Reqs appended
+// to reqs, and returns the tmpl: the context's cold fields are decoded only
+// when they change (see context), and the event is not copied. Brief, of a
+// Done event it decodes only Kind, Op and Seq (see Cursor.NextRefBrief).
+// It returns nil with a nil error at the end of the block.
+//
+// A failed decode leaves d.pos, d.left and the time state as they were
+// (a Cursor decodes an event cut by its window's end again); what else it
+// wrote, decoding the same event again writes the same way.
+func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
+	b := d.data
 	if d.left == 0 {
-		if len(d.data) != 0 {
-			return false, errTrailing
+		if d.pos != len(b) {
+			return nil, errTrailing
 		}
-		return false, nil
+		return nil, nil
 	}
-	// p is the rest of the block: a local, stored back once the event is
-	// decoded (the decoder's own field would be written at every field).
-	p := d.data
-	tag, k := uvarint(p)
-	if k <= 0 {
-		return false, errVarint
+	// i is where the next field starts in b: a local, stored back once the
+	// event is decoded.
+	var tag, mask uint64
+	i := d.pos
+	if i < len(b) && b[i] < 0x80 {
+		tag, i = uint64(b[i]), i+1
+	} else {
+		if tag, i = varint(b, i); i < 0 {
+			return nil, errVarint
+		}
+		if tag>>1 > math.MaxUint8 {
+			return nil, fmt.Errorf("bad op %d", tag>>1)
+		}
 	}
-	p = p[k:]
-	if tag>>1 > math.MaxUint8 {
-		return false, fmt.Errorf("bad op %d", tag>>1)
+	if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 { // a hash sets bits past 7: five bytes
+		if mask, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+			i += n
+		} else if mask, i = varint(b, i); i < 0 {
+			return nil, errVarint
+		}
+	} else if mask, i = varint(b, i); i < 0 {
+		return nil, errVarint
+	}
+	if mask>>nFields != 0 {
+		return nil, fmt.Errorf("unknown fields in mask %#x", mask)
 	}
 	op, done := Op(tag>>1), tag&1 == 1
-	mask, k := uvarint(p)
-	if k <= 0 {
-		return false, errVarint
-	}
-	p = p[k:]
-	if mask>>nFields != 0 {
-		return false, fmt.Errorf("unknown fields in mask %#x", mask)
-	}
 	c := d.context(ctxIndex(op, done))
 	vals := &c.vals
-	reqs := ev.Reqs[:0]
-	for m := mask; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		switch i {
-		case fReqs:
-			start := p
-			n, k := uvarint(p)
-			if k <= 0 {
-				return false, errVarint
+	// The fields in the order of their numbers: the varints and Reqs, then
+	// the hashes. A varint of up to eight bytes is read at once, inline (a
+	// call spills this function's registers: at every field, that doubled
+	// its cost).
+	for m := mask &^ (1<<fHashPost | 1<<fHashDone); m != 0; m &= m - 1 {
+		f := bits.TrailingZeros64(m)
+		if f == fReqs {
+			var err error
+			if i, err = d.reqsField(c, i); err != nil {
+				return nil, err
 			}
-			p = p[k:]
-			if n > maxReqs || n > uint64(len(p)) {
-				return false, fmt.Errorf("bad request count %d", n)
+			continue
+		}
+		var v uint64
+		if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 {
+			if v, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+				i += n
+			} else if v, i = varint(b, i); i < 0 {
+				return nil, errVarint
 			}
-			for j := uint64(0); j < n; j++ {
-				_, k := uvarint(p)
-				if k <= 0 {
-					return false, errVarint
-				}
-				p = p[k:]
-			}
-			c.reqs = append(c.reqs[:0], start[:len(start)-len(p)]...)
-		case fHashPost, fHashDone:
-			if len(p) < 8 {
-				return false, errTruncatedHash
-			}
-			vals[i] = binary.LittleEndian.Uint64(p)
-			p = p[8:]
-		default:
-			v, k := uvarint(p)
-			if k <= 0 {
-				return false, errVarint
-			}
-			p = p[k:]
-			vals[i] = v
+		} else if v, i = varint(b, i); i < 0 {
+			return nil, errVarint
+		}
+		vals[f] = v
+	}
+	if mask&(1<<fHashPost|1<<fHashDone) != 0 {
+		var ok bool
+		if i, ok = d.hashes(vals, mask, i); !ok {
+			return nil, errTruncatedHash
 		}
 	}
-	d.data = p
 	if mask&(1<<fReqs) == 0 && len(c.reqs) == 0 {
-		return false, errors.New("corrupt request context")
+		return nil, errors.New("corrupt request context")
 	}
+	t := &c.tmpl
 	if !c.tmplOK {
 		if err := d.cold(c, op, done); err != nil {
-			return false, err
+			return nil, err
 		}
 	} else {
 		for m := mask & coldBits; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
-			if err := d.coldField(&c.tmpl, i, vals[i]); err != nil {
-				return false, err
+			if err := d.coldField(t, i, vals[i]); err != nil {
+				return nil, err
 			}
 		}
 	}
-	if err := d.build(ev, c, op, done, reqs); err != nil {
-		return false, err
+	st := &d.st
+	if brief && done {
+		// What the state and a reader that leaves the event out need.
+		d.pos = i
+		d.left--
+		t.Op = op
+		t.Seq = st.next - 1 - uint64(unzz(vals[fSeq]))
+		st.lastVT += unzz(vals[fDoneVT])
+		st.lastWall += unzz(vals[fDoneWall])
+		return t, nil
 	}
+	// Reqs, relative to the request state before this event: before the
+	// state advances (their error leaves it as it was).
+	if enc := c.reqs; len(enc) != 1 || enc[0] != 0 {
+		var err error
+		if reqs, err = decodeReqs(reqs, enc, st.lastReq); err != nil {
+			return nil, err
+		}
+	}
+	d.pos = i
 	d.left--
-	advance(&d.st, ev)
-	return true, nil
+	// The hot fields, inverting transform, and the state after the event.
+	t.Op = op // contexts are by Op&63
+	t.Reqs = reqs
+	t.HashPost = vals[fHashPost]
+	t.HashDone = vals[fHashDone]
+	if done {
+		t.Seq = st.next - 1 - uint64(unzz(vals[fSeq]))
+		t.PostVT = unzz(vals[fPostVT])
+		t.PostWall = unzz(vals[fPostWall])
+		t.DoneVT = st.lastVT + unzz(vals[fDoneVT])
+		t.DoneWall = st.lastWall + unzz(vals[fDoneWall])
+		t.MatchVT = t.DoneVT - unzz(vals[fMatchVT])
+		t.MatchSeq = t.Seq + uint64(unzz(vals[fMatchSeq]))
+		t.Req = vals[fReq]
+		st.lastVT, st.lastWall = t.DoneVT, t.DoneWall
+		return t, nil
+	}
+	t.Seq = st.next + uint64(unzz(vals[fSeq]))
+	t.PostVT = st.lastVT + unzz(vals[fPostVT])
+	t.PostWall = st.lastWall + unzz(vals[fPostWall])
+	t.DoneVT = unzz(vals[fDoneVT])
+	t.DoneWall = unzz(vals[fDoneWall])
+	t.MatchVT = unzz(vals[fMatchVT])
+	t.MatchSeq = vals[fMatchSeq]
+	t.Req = reqInverse(vals[fReq], st.lastReq)
+	st.next = t.Seq + 1
+	st.lastVT, st.lastWall = t.PostVT, t.PostWall
+	if t.Req != 0 {
+		st.lastReq = t.Req
+	}
+	return t, nil
+}
+
+// reqsField reads the Reqs field at d.data[i:] into c.reqs, as encoded (see
+// appendReqs), and returns the index after it.
+func (d *decoder) reqsField(c *context, i int) (int, error) {
+	b := d.data
+	start := i
+	n, i := varint(b, i)
+	if i < 0 {
+		return i, errVarint
+	}
+	if n > maxReqs || n > uint64(len(b)-i) {
+		return i, fmt.Errorf("bad request count %d", n)
+	}
+	for j := uint64(0); j < n; j++ {
+		if _, i = varint(b, i); i < 0 {
+			return i, errVarint
+		}
+	}
+	c.reqs = append(c.reqs[:0], b[start:i]...)
+	return i, nil
+}
+
+// hashes reads the hashes of mask at b[i:] into vals and returns the index
+// after them; false if they are cut short.
+func (d *decoder) hashes(vals *[nFields]uint64, mask uint64, i int) (int, bool) {
+	b := d.data
+	if mask&(1<<fHashPost) != 0 {
+		if len(b)-i < 8 {
+			return i, false
+		}
+		vals[fHashPost] = binary.LittleEndian.Uint64(b[i:])
+		i += 8
+	}
+	if mask&(1<<fHashDone) != 0 {
+		if len(b)-i < 8 {
+			return i, false
+		}
+		vals[fHashDone] = binary.LittleEndian.Uint64(b[i:])
+		i += 8
+	}
+	return i, true
+}
+
+// varint reads the varint at b[i:] and returns it and the index after it,
+// or a negative index if it is cut short or overlong, as binary.Uvarint.
+// Its one-byte case, most fields', is written out where it is hot:
+//
+//	if i < len(b) && b[i] < 0x80 { v, i = uint64(b[i]), i+1 } else { v, i = varint(b, i) }
+func varint(b []byte, i int) (uint64, int) {
+	if i >= 0 && len(b)-i >= 8 {
+		if v, n := varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+			return v, i + n
+		}
+	}
+	if uint(i) >= uint(len(b)) {
+		return 0, -1
+	}
+	v, k := binary.Uvarint(b[i:])
+	if k <= 0 {
+		return 0, -1
+	}
+	return v, i + k
+}
+
+// varint8 decodes the varint x starts with, eight bytes of a block read at
+// once (little endian), and returns it and its length: up to eight bytes,
+// 56 bits; 0 if it is longer.
+func varint8(x uint64) (uint64, int) {
+	if x&0x80 == 0 {
+		return x & 0x7f, 1
+	}
+	stop := ^x & 0x8080808080808080 // the bytes without the continuation bit
+	if stop == 0 {
+		return 0, 0
+	}
+	x &= stop&-stop - 1 // the varint's bytes; then their 7-bit groups together
+	x = x&0x007f007f007f007f | x&0x7f007f007f007f00>>1
+	x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
+	x = x&0x000000000fffffff | x&0x0fffffff00000000>>4
+	return x, (bits.TrailingZeros64(stop) + 1) >> 3
 }
 
 // cold decodes the context's Kind, Rank and cold fields into its tmpl.
@@ -827,55 +925,25 @@ func (d *decoder) coldField(t *Event, i int, v uint64) error {
 	return err
 }
 
-// build inverts transform: the context's tmpl (see cold), then the hot
-// fields, the hashes and Reqs (into reqs, the caller's buffer).
-func (d *decoder) build(ev *Event, c *context, op Op, done bool, reqs []uint64) error {
-	st := &d.st
-	v := &c.vals
-	*ev = c.tmpl
-	ev.Op = op // contexts are by Op&63
-	ev.Reqs = reqs
-	ev.HashPost = v[fHashPost]
-	ev.HashDone = v[fHashDone]
-	if done {
-		ev.Seq = st.next - 1 - uint64(unzz(v[fSeq]))
-		ev.PostVT = unzz(v[fPostVT])
-		ev.PostWall = unzz(v[fPostWall])
-		ev.DoneVT = st.lastVT + unzz(v[fDoneVT])
-		ev.DoneWall = st.lastWall + unzz(v[fDoneWall])
-		ev.MatchVT = ev.DoneVT - unzz(v[fMatchVT])
-		ev.MatchSeq = ev.Seq + uint64(unzz(v[fMatchSeq]))
-		ev.Req = v[fReq]
-	} else {
-		ev.Seq = st.next + uint64(unzz(v[fSeq]))
-		ev.PostVT = st.lastVT + unzz(v[fPostVT])
-		ev.PostWall = st.lastWall + unzz(v[fPostWall])
-		ev.DoneVT = unzz(v[fDoneVT])
-		ev.DoneWall = unzz(v[fDoneWall])
-		ev.MatchVT = unzz(v[fMatchVT])
-		ev.MatchSeq = v[fMatchSeq]
-		ev.Req = reqInverse(v[fReq], st.lastReq)
+// decodeReqs appends to dst the requests of enc, an encoded Reqs (see
+// appendReqs) relative to last.
+func decodeReqs(dst []uint64, enc []byte, last uint64) ([]uint64, error) {
+	n, i := varint(enc, 0)
+	if i < 0 {
+		return dst, errCorruptReqs
 	}
-	encReqs := c.reqs
-	if len(encReqs) == 1 && encReqs[0] == 0 {
-		return nil
-	}
-	// Reqs, relative to the request state before this event.
-	p := encReqs
-	n, k := binary.Uvarint(p)
-	if k <= 0 {
-		return errors.New("corrupt request list")
-	}
-	p = p[k:]
-	prev := st.lastReq
+	prev := last
 	for j := uint64(0); j < n; j++ {
-		dl, k := binary.Uvarint(p)
-		if k <= 0 {
-			return errors.New("corrupt request list")
+		var dl uint64
+		if i < len(enc) && enc[i] < 0x80 {
+			dl, i = uint64(enc[i]), i+1
+		} else if dl, i = varint(enc, i); i < 0 {
+			return dst, errCorruptReqs
 		}
-		p = p[k:]
 		prev += uint64(unzz(dl))
-		ev.Reqs = append(ev.Reqs, prev)
+		dst = append(dst, prev)
 	}
-	return nil
+	return dst, nil
 }
+
+var errCorruptReqs = errors.New("corrupt request list")

@@ -259,9 +259,9 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// uvarint decodes what binary.Uvarint decodes, overlong and truncated
-// encodings included, at every length and with bytes after.
-func TestUvarintAsBinary(t *testing.T) {
+// varint decodes what binary.Uvarint decodes, overlong and truncated
+// encodings included, at every length, with bytes before and after.
+func TestVarintAsBinary(t *testing.T) {
 	var cases [][]byte
 	for _, v := range []uint64{0, 1, 127, 128, 300, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<35 - 1, 1 << 35, 1<<63 + 5, math.MaxUint64} {
 		b := binary.AppendUvarint(nil, v)
@@ -269,12 +269,18 @@ func TestUvarintAsBinary(t *testing.T) {
 	}
 	cases = append(cases, []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
 		[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0},
-		[]byte{0x80, 0x00, 0, 0, 0, 0, 0, 0, 0, 0})
-	for _, b := range cases {
-		v, k := uvarint(b)
-		wv, wk := binary.Uvarint(b)
-		if v != wv || k != wk {
-			t.Errorf("uvarint(%x) = %d, %d; binary.Uvarint %d, %d", b, v, k, wv, wk)
+		[]byte{0x80, 0x00, 0, 0, 0, 0, 0, 0, 0, 0}, nil)
+	for _, c := range cases {
+		for _, pre := range []int{0, 3} {
+			b := append(make([]byte, pre), c...)
+			v, i := varint(b, pre)
+			wv, wk := binary.Uvarint(c)
+			if wk <= 0 {
+				wv, wk = 0, -1-pre
+			}
+			if v != wv || i != pre+wk {
+				t.Errorf("varint(%x, %d) = %d, %d; binary.Uvarint %d, %d", b, pre, v, i, wv, wk)
+			}
 		}
 	}
 }

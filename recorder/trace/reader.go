@@ -555,7 +555,7 @@ type Cursor struct {
 	started bool
 	index   uint64 // of the next block
 	rest    []byte // the block's bytes past the window, in the mapping
-	buf     []byte // the window, whose undecoded bytes are dec.data
+	buf     []byte // the window, whose undecoded bytes are dec.data[dec.pos:]
 	dec     decoder
 	inBlock bool
 	err     error
@@ -595,21 +595,52 @@ func damagedIfPanic(path string, err error) error {
 
 // Next decodes the next event into ev, reusing the capacity of ev.Reqs. It
 // returns false at the end of the rank or on an error (see Err).
-func (c *Cursor) Next(ev *Event) bool {
-	if c.inBlock {
-		// Where the event starts: the undecoded bytes are the window's
-		// last ones (its length alone is kept: a copy per event).
-		left := len(c.dec.data)
-		ok, err := c.dec.next(ev)
-		if ok {
-			return true
-		}
-		return c.windowEnd(ev, c.buf[len(c.buf)-left:], err)
+func (c *Cursor) Next(ev *Event) bool { return c.next(ev, false) != nil }
+
+// NextRef decodes the next event in place and returns it: the event, its
+// Reqs included, is the cursor's, to read and not to change, and stays
+// valid until the cursor's next call. It saves Next's copy of the whole
+// event (some 240 bytes) for a reader that reads a few of its fields and
+// keeps none (a replay's decoder, which converts each event to its own
+// form). It returns nil at the end of the rank or on an error (see Err).
+func (c *Cursor) NextRef() *Event { return c.next(nil, false) }
+
+// NextRefBrief is NextRef for a reader that leaves out the Done events: of
+// a Done event it decodes only Kind, Op and Seq (the rest of the event it
+// returns is not the event's), which saves its times, hashes and Reqs.
+// Its errors are NextRef's: every field is still read and checked.
+func (c *Cursor) NextRefBrief() *Event { return c.next(nil, true) }
+
+// next decodes the next event: into ev, or, if ev is nil, in place (see
+// decoder.decode), and returns it, or nil.
+func (c *Cursor) next(ev *Event, brief bool) *Event {
+	reqs := c.dec.reqs[:0]
+	if ev != nil {
+		reqs = ev.Reqs[:0]
 	}
-	return c.windowEnd(ev, nil, nil)
+	var t *Event
+	if c.inBlock {
+		// Where the event starts: a failed decode leaves dec.pos there.
+		var err error
+		if t, err = c.dec.decode(reqs, brief); t == nil {
+			t = c.windowEnd(reqs, brief, c.buf[c.dec.pos:], err)
+		}
+	} else {
+		t = c.windowEnd(reqs, brief, nil, nil)
+	}
+	switch {
+	case t == nil:
+		return nil
+	case ev != nil:
+		*ev = *t
+		return ev
+	case !brief || t.Kind == KindPost: // a brief Done's Reqs are not decoded
+		c.dec.reqs = t.Reqs
+	}
+	return t
 }
 
-// windowEnd is Next when decoding from the window gave no event (err, or
+// windowEnd is next when decoding from the window gave no event (err, or
 // none left in the block), or no block is being decoded. At the window's
 // end, with more of the block past it, the event at from is decoded again
 // from a window refilled from there (twice as large when the event alone
@@ -618,31 +649,31 @@ func (c *Cursor) Next(ev *Event) bool {
 // Decoding again is sound: a failed decode changes no state of the decoder
 // that decoding the same event again does not set the same way, and an
 // event cut short cannot decode (every field it has must be read).
-func (c *Cursor) windowEnd(ev *Event, from []byte, err error) bool {
+func (c *Cursor) windowEnd(reqs []uint64, brief bool, from []byte, err error) *Event {
+	var t *Event
 	for {
-		var ok bool
 		if c.inBlock {
 			for len(c.rest) > 0 {
 				if !c.refill(from, max(windowSize-len(from), len(from))) {
-					return false
+					return nil
 				}
-				from = c.dec.data
-				if ok, err = c.dec.next(ev); ok {
-					return true
+				from = c.dec.data[c.dec.pos:]
+				if t, err = c.dec.decode(reqs, brief); t != nil {
+					return t
 				}
 			}
 			if err != nil {
 				c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
-				return false
+				return nil
 			}
 			c.inBlock = false
 		}
 		if c.done || !c.nextBlock() {
-			return false
+			return nil
 		}
-		from = c.dec.data
-		if ok, err = c.dec.next(ev); ok {
-			return true
+		from = c.dec.data[c.dec.pos:]
+		if t, err = c.dec.decode(reqs, brief); t != nil {
+			return t
 		}
 	}
 }
@@ -698,7 +729,7 @@ func (c *Cursor) refill(from []byte, more int) bool {
 		return false
 	}
 	c.rest = c.rest[more:]
-	c.dec.data = c.buf
+	c.dec.data, c.dec.pos = c.buf, 0
 	return true
 }
 

@@ -1,0 +1,84 @@
+package trace_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
+
+// TestCursorNextRef: NextRef gives the events Next gives, and NextRefBrief
+// the posts and, of a Done, its Kind, Op and Seq, however the three are
+// mixed on one cursor (a Done decoded briefly leaves the decoder's state
+// as a full decode does), across windows and blocks.
+func TestCursorNextRef(t *testing.T) {
+	evs := ring(3, 60)
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Kind == trace.KindPost && ev.Op == trace.OpWaitall && ev.Seq%5 == 2 {
+			for j := range 700 { // a post longer than a window
+				ev.Reqs = append(ev.Reqs, uint64(j*7%900+1))
+			}
+		}
+	}
+	want := byRank(evs)
+	for _, size := range []int{0, 2048} {
+		path := filepath.Join(t.TempDir(), "t.p2ptrace")
+		opts := fastOpts
+		opts.BlockSize = size
+		writeTrace(t, path, trace.Header{WorldSize: 3}, opts, evs)
+		r, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for mix := range 4 { // all Next, all NextRef, all NextRefBrief, mixed
+			for rank := range r.Ranks() {
+				c := r.Rank(rank)
+				var ev trace.Event
+				n := 0
+				for ; ; n++ {
+					mode := mix
+					if mix == 3 {
+						mode = n % 3
+					}
+					var got *trace.Event
+					switch mode {
+					case 0:
+						if c.Next(&ev) {
+							got = &ev
+						}
+					case 1:
+						got = c.NextRef()
+					case 2:
+						got = c.NextRefBrief()
+					}
+					if got == nil {
+						break
+					}
+					if n >= len(want[int32(rank)]) {
+						t.Fatalf("size %d mix %d rank %d: more events than written", size, mix, rank)
+					}
+					w := &want[int32(rank)][n]
+					if mode == 2 && w.Kind == trace.KindDone {
+						if got.Kind != w.Kind || got.Op != w.Op || got.Seq != w.Seq {
+							t.Fatalf("size %d mix %d rank %d event %d: brief Done %v %v %d, want %v %v %d",
+								size, mix, rank, n, got.Kind, got.Op, got.Seq, w.Kind, w.Op, w.Seq)
+						}
+						continue
+					}
+					g := *got
+					g.Reqs = slices.Clone(got.Reqs)
+					sameEvents(t, map[int32][]trace.Event{0: {*w}}, map[int32][]trace.Event{0: {g}})
+				}
+				if err := c.Err(); err != nil {
+					t.Fatal(err)
+				}
+				if n != len(want[int32(rank)]) {
+					t.Fatalf("size %d mix %d rank %d: %d events, want %d", size, mix, rank, n, len(want[int32(rank)]))
+				}
+			}
+		}
+	}
+}
