@@ -28,6 +28,9 @@ const (
 	BufferOverlap    Kind = "buffer-overlap"
 	RequestLeak      Kind = "request-leak"
 	RecvBufferWrite  Kind = "recv-buffer-write"
+	// CollectiveMismatch: the k-th collective calls of a communicator's
+	// members differ (kind, root or size).
+	CollectiveMismatch Kind = "collective-mismatch"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -85,6 +88,8 @@ var kindTable = [...]KindInfo{
 		"MPI_Request_free every persistent request once it is no longer started"},
 	{RecvBufferWrite, "the program wrote a receive buffer while its receive was pending (after the Irecv, MPI_Start or stream recv, before the Wait, Test or Synchronize that retires it): the write or the message is lost", []string{DoorLive, DoorMerge, DoorHarness},
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
+	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, or not of the same size) on every rank (MPI-3.1 sec. 5.1)", []string{DoorMerge, DoorReplay},
+		"make every rank of the communicator call the same collectives in the same order, with the same root and matching counts and datatypes"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

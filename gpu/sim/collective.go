@@ -2,20 +2,34 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/p2ptrace/p2ptrace/verdict"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // comm is what the engine knows of a communicator other than the world:
-// which ranks used it (for the wait-for graph of a stuck barrier) and the
-// barriers in progress on it.
+// which ranks used it (for the wait-for graph of a stuck collective) and the
+// collectives in progress on it.
 type comm struct {
 	members []bool   // by world rank: seen in some op on this comm
-	entered []uint64 // by world rank: barriers entered on this comm so far
-	// waiting holds, per barrier generation k, the calls of the ranks that
-	// entered their k-th barrier and wait for the rest.
-	waiting map[uint64][]*Op
+	entered []uint64 // by world rank: collectives entered on this comm so far
+	// waiting holds, per generation k, the k-th collective: the calls of
+	// the ranks that entered it, until every member did.
+	waiting map[uint64]*collective
+}
+
+// collective is one collective call of a communicator in progress: the
+// k-th call of each member (MPI-3.1 sec. 5.1: all members call the same
+// collectives in the same order).
+type collective struct {
+	ops []*Op // the members' calls, in the order they entered
+	// early: some call of ops may complete before every member entered (a
+	// Bcast's, a Reduce's non-root, a Scan's), so each entry looks again.
+	early bool
+	// mismatched: a call disagreed with the first (reported once).
+	mismatched bool
 }
 
 func (e *Engine) comm(id int) *comm {
@@ -24,7 +38,7 @@ func (e *Engine) comm(id int) *comm {
 		if e.comms == nil {
 			e.comms = map[int]*comm{}
 		}
-		c = &comm{members: make([]bool, len(e.ranks)), entered: make([]uint64, len(e.ranks)), waiting: map[uint64][]*Op{}}
+		c = &comm{members: make([]bool, len(e.ranks)), entered: make([]uint64, len(e.ranks)), waiting: map[uint64]*collective{}}
 		e.comms[id] = c
 	}
 	return c
@@ -52,59 +66,193 @@ func (e *Engine) blockOnSelf(rk *rank, call *Op) {
 // of a rank on a comm releases once Count ranks entered their k-th barrier on
 // it; all resume at the latest arrival's time plus the link latency. It
 // always returns false: even the last to arrive waits for that latency.
-func (e *Engine) Barrier(call *Op) bool {
+// It is Collective of an OpBarrier call.
+func (e *Engine) Barrier(call *Op) bool { return e.Collective(call) }
+
+// Collective enters the rank's next collective on call.Comm (a Barrier,
+// Bcast, ... Exscan: call.Kind; the rules are in collrules.go): call.Count
+// is the number of ranks of that communicator (0: the whole world), Peer
+// the root's world rank, Tag the caller's rank in the communicator, Bytes
+// its side of the type signature. The k-th collective a rank enters on a
+// comm is the k-th of every other member; a call that disagrees with the
+// first of them in kind, root or size is a collective-mismatch. The call
+// completes once the members it depends on (dependsOn) entered, at the
+// latest of their entries plus the link latency (at its own entry if it
+// depends on none). It returns false: the rank resumes through the queue.
+func (e *Engine) Collective(call *Op) bool {
 	rk := &e.ranks[call.Rank]
 	e.observePost(call)
 	c := e.comm(call.Comm)
 	if call.Comm > 0 {
 		c.members[rk.id] = true
 	}
-	need := int(call.Count)
-	if need <= 0 {
-		need = len(e.ranks)
-	}
+	need := collSize(call, len(e.ranks))
 	k := c.entered[rk.id]
 	c.entered[rk.id]++
-	arrived := append(c.waiting[k], call)
+	in := c.waiting[k]
+	if in == nil {
+		in = &collective{}
+	} else if !in.mismatched {
+		a, b := in.ops[0], call
+		if b.Rank < a.Rank {
+			a, b = b, a
+		}
+		if why := collMismatch(a, b); why != "" {
+			in.mismatched = true
+			e.problem(mismatchProblem(a, b, k, why))
+		}
+	}
+	in.ops = append(in.ops, call)
 	e.blockOnSelf(rk, call)
-	if len(arrived) < need {
-		c.waiting[k] = arrived
-		return false
+	full := len(in.ops) >= need
+	if !full {
+		c.waiting[k] = in
+	} else {
+		delete(c.waiting, k)
 	}
-	delete(c.waiting, k)
-	var t int64
-	for _, op := range arrived {
-		t = max(t, op.PostT)
+	if e.collRule(call) != ruleAll {
+		in.early = true
 	}
-	t += e.latency
-	for _, op := range arrived {
-		op.MatchT = t
-		e.complete(op, t)
+	if !full && !in.early {
+		return false // (a barrier's: nothing completes before the last entry)
+	}
+	for _, op := range in.ops {
+		if op.done {
+			continue
+		}
+		if t, ok := e.collReady(in, op, need, e.sync); ok {
+			op.MatchT = t
+			e.complete(op, t)
+			if !full {
+				op.kept = true // in.ops still holds it: not to be recycled
+			}
+		}
 	}
 	return false
 }
 
-// barrierWaitsOn lists the ranks a rank blocked in barrier call waits for:
-// those that have not entered the same barrier (for the world, every other
-// rank; for another comm, the ranks seen using it).
-func (e *Engine) barrierWaitsOn(call *Op) []int {
+// collReady says whether op, a call of collective in, may complete (its
+// rule under sync or not, see collRule), and when: the latest entry of
+// the calls it depends on plus the latency, or its own entry without any.
+func (e *Engine) collReady(in *collective, op *Op, need int, sync bool) (int64, bool) {
+	rule := ruleOf(op.Kind)
+	if sync {
+		rule = ruleAll
+	}
+	t, deps := op.PostT, 0
+	switch {
+	case rule == ruleAll || rule == ruleToRoot && op.Rank == op.Peer:
+		if len(in.ops) < need {
+			return 0, false
+		}
+		for _, o := range in.ops {
+			t = max(t, o.PostT)
+		}
+		deps = len(in.ops)
+	case rule == ruleFromRoot && op.Rank != op.Peer:
+		i := slices.IndexFunc(in.ops, func(o *Op) bool { return o.Rank == op.Peer })
+		if i < 0 {
+			return 0, false
+		}
+		t, deps = max(t, in.ops[i].PostT), 1
+	case rule == rulePrefix:
+		for _, o := range in.ops {
+			if o.Tag < op.Tag {
+				t = max(t, o.PostT)
+				deps++
+			}
+		}
+		if deps < op.Tag {
+			return 0, false
+		}
+	}
+	if deps > 0 {
+		t += e.latency
+	}
+	return t, true
+}
+
+// collRule is the rule op follows in this run: every collective
+// synchronizes under the sync fault (the worst case the standard allows).
+func (e *Engine) collRule(op *Op) collRule {
+	if e.sync {
+		return ruleAll
+	}
+	return ruleOf(op.Kind)
+}
+
+// collSize is the number of members of call's communicator.
+func collSize(call *Op, world int) int {
+	if call.Count <= 0 {
+		return world
+	}
+	return int(call.Count)
+}
+
+// collWaitsOn lists the ranks a rank blocked in collective call waits for
+// (for the wait-for graph): of those its rule depends on, the ones that
+// have not entered the same collective (for the world, its ranks; for
+// another comm, the ranks seen using it).
+func (e *Engine) collWaitsOn(call *Op) []int {
 	c := e.comms[call.Comm]
 	if c == nil {
 		return nil
 	}
-	k := c.entered[call.Rank] - 1
-	in := make([]bool, len(e.ranks))
-	for _, op := range c.waiting[k] {
-		in[op.Rank] = true
+	in := c.waiting[c.entered[call.Rank]-1]
+	entered := make([]bool, len(e.ranks))
+	if in != nil {
+		for _, op := range in.ops {
+			entered[op.Rank] = true
+		}
 	}
+	rule := e.collRule(call)
 	var out []int
 	for r := range e.ranks {
-		if in[r] || (call.Comm > 0 && !c.members[r]) {
+		if entered[r] || (call.Comm > 0 && !c.members[r]) {
 			continue
+		}
+		switch {
+		case rule == ruleFromRoot && r != call.Peer:
+			continue
+		case rule == rulePrefix && call.Comm == 0 && r >= call.Tag:
+			continue // (on another comm the ranks' order there is unknown: all of them)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// collSyncOnly reports whether call, a collective blocked in a run under
+// the sync fault, waits only because sync makes it synchronize: without
+// the fault the calls entered so far would let it complete.
+func (e *Engine) collSyncOnly(call *Op) bool {
+	if !e.sync {
+		return false
+	}
+	c := e.comms[call.Comm]
+	if c == nil {
+		return false
+	}
+	in := c.waiting[c.entered[call.Rank]-1]
+	if in == nil {
+		return false
+	}
+	_, ok := e.collReady(in, call, collSize(call, len(e.ranks)), false)
+	return ok
+}
+
+// mismatchProblem is the collective-mismatch of first and op, the k-th
+// collective calls of their ranks on one communicator, named in rank order
+// (first the lower rank, whichever entered first: the same finding in
+// every replay).
+func mismatchProblem(first, op *Op, k uint64, why string) Problem {
+	where := "the world"
+	if op.Comm != 0 {
+		where = fmt.Sprintf("comm %d", op.Comm)
+	}
+	return Problem{Kind: verdict.CollectiveMismatch, Ranks: []int{first.Rank, op.Rank}, Ops: []*Op{first, op},
+		Message: fmt.Sprintf("collective call %d on %s: rank %d calls %s, rank %d calls %s: %s",
+			k+1, where, first.Rank, Describe(first), op.Rank, Describe(op), why)}
 }
 
 // Probe blocks the rank until a message matching call's envelope (Peer, Tag,
