@@ -58,8 +58,10 @@ func Describe(op *Op) string {
 		} else {
 			fmt.Fprintf(&b, " from rank %d", op.Peer)
 		}
-	case op.Kind == trace.OpBarrier && op.Comm != 0:
-		fmt.Fprintf(&b, " on comm %d", op.Comm)
+	case op.Kind == trace.OpBarrier:
+		if op.Comm != 0 {
+			fmt.Fprintf(&b, " on comm %d", op.Comm)
+		}
 	case op.Kind.IsCollective():
 		if rooted(op.Kind) {
 			fmt.Fprintf(&b, " root %d", op.Peer)
