@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/p2ptrace/p2ptrace/verdict"
-
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // comm is what the engine knows of a communicator other than the world:
@@ -76,7 +75,7 @@ func (e *Engine) Barrier(call *Op) bool { return e.Collective(call) }
 // its side of the type signature. The k-th collective a rank enters on a
 // comm is the k-th of every other member; a call that disagrees with the
 // first of them in kind, root or size is a collective-mismatch. The call
-// completes once the members it depends on (dependsOn) entered, at the
+// completes once the members it depends on (collReady) entered, at the
 // latest of their entries plus the link latency (at its own entry if it
 // depends on none). It returns false: the rank resumes through the queue.
 func (e *Engine) Collective(call *Op) bool {
@@ -90,9 +89,18 @@ func (e *Engine) Collective(call *Op) bool {
 	k := c.entered[rk.id]
 	c.entered[rk.id]++
 	in := c.waiting[k]
+	bad := rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
 	if in == nil {
 		in = &collective{}
-	} else if !in.mismatched {
+	}
+	if bad {
+		// The MPI call fails (MPI_ERR_ROOT); its disagreement with the
+		// others' roots is that error, not another finding.
+		in.mismatched = true
+		call.Err = trace.ErrInvalid
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call},
+			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
+	} else if len(in.ops) > 0 && !in.mismatched {
 		a, b := in.ops[0], call
 		if b.Rank < a.Rank {
 			a, b = b, a
@@ -105,6 +113,10 @@ func (e *Engine) Collective(call *Op) bool {
 	in.ops = append(in.ops, call)
 	e.blockOnSelf(rk, call)
 	full := len(in.ops) >= need
+	if bad {
+		e.complete(call, call.PostT)
+		call.kept = true
+	}
 	if !full {
 		c.waiting[k] = in
 	} else {

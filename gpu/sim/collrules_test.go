@@ -183,3 +183,16 @@ func TestStuckCollectiveWaitsOnItsDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectiveInvalidRoot: a root outside the world is an invalid call
+// (the MPI library fails it), not also a mismatch with the others' root;
+// the call fails at once and the others' Bcast completes.
+func TestCollectiveInvalidRoot(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	var bad *sim.Op
+	runScript(e, [][]call{{coll(trace.OpBcast, 2, 7, 16, 1, &bad)}, {compute(100), coll(trace.OpBcast, 2, 0, 16, 2, nil)}})
+	ps := e.Problems()
+	if e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.InvalidCall || !slices.Equal(ps[0].Ranks, []int{0}) || bad.Err != trace.ErrInvalid {
+		t.Fatalf("stuck %v: %+v", e.Stuck(), ps)
+	}
+}
