@@ -383,8 +383,8 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send")},
 	{Name: "mpi-error", Ranks: 2, Args: []string{"recv-null-type"}, Plain: PlainFail, PlainExit: 3,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "recv")},
-	// bcast-root: MPI_ERR_ROOT (exit 8) in a call the shim does not record:
-	// its line is found on the stack.
+	// bcast-root: MPI_ERR_ROOT (exit 8) in MPI_Bcast (recorded: its root
+	// outside the world is that error, not also a collective mismatch).
 	{Name: "mpi-error", Ranks: 2, Args: []string{"bcast-root"}, Plain: PlainFail, PlainExit: 8,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "bcast")},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
@@ -463,6 +463,31 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "start", "barrier")},
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"irecv"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"persistent"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
+
+	// Collectives (MPI-3.1 ch. 5). coll-order: MPI-3.1 sec. 5.14's
+	// erroneous order, rank 0's Bcast (root 0) before its Send, rank 1's
+	// Recv before its Bcast: complete (the root waits for no one), but
+	// under sync every collective synchronizes: a deadlock of the Bcast
+	// and the Recv, and the Bcast is unsafe buffering (it completes only
+	// if the collective does not synchronize).
+	{Name: "coll-order", Ranks: 2, Record: complete, Plain: PlainOK,
+		Check: []MPIVerdict{
+			find("sync", verdict.Deadlock, []int{0, 1}, "bcast", "recv"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "bcast"),
+		}},
+	{Name: "coll-order-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-order"},
+	// coll-mismatch: Reduce against Bcast as the world's first collective:
+	// Open MPI hangs; the recording and check name both calls.
+	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.CollectiveMismatch, []int{0, 1}, "reduce", "bcast"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "reduce", "bcast"),
+		}},
+	{Name: "coll-mismatch-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-mismatch"},
+	// collectives: every recorded collective, on the world and on a split
+	// communicator (Scan, Exscan, Bcast), with a Sendrecv ring between
+	// them: clean, also under sync.
+	{Name: "collectives", Ranks: 4, Record: complete, Plain: PlainOK},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.
