@@ -483,6 +483,14 @@ var MPIScenarios = []MPIScenario{
 		Check: []MPIVerdict{
 			find("", verdict.CollectiveMismatch, []int{0, 1}, "reduce", "bcast"),
 		}},
+	// size: Bcasts of 16 and 8 bytes: Open MPI fails the smaller with
+	// MPI_ERR_TRUNCATE (a truncation of the merge); the replay of the
+	// crashed trace adds the collective mismatch behind it.
+	{Name: "coll-mismatch", Ranks: 2, Args: []string{"size"}, Plain: PlainFail, PlainExit: 15,
+		Record: rec(StatusCrashed, verdict.CollectiveMismatch, []int{0, 1}, "bcast-size"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "bcast-size"),
+		}},
 	{Name: "coll-mismatch-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-mismatch"},
 	// collectives: every recorded collective, on the world and on a split
 	// communicator (Scan, Exscan, Bcast), with a Sendrecv ring between

@@ -1,4 +1,4 @@
-/* coll-mismatch-fixed (2 ranks): coll-mismatch with both ranks calling MPI_Reduce (root 0); rank 0 checks the sums. Correct: no findings. */
+/* coll-mismatch-fixed (2 ranks): coll-mismatch with both ranks calling MPI_Reduce (root 0), then MPI_Bcast (root 0) of 4 ints on both; rank 0 checks the sums, rank 1 the broadcast values. Correct: no findings. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -20,6 +20,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < N; i++)
 		a[i] = rank + i;
 	MPI_Reduce(a, b, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Bcast(a, N, MPI_INT, 0, MPI_COMM_WORLD);
+	for (i = 0; i < N; i++) {
+		if (a[i] != i) {
+			fprintf(stderr, "coll-mismatch-fixed: rank %d: broadcast element %d = %d, want %d\n", rank, i, a[i], i);
+			MPI_Finalize();
+			return 1;
+		}
+	}
 	if (rank == 0) {
 		for (i = 0; i < N; i++) {
 			if (b[i] != 2 * i + 1) {
