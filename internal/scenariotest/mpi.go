@@ -455,8 +455,9 @@ var MPIScenarios = []MPIScenario{
 	// finding (the shim hashes pending receive buffers between MPI calls),
 	// naming the receive and the call that saw the change. Fixed: the
 	// buffers are touched after the Wait only, and Open MPI delivers both
-	// messages (one eager, one past the eager limit) during an MPI_Allreduce,
-	// which the shim does not record: not the program's write.
+	// messages (one eager, one past the eager limit) during an
+	// MPI_Comm_create, which the shim does not record: not the program's
+	// write.
 	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"irecv"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "irecv", "barrier")},
 	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"persistent"}, Plain: PlainOK,
