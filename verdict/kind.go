@@ -76,7 +76,7 @@ var kindTable = [...]KindInfo{
 		"check the arguments of the call against the communicator's size and the API's rules"},
 	{MessageRace, "a wildcard (AnySource) receive can legally match another sender, and that order makes the program hang or fail", []string{DoorReplay, DoorHarness},
 		"receive from a specific source, or make the program independent of arrival order"},
-	{UnsafeBuffering, "a standard send completes only because the runtime buffered it: with zero buffering (sync) the program deadlocks", []string{DoorReplay, DoorHarness},
+	{UnsafeBuffering, "a standard send completes only because the runtime buffered it, or a collective only because it did not synchronize: with zero buffering (sync: every collective synchronizes) the program deadlocks", []string{DoorReplay, DoorHarness},
 		"the send completes only while the runtime buffers it: use Isend+Irecv+Waitall or Sendrecv, or reorder"},
 	{Crash, "a rank died: it panicked, called MPI_Abort, hit a fatal error or was killed, at its last recorded call", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"read the crash message; the line is the rank's last runtime call before it died"},
