@@ -15,7 +15,10 @@ import (
 // communicator and checks that they agree (sim.Engine.Collective).
 func (d *driver) collective(r int, c *rankCursor, ev *event) bool {
 	call := d.msgOp(r, ev)
-	d.hold(c, call) // the engine keeps what it still refers to (see sim.Engine.Release)
+	// Released once the call returned (the engine keeps no completed
+	// call); not through hold, which keeps AnySource receives, and a
+	// collective without a root has Peer -1.
+	c.held = append(c.held, call)
 	return d.e.Collective(call)
 }
 

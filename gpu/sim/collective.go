@@ -22,13 +22,26 @@ type comm struct {
 // collective is one collective call of a communicator in progress: the
 // k-th call of each member (MPI-3.1 sec. 5.1: all members call the same
 // collectives in the same order).
+//
+// It refers to no call that completed: the driver may recycle those (see
+// Release); it keeps what the rules need of each (entries), a copy of the
+// first call (the others are compared with it) and the calls still
+// waiting (pending).
 type collective struct {
-	ops []*Op // the members' calls, in the order they entered
-	// early: some call of ops may complete before every member entered (a
+	entries []collEntry // the members' calls, in the order they entered
+	pending []*Op       // those not complete, in the same order
+	first   Op
+	// early: some call may complete before every member entered (a
 	// Bcast's, a Reduce's non-root, a Scan's), so each entry looks again.
 	early bool
 	// mismatched: a call disagreed with the first (reported once).
 	mismatched bool
+}
+
+// collEntry is what the rules read of a member's call.
+type collEntry struct {
+	rank, tag int // world rank, rank in the communicator (Op.Tag)
+	postT     int64
 }
 
 func (e *Engine) comm(id int) *comm {
@@ -91,7 +104,8 @@ func (e *Engine) Collective(call *Op) bool {
 	in := c.waiting[k]
 	bad := rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
 	if in == nil {
-		in = &collective{}
+		in = &collective{first: *call}
+		in.first.kept = true // (a copy: never released)
 	}
 	if bad {
 		// The MPI call fails (MPI_ERR_ROOT); its disagreement with the
@@ -100,8 +114,8 @@ func (e *Engine) Collective(call *Op) bool {
 		call.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call},
 			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
-	} else if len(in.ops) > 0 && !in.mismatched {
-		a, b := in.ops[0], call
+	} else if len(in.entries) > 0 && !in.mismatched {
+		a, b := &in.first, call
 		if b.Rank < a.Rank {
 			a, b = b, a
 		}
@@ -110,12 +124,13 @@ func (e *Engine) Collective(call *Op) bool {
 			e.problem(mismatchProblem(a, b, k, why))
 		}
 	}
-	in.ops = append(in.ops, call)
+	in.entries = append(in.entries, collEntry{call.Rank, call.Tag, call.PostT})
 	e.blockOnSelf(rk, call)
-	full := len(in.ops) >= need
+	full := len(in.entries) >= need
 	if bad {
 		e.complete(call, call.PostT)
-		call.kept = true
+	} else {
+		in.pending = append(in.pending, call)
 	}
 	if !full {
 		c.waiting[k] = in
@@ -128,18 +143,17 @@ func (e *Engine) Collective(call *Op) bool {
 	if !full && !in.early {
 		return false // (a barrier's: nothing completes before the last entry)
 	}
-	for _, op := range in.ops {
-		if op.done {
-			continue
-		}
+	left := in.pending[:0]
+	for _, op := range in.pending {
 		if t, ok := e.collReady(in, op, need, e.sync); ok {
 			op.MatchT = t
 			e.complete(op, t)
-			if !full {
-				op.kept = true // in.ops still holds it: not to be recycled
-			}
+		} else {
+			left = append(left, op)
 		}
 	}
+	clear(in.pending[len(left):])
+	in.pending = left
 	return false
 }
 
@@ -154,23 +168,23 @@ func (e *Engine) collReady(in *collective, op *Op, need int, sync bool) (int64, 
 	t, deps := op.PostT, 0
 	switch {
 	case rule == ruleAll || rule == ruleToRoot && op.Rank == op.Peer:
-		if len(in.ops) < need {
+		if len(in.entries) < need {
 			return 0, false
 		}
-		for _, o := range in.ops {
-			t = max(t, o.PostT)
+		for _, o := range in.entries {
+			t = max(t, o.postT)
 		}
-		deps = len(in.ops)
+		deps = len(in.entries)
 	case rule == ruleFromRoot && op.Rank != op.Peer:
-		i := slices.IndexFunc(in.ops, func(o *Op) bool { return o.Rank == op.Peer })
+		i := slices.IndexFunc(in.entries, func(o collEntry) bool { return o.rank == op.Peer })
 		if i < 0 {
 			return 0, false
 		}
-		t, deps = max(t, in.ops[i].PostT), 1
+		t, deps = max(t, in.entries[i].postT), 1
 	case rule == rulePrefix:
-		for _, o := range in.ops {
-			if o.Tag < op.Tag {
-				t = max(t, o.PostT)
+		for _, o := range in.entries {
+			if o.tag < op.Tag {
+				t = max(t, o.postT)
 				deps++
 			}
 		}
@@ -213,8 +227,8 @@ func (e *Engine) collWaitsOn(call *Op) []int {
 	in := c.waiting[c.entered[call.Rank]-1]
 	entered := make([]bool, len(e.ranks))
 	if in != nil {
-		for _, op := range in.ops {
-			entered[op.Rank] = true
+		for _, o := range in.entries {
+			entered[o.rank] = true
 		}
 	}
 	rule := e.collRule(call)

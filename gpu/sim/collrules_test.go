@@ -196,3 +196,35 @@ func TestCollectiveInvalidRoot(t *testing.T) {
 		t.Fatalf("stuck %v: %+v", e.Stuck(), ps)
 	}
 }
+
+// TestCollectiveKeepsNoCompletedCall: a call that completed before the
+// others entered (a Bcast's root) may be released and its op reused; the
+// collective still compares the later calls with it, and names it.
+func TestCollectiveKeepsNoCompletedCall(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	var root *sim.Op
+	release := func(e *sim.Engine, r int) bool {
+		if !root.Done() {
+			t.Fatal("the root's Bcast did not complete at once")
+		}
+		e.Release(root)
+		c := e.NewOp(r, trace.OpCompute)
+		if c != root {
+			t.Error("the completed Bcast was not recycled: the collective still holds it")
+		}
+		return e.Compute(c, 100)
+	}
+	runScript(e, [][]call{
+		{coll(trace.OpBcast, 2, 0, 16, 1, &root), release},
+		{compute(5000), coll(trace.OpReduce, 2, 0, 16, 2, nil)},
+	})
+	ps := e.Problems()
+	if len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch {
+		t.Fatalf("%+v", ps)
+	}
+	f := ps[0].Finding(sites)
+	if text := f.Text(1); !strings.Contains(text, "rank 0 calls Bcast root 0 (16 bytes), rank 1 calls Reduce root 0 (16 bytes)") ||
+		!strings.Contains(text, "rank 0 op 0: Bcast root 0 (16 bytes) at site1") {
+		t.Errorf("%s", text)
+	}
+}
