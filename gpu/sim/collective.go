@@ -24,16 +24,21 @@ type comm struct {
 // collectives in the same order).
 //
 // It refers to no call that completed: the driver may recycle those (see
-// Release); it keeps what the rules need of each (entries), a copy of the
+// Release); it keeps what the rules need of each (entries, and the
+// summaries below that spare the rules a walk over them), a copy of the
 // first call (the others are compared with it) and the calls still
 // waiting (pending).
 type collective struct {
 	entries []collEntry // the members' calls, in the order they entered
 	pending []*Op       // those not complete, in the same order
 	first   Op
-	// early: some call may complete before every member entered (a
-	// Bcast's, a Reduce's non-root, a Scan's), so each entry looks again.
-	early bool
+	last    int64     // the latest entry
+	root    collEntry // the entry of first's root (rank -1 until it entered)
+	// For a Scan or Exscan (first's kind): low is the lowest rank in the
+	// communicator that has not entered, upTo[i] the latest entry of
+	// ranks 0..i (for i < low); tagT[i] is rank i's entry (-1: none yet).
+	low        int
+	upTo, tagT []int64
 	// mismatched: a call disagreed with the first (reported once).
 	mismatched bool
 }
@@ -104,8 +109,7 @@ func (e *Engine) Collective(call *Op) bool {
 	in := c.waiting[k]
 	bad := rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
 	if in == nil {
-		in = &collective{first: *call}
-		in.first.kept = true // (a copy: never released)
+		in = newCollective(call, min(need, len(e.ranks)))
 	}
 	if bad {
 		// The MPI call fails (MPI_ERR_ROOT); its disagreement with the
@@ -124,24 +128,31 @@ func (e *Engine) Collective(call *Op) bool {
 			e.problem(mismatchProblem(a, b, k, why))
 		}
 	}
-	in.entries = append(in.entries, collEntry{call.Rank, call.Tag, call.PostT})
+	// Whether the entry may let waiting calls complete: the last one, the
+	// root's, one that extends a Scan's prefix (or any, once the calls
+	// disagree: each follows its own rule).
+	wake := in.enter(call) || in.mismatched
 	e.blockOnSelf(rk, call)
 	full := len(in.entries) >= need
-	if bad {
-		e.complete(call, call.PostT)
-	} else {
-		in.pending = append(in.pending, call)
-	}
 	if !full {
 		c.waiting[k] = in
 	} else {
 		delete(c.waiting, k)
 	}
-	if e.collRule(call) != ruleAll {
-		in.early = true
+	if bad {
+		e.complete(call, call.PostT)
+		return false
 	}
-	if !full && !in.early {
-		return false // (a barrier's: nothing completes before the last entry)
+	in.pending = append(in.pending, call)
+	if !full && !wake {
+		// Only the call itself may complete now (a barrier's never does
+		// before the last entry).
+		if t, ok := e.collReady(in, call, need, e.sync); ok {
+			in.pending = in.pending[:len(in.pending)-1]
+			call.MatchT = t
+			e.complete(call, t)
+		}
+		return false
 	}
 	left := in.pending[:0]
 	for _, op := range in.pending {
@@ -155,6 +166,43 @@ func (e *Engine) Collective(call *Op) bool {
 	clear(in.pending[len(left):])
 	in.pending = left
 	return false
+}
+
+// newCollective is the k-th collective of a comm of n members, first
+// entered by call (room for n entries at once: no growing).
+func newCollective(call *Op, n int) *collective {
+	in := &collective{first: *call, root: collEntry{rank: -1}, entries: make([]collEntry, 0, n), pending: make([]*Op, 0, n)}
+	in.first.kept = true // (a copy: never released)
+	if ruleOf(call.Kind) == rulePrefix {
+		in.upTo, in.tagT = make([]int64, n), make([]int64, n)
+		for i := range in.tagT {
+			in.tagT[i] = -1
+		}
+	}
+	return in
+}
+
+// enter notes the entry of call and reports whether it may let other calls
+// complete: its root's entry, a Scan's prefix extended.
+func (in *collective) enter(call *Op) bool {
+	en := collEntry{call.Rank, call.Tag, call.PostT}
+	in.entries = append(in.entries, en)
+	in.last = max(in.last, en.postT)
+	wake := false
+	if en.rank == in.first.Peer && in.root.rank < 0 {
+		in.root, wake = en, true
+	}
+	if in.tagT != nil && en.tag >= 0 && en.tag < len(in.tagT) && in.tagT[en.tag] < 0 {
+		in.tagT[en.tag] = en.postT
+		for ; in.low < len(in.tagT) && in.tagT[in.low] >= 0; in.low++ {
+			t := in.tagT[in.low]
+			if in.low > 0 {
+				t = max(t, in.upTo[in.low-1])
+			}
+			in.upTo[in.low], wake = t, true
+		}
+	}
+	return wake
 }
 
 // collReady says whether op, a call of collective in, may complete (its
@@ -171,18 +219,29 @@ func (e *Engine) collReady(in *collective, op *Op, need int, sync bool) (int64, 
 		if len(in.entries) < need {
 			return 0, false
 		}
-		for _, o := range in.entries {
-			t = max(t, o.postT)
-		}
-		deps = len(in.entries)
+		t, deps = max(t, in.last), len(in.entries)
 	case rule == ruleFromRoot && op.Rank != op.Peer:
-		i := slices.IndexFunc(in.entries, func(o collEntry) bool { return o.rank == op.Peer })
-		if i < 0 {
+		root := in.root
+		if op.Peer != in.first.Peer { // (calls that disagree on the root)
+			i := slices.IndexFunc(in.entries, func(o collEntry) bool { return o.rank == op.Peer })
+			if i < 0 {
+				return 0, false
+			}
+			root = in.entries[i]
+		}
+		if root.rank < 0 {
 			return 0, false
 		}
-		t, deps = max(t, in.entries[i].postT), 1
-	case rule == rulePrefix:
-		for _, o := range in.entries {
+		t, deps = max(t, root.postT), 1
+	case rule == rulePrefix && op.Tag > 0:
+		if in.tagT != nil && op.Tag <= len(in.tagT) {
+			if op.Tag > in.low {
+				return 0, false
+			}
+			t, deps = max(t, in.upTo[op.Tag-1]), op.Tag
+			break
+		}
+		for _, o := range in.entries { // (a Scan among other collectives)
 			if o.tag < op.Tag {
 				t = max(t, o.postT)
 				deps++

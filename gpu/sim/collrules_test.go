@@ -228,3 +228,30 @@ func TestCollectiveKeepsNoCompletedCall(t *testing.T) {
 		t.Errorf("%s", text)
 	}
 }
+
+// TestCollectiveScanFollowsCommRanks: a Scan waits for the members below
+// it in the communicator (Tag), not in the world: on a comm whose order is
+// the world's reversed, world rank 2 (comm rank 0) waits for no one, and
+// when it enters late the other two wait for it.
+func TestCollectiveScanFollowsCommRanks(t *testing.T) {
+	const late, lat = 10000, 1000
+	scan := func(tag int, got **sim.Op) call {
+		return func(e *sim.Engine, r int) bool {
+			op := e.NewOp(r, trace.OpScan)
+			op.Peer, op.Tag, op.Comm, op.Count, op.Bytes = -1, tag, 5, 3, 4
+			*got = op
+			return e.Collective(op)
+		}
+	}
+	e := sim.New(sim.Config{Ranks: 3, Latency: time.Microsecond})
+	var ops [3]*sim.Op
+	runScript(e, [][]call{{scan(2, &ops[0])}, {scan(1, &ops[1])}, {compute(late), scan(0, &ops[2])}})
+	if e.Stuck() || len(e.Problems()) != 0 {
+		t.Fatalf("%+v", e.Problems())
+	}
+	for r, want := range []int64{late + lat, late + lat, late} {
+		if ops[r].DoneT != want {
+			t.Errorf("rank %d done at %d, want %d", r, ops[r].DoneT, want)
+		}
+	}
+}
