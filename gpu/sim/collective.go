@@ -118,7 +118,7 @@ func (e *Engine) Collective(call *Op) bool {
 		call.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call},
 			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
-	} else if len(in.entries) > 0 && !in.mismatched {
+	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes) {
 		a, b := &in.first, call
 		if b.Rank < a.Rank {
 			a, b = b, a
@@ -145,8 +145,11 @@ func (e *Engine) Collective(call *Op) bool {
 	}
 	in.pending = append(in.pending, call)
 	if !full && !wake {
-		// Only the call itself may complete now (a barrier's never does
-		// before the last entry).
+		// Only the call itself may complete now (one that waits for every
+		// member never does before the last entry).
+		if e.collRule(call) == ruleAll {
+			return false
+		}
 		if t, ok := e.collReady(in, call, need, e.sync); ok {
 			in.pending = in.pending[:len(in.pending)-1]
 			call.MatchT = t
