@@ -25,7 +25,7 @@ func (d *driver) collective(r int, c *rankCursor, ev *event) bool {
 // syncCollHint is the hint of a deadlock under sync in which a collective
 // waits only because sync makes it synchronize.
 const syncCollHint = "the recorded run completed only because sends were buffered (eager) and collectives did not synchronize; " +
-	"MPI lets every collective synchronize (MPI-3.1 sec. 5.14), and with zero buffering it deadlocks: " +
+	"MPI lets every collective synchronize (MPI-3.1 sec. 5.13, Correctness), and with zero buffering it deadlocks: " +
 	"call the collectives so that no rank waits, before its collective, for a message another rank sends only after it"
 
 // collSyncOnly reports whether a stuck run has a rank blocked in a
@@ -42,7 +42,7 @@ func collUnsafe(bl *sim.Blocked, site sim.SiteFunc) Finding {
 	f := verdict.New(verdict.UnsafeBuffering, append([]int{op.Rank}, bl.WaitsOn...),
 		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.Describe(op), rankList(bl.WaitsOn)),
 		sim.Ref(op, site))
-	f.Hint = "collectives may synchronize (MPI-3.1 sec. 5.14): a correct program calls them so that it cannot deadlock whether they synchronize or not; " +
+	f.Hint = "collectives may synchronize (MPI-3.1 sec. 5.13, Correctness): a correct program calls them so that it cannot deadlock whether they synchronize or not; " +
 		"make every rank reach the collective before it waits for a message sent after the collective"
 	return f
 }

@@ -27,7 +27,7 @@ func checkEvents(t *testing.T, ev replay.Events) []replay.Finding {
 	return res.Findings
 }
 
-// TestCheckCollectiveOrder is MPI-3.1 sec. 5.14's erroneous program: rank 0
+// TestCheckCollectiveOrder is MPI-3.1 sec. 5.13's (Correctness) erroneous program: rank 0
 // Bcasts (root 0) then sends to rank 1, which receives, then Bcasts. As
 // recorded it completes (the root waits for no one); under sync (every
 // collective synchronizes) it deadlocks, with a hint that says collectives
@@ -46,7 +46,7 @@ func TestCheckCollectiveOrder(t *testing.T) {
 	}
 	text := fs[1].Text(2)
 	for _, want := range []string{"rank 0: Bcast root 0 (64 bytes) completes only if the collective does not synchronize (it waits for rank 1)",
-		"at main.go:1", "collectives may synchronize (MPI-3.1 sec. 5.14)"} {
+		"at main.go:1", "collectives may synchronize (MPI-3.1 sec. 5.13, Correctness)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("unsafe-buffering lacks %q:\n%s", want, text)
 		}

@@ -8,7 +8,7 @@ import (
 
 // collRule is how a member's collective call depends on the other
 // members' calls: what an implementation may make it wait for by the
-// data it needs (MPI-3.1 sec. 5.14 lets any collective synchronize, the
+// data it needs (MPI-3.1 sec. 5.13, Correctness, lets any collective synchronize, the
 // sync fault's rule; these are the least it must wait for).
 type collRule uint8
 

@@ -123,7 +123,7 @@ func TestCollectiveMismatch(t *testing.T) {
 }
 
 // TestCollectiveOrderDeadlocksOnlyUnderSync is the program of MPI-3.1
-// sec. 5.14's example: rank 0 Bcasts (root 0) then sends to rank 1, which
+// sec. 5.13's example (Correctness): rank 0 Bcasts (root 0) then sends to rank 1, which
 // receives, then Bcasts. Without sync it completes (the root waits for no
 // one); under sync the Bcast synchronizes: a deadlock whose wait-for edges
 // go from the Bcast to rank 1 and from the Recv to rank 0, the Bcast

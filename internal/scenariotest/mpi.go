@@ -465,7 +465,7 @@ var MPIScenarios = []MPIScenario{
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"irecv"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"persistent"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 
-	// Collectives (MPI-3.1 ch. 5). coll-order: MPI-3.1 sec. 5.14's
+	// Collectives (MPI-3.1 ch. 5). coll-order: MPI-3.1 sec. 5.13's (Correctness)
 	// erroneous order, rank 0's Bcast (root 0) before its Send, rank 1's
 	// Recv before its Bcast: complete (the root waits for no one), but
 	// under sync every collective synchronizes: a deadlock of the Bcast
