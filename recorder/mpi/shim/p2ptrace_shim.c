@@ -1667,7 +1667,8 @@ int MPI_Barrier(MPI_Comm comm) {
  * without a root), the caller's rank in comm as tag, comm's size as count
  * and the caller's side of the type signature: dtype and bytes (bytes_of),
  * which the standard requires equal on every member for the collectives
- * without per-rank counts (the replay checks it: a collective mismatch). */
+ * without per-rank counts (the replay checks it: a collective mismatch).
+ * Those of intercommunicators are not recorded (inter). */
 
 /* bytes_of is the size of count elements of dt (0 for a null type). */
 static int64_t bytes_of(int64_t count, MPI_Datatype dt) {
@@ -1718,7 +1719,17 @@ static int coll_leave(int call, uint32_t seq, int rc) {
     unlock();
     return rc;
 }
+/* inter says whether comm is an intercommunicator: its collectives (roots
+ * MPI_ROOT and MPI_PROC_NULL, two groups) are passed through unrecorded. */
+static int inter(MPI_Comm comm) {
+    int flag = 0;
+    quiet++;
+    if (PMPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS) flag = 0;
+    quiet--;
+    return flag;
+}
 #define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) do { \
+        if (inter(comm)) return PMPI_CALL; \
         uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT); \
         return coll_leave(CALL, seq_, PMPI_CALL); \
     } while (0)
