@@ -70,6 +70,15 @@
 //     leaves the others stuck, waiting on it.
 //     (TestBarrierReleasesAllAtLatestArrivalPlusLatency,
 //     TestBarrierWithFinalizedMemberIsStuckAndNamed, TestBarrierAgainstRecvIsDeadlock)
+//   - The other collectives (replayed MPI traces: Bcast ... Exscan) match the
+//     same way, the k-th of each member on a comm, and complete when the
+//     members their data depends on entered (a Bcast's non-root waits for
+//     the root, a Reduce's root for all, a Scan's rank i for those below
+//     it, the all-to-all kinds all for all); under sync every one waits for
+//     all. Members whose k-th calls differ in kind, root or size are a
+//     collective-mismatch. (TestCollectiveDependencyRules,
+//     TestCollectiveOrderDeadlocksOnlyUnderSync, TestCollectiveMismatch,
+//     TestStuckCollectiveWaitsOnItsDependencies)
 //   - Probe (replayed MPI traces) waits, like a receive with the same
 //     envelope rule, until a matching message has arrived unmatched, and does
 //     not consume it; Iprobe never waits.

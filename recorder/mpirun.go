@@ -484,11 +484,12 @@ func MergeMPI(dir, out string, o mpi.MergeOptions, hungAfter time.Duration) (*mp
 //
 // A crashed job (an abort, an MPI error, a rank killed) is reported by the
 // merge alone: its ranks stopped mid-run, so what a replay would call
-// unmatched or never waited is an effect of the crash, not a finding.
+// unmatched or never waited is an effect of the crash, not a finding;
+// but a collective mismatch the replay finds is a cause (see crashCauses).
 func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error {
 	hung := hungAfter > 0
 	if res.Header.Status == trace.StatusCrashed {
-		return nil
+		return crashCauses(path)
 	}
 	tr, err := replay.OpenTrace(path)
 	if err != nil {
@@ -541,6 +542,28 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 		}
 		h.Findings = append(h.Findings, fs...)
 	})
+}
+
+// crashCauses adds to a crashed job's trace the collective mismatches a
+// replay as recorded finds: MPI implementations often die of one (Open MPI
+// does), and the merge alone would name no call. A replay that fails adds
+// nothing: the merge's findings stand.
+func crashCauses(path string) error {
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		return err
+	}
+	tr.SetRules(replay.RulesRecorded)
+	fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
+	tr.Close()
+	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool { return f.Kind != verdict.CollectiveMismatch })
+	if err != nil || len(fs) == 0 {
+		return nil
+	}
+	for i := range fs {
+		fs[i].RevealedBy, fs[i].Seed = "", nil // as recorded
+	}
+	return trace.UpdateHeader(path, func(h *trace.Header) { h.Findings = append(h.Findings, fs...) })
 }
 
 // blockedRanks is the hang of a job whose replay did not stop where the

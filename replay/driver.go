@@ -599,9 +599,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 		d.hold(c, call)
 		return e.Compute(call, ev.duration()), nil
 	case trace.OpBarrier:
-		call := d.msgOp(r, ev)
-		d.hold(c, call) // nothing refers to it once every rank arrived
-		return e.Barrier(call), nil
+		return d.collective(r, c, ev), nil
 	case trace.OpProbe:
 		op := d.msgOp(r, ev)
 		d.forceProbe(op)
@@ -649,6 +647,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 			}
 		}
 		return false, nil
+	}
+	if ev.op.IsCollective() {
+		return d.collective(r, c, ev), nil
 	}
 	return false, fmt.Errorf("%w: rank %d seq %d: op %s cannot be replayed", errBadTrace, r, ev.seq, ev.op)
 }

@@ -56,6 +56,8 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 				f.Kind, f.Cycle = verdict.Hang, nil
 				f.Cause, f.Fault = CauseFault, drops
 				f.Hint = "the injected drop explains this hang: the receive never got its message; a real lossy transport would need a timeout or retry"
+			case sync && collSyncOnly(p):
+				f.Hint = syncCollHint
 			case sync:
 				f.Hint = "the recorded run completed only because sends were buffered (eager); with zero buffering it deadlocks: " + verdict.Deadlock.Hint()
 			}
@@ -63,6 +65,10 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		fs = append(fs, f)
 		if sync && !dropped && p.Kind == verdict.Deadlock {
 			for _, bl := range p.Blocked {
+				if bl.SyncOnly {
+					fs = append(fs, collUnsafe(&bl, site))
+					continue
+				}
 				for _, op := range append([]*sim.Op{bl.Call}, bl.Pending...) {
 					if op.Kind.IsSend() && op.Kind != trace.OpStreamSend && op.Mode == sim.Standard { // a stream send is never buffered
 						fs = append(fs, verdict.New(verdict.UnsafeBuffering, []int{op.Rank, op.Peer},

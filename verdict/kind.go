@@ -29,6 +29,9 @@ const (
 	RequestLeak      Kind = "request-leak"
 	RecvBufferWrite  Kind = "recv-buffer-write"
 	BsendBuffer      Kind = "bsend-buffer"
+	// CollectiveMismatch: the k-th collective calls of a communicator's
+	// members differ (kind, root or size).
+	CollectiveMismatch Kind = "collective-mismatch"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -74,7 +77,7 @@ var kindTable = [...]KindInfo{
 		"check the arguments of the call against the communicator's size and the API's rules"},
 	{MessageRace, "a wildcard (AnySource) receive can legally match another sender, and that order makes the program hang or fail", []string{DoorReplay, DoorHarness},
 		"receive from a specific source, or make the program independent of arrival order"},
-	{UnsafeBuffering, "a standard send completes only because the runtime buffered it: with zero buffering (sync) the program deadlocks", []string{DoorReplay, DoorHarness},
+	{UnsafeBuffering, "a standard send completes only because the runtime buffered it, or a collective only because it did not synchronize: with zero buffering (sync: every collective synchronizes) the program deadlocks", []string{DoorReplay, DoorHarness},
 		"the send completes only while the runtime buffers it: use Isend+Irecv+Waitall or Sendrecv, or reorder"},
 	{Crash, "a rank died: it panicked, called MPI_Abort, hit a fatal error or was killed, at its last recorded call", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"read the crash message; the line is the rank's last runtime call before it died"},
@@ -88,6 +91,8 @@ var kindTable = [...]KindInfo{
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
 	{BsendBuffer, "a buffered send (Bsend, Ibsend, a started Bsend_init) did not fit in the space the rank attached (MPI_Buffer_attach) with its buffered messages not yet transmitted, or no space was attached", []string{DoorLive, DoorReplay, DoorHarness},
 		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},
+	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, or not of the same size) on every rank (MPI-3.1 sec. 5.1)", []string{DoorMerge, DoorReplay},
+		"make every rank of the communicator call the same collectives in the same order, with the same root and matching counts and datatypes"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

@@ -2,20 +2,51 @@ package sim
 
 import (
 	"fmt"
-	"github.com/p2ptrace/p2ptrace/verdict"
+	"slices"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // comm is what the engine knows of a communicator other than the world:
-// which ranks used it (for the wait-for graph of a stuck barrier) and the
-// barriers in progress on it.
+// which ranks used it (for the wait-for graph of a stuck collective) and the
+// collectives in progress on it.
 type comm struct {
 	members []bool   // by world rank: seen in some op on this comm
-	entered []uint64 // by world rank: barriers entered on this comm so far
-	// waiting holds, per barrier generation k, the calls of the ranks that
-	// entered their k-th barrier and wait for the rest.
-	waiting map[uint64][]*Op
+	entered []uint64 // by world rank: collectives entered on this comm so far
+	// waiting holds, per generation k, the k-th collective: the calls of
+	// the ranks that entered it, until every member did.
+	waiting map[uint64]*collective
+}
+
+// collective is one collective call of a communicator in progress: the
+// k-th call of each member (MPI-3.1 sec. 5.1: all members call the same
+// collectives in the same order).
+//
+// It refers to no call that completed: the driver may recycle those (see
+// Release); it keeps what the rules need of each (entries, and the
+// summaries below that spare the rules a walk over them), a copy of the
+// first call (the others are compared with it) and the calls still
+// waiting (pending).
+type collective struct {
+	entries []collEntry // the members' calls, in the order they entered
+	pending []*Op       // those not complete, in the same order
+	first   Op
+	last    int64     // the latest entry
+	root    collEntry // the entry of first's root (rank -1 until it entered)
+	// For a Scan or Exscan (first's kind): low is the lowest rank in the
+	// communicator that has not entered, upTo[i] the latest entry of
+	// ranks 0..i (for i < low); tagT[i] is rank i's entry (-1: none yet).
+	low        int
+	upTo, tagT []int64
+	// mismatched: a call disagreed with the first (reported once).
+	mismatched bool
+}
+
+// collEntry is what the rules read of a member's call.
+type collEntry struct {
+	rank, tag int // world rank, rank in the communicator (Op.Tag)
+	postT     int64
 }
 
 func (e *Engine) comm(id int) *comm {
@@ -24,7 +55,7 @@ func (e *Engine) comm(id int) *comm {
 		if e.comms == nil {
 			e.comms = map[int]*comm{}
 		}
-		c = &comm{members: make([]bool, len(e.ranks)), entered: make([]uint64, len(e.ranks)), waiting: map[uint64][]*Op{}}
+		c = &comm{members: make([]bool, len(e.ranks)), entered: make([]uint64, len(e.ranks)), waiting: map[uint64]*collective{}}
 		e.comms[id] = c
 	}
 	return c
@@ -52,59 +83,264 @@ func (e *Engine) blockOnSelf(rk *rank, call *Op) {
 // of a rank on a comm releases once Count ranks entered their k-th barrier on
 // it; all resume at the latest arrival's time plus the link latency. It
 // always returns false: even the last to arrive waits for that latency.
-func (e *Engine) Barrier(call *Op) bool {
+// It is Collective of an OpBarrier call.
+func (e *Engine) Barrier(call *Op) bool { return e.Collective(call) }
+
+// Collective enters the rank's next collective on call.Comm (a Barrier,
+// Bcast, ... Exscan: call.Kind; the rules are in collrules.go): call.Count
+// is the number of ranks of that communicator (0: the whole world), Peer
+// the root's world rank, Tag the caller's rank in the communicator, Bytes
+// its side of the type signature. The k-th collective a rank enters on a
+// comm is the k-th of every other member; a call that disagrees with the
+// first of them in kind, root or size is a collective-mismatch. The call
+// completes once the members it depends on (collReady) entered, at the
+// latest of their entries plus the link latency (at its own entry if it
+// depends on none). It returns false: the rank resumes through the queue.
+func (e *Engine) Collective(call *Op) bool {
 	rk := &e.ranks[call.Rank]
 	e.observePost(call)
 	c := e.comm(call.Comm)
 	if call.Comm > 0 {
 		c.members[rk.id] = true
 	}
-	need := int(call.Count)
-	if need <= 0 {
-		need = len(e.ranks)
-	}
+	need := collSize(call, len(e.ranks))
 	k := c.entered[rk.id]
 	c.entered[rk.id]++
-	arrived := append(c.waiting[k], call)
+	in := c.waiting[k]
+	bad := rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
+	if in == nil {
+		in = newCollective(call, min(need, len(e.ranks)))
+	}
+	if bad {
+		// The MPI call fails (MPI_ERR_ROOT); its disagreement with the
+		// others' roots is that error, not another finding.
+		in.mismatched = true
+		call.Err = trace.ErrInvalid
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call},
+			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
+	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes) {
+		a, b := &in.first, call
+		if b.Rank < a.Rank {
+			a, b = b, a
+		}
+		if why := collMismatch(a, b); why != "" {
+			in.mismatched = true
+			e.problem(mismatchProblem(a, b, k, why))
+		}
+	}
+	// Whether the entry may let waiting calls complete: the last one, the
+	// root's, one that extends a Scan's prefix (or any, once the calls
+	// disagree: each follows its own rule).
+	wake := in.enter(call) || in.mismatched
 	e.blockOnSelf(rk, call)
-	if len(arrived) < need {
-		c.waiting[k] = arrived
+	full := len(in.entries) >= need
+	if !full {
+		c.waiting[k] = in
+	} else {
+		delete(c.waiting, k)
+	}
+	if bad {
+		e.complete(call, call.PostT)
 		return false
 	}
-	delete(c.waiting, k)
-	var t int64
-	for _, op := range arrived {
-		t = max(t, op.PostT)
+	in.pending = append(in.pending, call)
+	if !full && !wake {
+		// Only the call itself may complete now (one that waits for every
+		// member never does before the last entry).
+		if e.collRule(call) == ruleAll {
+			return false
+		}
+		if t, ok := e.collReady(in, call, need, e.sync); ok {
+			in.pending = in.pending[:len(in.pending)-1]
+			call.MatchT = t
+			e.complete(call, t)
+		}
+		return false
 	}
-	t += e.latency
-	for _, op := range arrived {
-		op.MatchT = t
-		e.complete(op, t)
+	left := in.pending[:0]
+	for _, op := range in.pending {
+		if t, ok := e.collReady(in, op, need, e.sync); ok {
+			op.MatchT = t
+			e.complete(op, t)
+		} else {
+			left = append(left, op)
+		}
 	}
+	clear(in.pending[len(left):])
+	in.pending = left
 	return false
 }
 
-// barrierWaitsOn lists the ranks a rank blocked in barrier call waits for:
-// those that have not entered the same barrier (for the world, every other
-// rank; for another comm, the ranks seen using it).
-func (e *Engine) barrierWaitsOn(call *Op) []int {
+// newCollective is the k-th collective of a comm of n members, first
+// entered by call (room for n entries at once: no growing).
+func newCollective(call *Op, n int) *collective {
+	in := &collective{first: *call, root: collEntry{rank: -1}, entries: make([]collEntry, 0, n), pending: make([]*Op, 0, n)}
+	in.first.kept = true // (a copy: never released)
+	if ruleOf(call.Kind) == rulePrefix {
+		in.upTo, in.tagT = make([]int64, n), make([]int64, n)
+		for i := range in.tagT {
+			in.tagT[i] = -1
+		}
+	}
+	return in
+}
+
+// enter notes the entry of call and reports whether it may let other calls
+// complete: its root's entry, a Scan's prefix extended.
+func (in *collective) enter(call *Op) bool {
+	en := collEntry{call.Rank, call.Tag, call.PostT}
+	in.entries = append(in.entries, en)
+	in.last = max(in.last, en.postT)
+	wake := false
+	if en.rank == in.first.Peer && in.root.rank < 0 {
+		in.root, wake = en, true
+	}
+	if in.tagT != nil && en.tag >= 0 && en.tag < len(in.tagT) && in.tagT[en.tag] < 0 {
+		in.tagT[en.tag] = en.postT
+		for ; in.low < len(in.tagT) && in.tagT[in.low] >= 0; in.low++ {
+			t := in.tagT[in.low]
+			if in.low > 0 {
+				t = max(t, in.upTo[in.low-1])
+			}
+			in.upTo[in.low], wake = t, true
+		}
+	}
+	return wake
+}
+
+// collReady says whether op, a call of collective in, may complete (its
+// rule under sync or not, see collRule), and when: the latest entry of
+// the calls it depends on plus the latency, or its own entry without any.
+func (e *Engine) collReady(in *collective, op *Op, need int, sync bool) (int64, bool) {
+	rule := ruleOf(op.Kind)
+	if sync {
+		rule = ruleAll
+	}
+	t, deps := op.PostT, 0
+	switch {
+	case rule == ruleAll || rule == ruleToRoot && op.Rank == op.Peer:
+		if len(in.entries) < need {
+			return 0, false
+		}
+		t, deps = max(t, in.last), len(in.entries)
+	case rule == ruleFromRoot && op.Rank != op.Peer:
+		root := in.root
+		if op.Peer != in.first.Peer { // (calls that disagree on the root)
+			i := slices.IndexFunc(in.entries, func(o collEntry) bool { return o.rank == op.Peer })
+			if i < 0 {
+				return 0, false
+			}
+			root = in.entries[i]
+		}
+		if root.rank < 0 {
+			return 0, false
+		}
+		t, deps = max(t, root.postT), 1
+	case rule == rulePrefix && op.Tag > 0:
+		if in.tagT != nil && op.Tag <= len(in.tagT) {
+			if op.Tag > in.low {
+				return 0, false
+			}
+			t, deps = max(t, in.upTo[op.Tag-1]), op.Tag
+			break
+		}
+		for _, o := range in.entries { // (a Scan among other collectives)
+			if o.tag < op.Tag {
+				t = max(t, o.postT)
+				deps++
+			}
+		}
+		if deps < op.Tag {
+			return 0, false
+		}
+	}
+	if deps > 0 {
+		t += e.latency
+	}
+	return t, true
+}
+
+// collRule is the rule op follows in this run: every collective
+// synchronizes under the sync fault (the worst case the standard allows).
+func (e *Engine) collRule(op *Op) collRule {
+	if e.sync {
+		return ruleAll
+	}
+	return ruleOf(op.Kind)
+}
+
+// collSize is the number of members of call's communicator.
+func collSize(call *Op, world int) int {
+	if call.Count <= 0 {
+		return world
+	}
+	return int(call.Count)
+}
+
+// collWaitsOn lists the ranks a rank blocked in collective call waits for
+// (for the wait-for graph): of those its rule depends on, the ones that
+// have not entered the same collective (for the world, its ranks; for
+// another comm, the ranks seen using it).
+func (e *Engine) collWaitsOn(call *Op) []int {
 	c := e.comms[call.Comm]
 	if c == nil {
 		return nil
 	}
-	k := c.entered[call.Rank] - 1
-	in := make([]bool, len(e.ranks))
-	for _, op := range c.waiting[k] {
-		in[op.Rank] = true
+	in := c.waiting[c.entered[call.Rank]-1]
+	entered := make([]bool, len(e.ranks))
+	if in != nil {
+		for _, o := range in.entries {
+			entered[o.rank] = true
+		}
 	}
+	rule := e.collRule(call)
 	var out []int
 	for r := range e.ranks {
-		if in[r] || (call.Comm > 0 && !c.members[r]) {
+		if entered[r] || (call.Comm > 0 && !c.members[r]) {
 			continue
+		}
+		switch {
+		case rule == ruleFromRoot && r != call.Peer:
+			continue
+		case rule == rulePrefix && call.Comm == 0 && r >= call.Tag:
+			continue // (on another comm the ranks' order there is unknown: all of them)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// collSyncOnly reports whether call, a collective blocked in a run under
+// the sync fault, waits only because sync makes it synchronize: without
+// the fault the calls entered so far would let it complete.
+func (e *Engine) collSyncOnly(call *Op) bool {
+	if !e.sync {
+		return false
+	}
+	c := e.comms[call.Comm]
+	if c == nil {
+		return false
+	}
+	in := c.waiting[c.entered[call.Rank]-1]
+	if in == nil {
+		return false
+	}
+	_, ok := e.collReady(in, call, collSize(call, len(e.ranks)), false)
+	return ok
+}
+
+// mismatchProblem is the collective-mismatch of first and op, the k-th
+// collective calls of their ranks on one communicator, named in rank order
+// (first the lower rank, whichever entered first: the same finding in
+// every replay).
+func mismatchProblem(first, op *Op, k uint64, why string) Problem {
+	where := "the world"
+	if op.Comm != 0 {
+		where = fmt.Sprintf("comm %d", op.Comm)
+	}
+	return Problem{Kind: verdict.CollectiveMismatch, Ranks: []int{first.Rank, op.Rank}, Ops: []*Op{first, op},
+		Message: fmt.Sprintf("collective call %d on %s: rank %d calls %s, rank %d calls %s: %s",
+			k+1, where, first.Rank, Describe(first), op.Rank, Describe(op), why)}
 }
 
 // Probe blocks the rank until a message matching call's envelope (Peer, Tag,

@@ -29,6 +29,9 @@ type Blocked struct {
 	Call    *Op   // the call the rank is blocked in
 	Pending []*Op // the message ops that call waits for
 	WaitsOn []int // ranks that could still unblock it
+	// SyncOnly: Call is a collective that waits only because the sync
+	// fault makes every collective synchronize (see collSyncOnly).
+	SyncOnly bool
 	// Polls: the rank is not blocked but polls (Call is its last poll, a
 	// Test, Testall or Iprobe; Pending what it polls for) with nothing
 	// able to answer it (see DefaultPollLimit).
@@ -55,8 +58,18 @@ func Describe(op *Op) string {
 		} else {
 			fmt.Fprintf(&b, " from rank %d", op.Peer)
 		}
-	case op.Kind == trace.OpBarrier && op.Comm != 0:
-		fmt.Fprintf(&b, " on comm %d", op.Comm)
+	case op.Kind == trace.OpBarrier:
+		if op.Comm != 0 {
+			fmt.Fprintf(&b, " on comm %d", op.Comm)
+		}
+	case op.Kind.IsCollective():
+		if rooted(op.Kind) {
+			fmt.Fprintf(&b, " root %d", op.Peer)
+		}
+		if op.Comm != 0 {
+			fmt.Fprintf(&b, " on comm %d", op.Comm)
+		}
+		fmt.Fprintf(&b, " (%d bytes)", op.Bytes)
 	}
 	if (op.Kind.IsSend() || receives(op.Kind)) && op.Comm != CommStreams {
 		if op.Tag == trace.AnyTag {
@@ -125,8 +138,9 @@ func (e *Engine) stuckProblem() Problem {
 			}
 		}
 		for _, op := range bl.Pending {
-			if op.Kind == trace.OpBarrier {
-				bl.WaitsOn = append(bl.WaitsOn, e.barrierWaitsOn(op)...)
+			if op.Kind.IsCollective() {
+				bl.WaitsOn = append(bl.WaitsOn, e.collWaitsOn(op)...)
+				bl.SyncOnly = bl.SyncOnly || e.collSyncOnly(op)
 			} else if op.Peer == trace.AnySource {
 				for j := range e.ranks {
 					o := &e.ranks[j]

@@ -383,8 +383,8 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send")},
 	{Name: "mpi-error", Ranks: 2, Args: []string{"recv-null-type"}, Plain: PlainFail, PlainExit: 3,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "recv")},
-	// bcast-root: MPI_ERR_ROOT (exit 8) in a call the shim does not record:
-	// its line is found on the stack.
+	// bcast-root: MPI_ERR_ROOT (exit 8) in MPI_Bcast (recorded: its root
+	// outside the world is that error, not also a collective mismatch).
 	{Name: "mpi-error", Ranks: 2, Args: []string{"bcast-root"}, Plain: PlainFail, PlainExit: 8,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "bcast")},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
@@ -455,8 +455,9 @@ var MPIScenarios = []MPIScenario{
 	// finding (the shim hashes pending receive buffers between MPI calls),
 	// naming the receive and the call that saw the change. Fixed: the
 	// buffers are touched after the Wait only, and Open MPI delivers both
-	// messages (one eager, one past the eager limit) during an MPI_Allreduce,
-	// which the shim does not record: not the program's write.
+	// messages (one eager, one past the eager limit) during an
+	// MPI_Comm_create, which the shim does not record: not the program's
+	// write.
 	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"irecv"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "irecv", "barrier")},
 	{Name: "recv-buffer-write", Ranks: 2, Args: []string{"persistent"}, Plain: PlainOK,
@@ -501,6 +502,38 @@ var MPIScenarios = []MPIScenario{
 			find("", verdict.BsendBuffer, []int{0}, "bsend", "attach"),
 		}},
 	{Name: "bsend-overflow-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "bsend-overflow"},
+	// Collectives (MPI-3.1 ch. 5). coll-order: MPI-3.1 sec. 5.13's (Correctness)
+	// erroneous order, rank 0's Bcast (root 0) before its Send, rank 1's
+	// Recv before its Bcast: complete (the root waits for no one), but
+	// under sync every collective synchronizes: a deadlock of the Bcast
+	// and the Recv, and the Bcast is unsafe buffering (it completes only
+	// if the collective does not synchronize).
+	{Name: "coll-order", Ranks: 2, Record: complete, Plain: PlainOK,
+		Check: []MPIVerdict{
+			find("sync", verdict.Deadlock, []int{0, 1}, "bcast", "recv"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "bcast"),
+		}},
+	{Name: "coll-order-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-order"},
+	// coll-mismatch: Reduce against Bcast as the world's first collective:
+	// Open MPI hangs; the recording and check name both calls.
+	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.CollectiveMismatch, []int{0, 1}, "reduce", "bcast"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "reduce", "bcast"),
+		}},
+	// size: Bcasts of 16 and 8 bytes: Open MPI fails the smaller with
+	// MPI_ERR_TRUNCATE (a truncation of the merge); the replay of the
+	// crashed trace adds the collective mismatch behind it.
+	{Name: "coll-mismatch", Ranks: 2, Args: []string{"size"}, Plain: PlainFail, PlainExit: 15,
+		Record: rec(StatusCrashed, verdict.CollectiveMismatch, []int{0, 1}, "bcast-size"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "bcast-size"),
+		}},
+	{Name: "coll-mismatch-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-mismatch"},
+	// collectives: every recorded collective, on the world and on a split
+	// communicator (Scan, Exscan, Bcast), with a Sendrecv ring between
+	// them: clean, also under sync.
+	{Name: "collectives", Ranks: 4, Record: complete, Plain: PlainOK},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

@@ -22,7 +22,10 @@
 // Testall, Testany, Testsome, Request_free, Send_init, Ssend_init,
 // Bsend_init, Rsend_init, Recv_init, Start, Startall, Sendrecv,
 // Sendrecv_replace, Probe, Iprobe, Barrier, Buffer_attach, Buffer_detach,
-// Mprobe, Improbe, Mrecv, Imrecv.
+// Mprobe, Improbe, Mrecv, Imrecv, and the blocking collectives Bcast,
+// Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather,
+// Allgatherv, Alltoall, Alltoallv, Reduce_scatter, Reduce_scatter_block,
+// Scan, Exscan (not the nonblocking ones).
 // MPI calls made by the MPI library itself inside an intercepted call are not
 // recorded (a thread-local depth counter passes them through).
 //
@@ -97,7 +100,16 @@
 // call found some (Flag true), else over the candidates (Flag false);
 // Request_free of an active request to OpFree (of an inactive persistent
 // one: nothing); Barrier to OpBarrier with Comm and Count = the size of the
-// communicator; Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
+// communicator; the other collectives to their ops (OpBcast..OpExscan)
+// with Comm, Count = the size of the communicator, Peer = the root's world
+// rank (-1 without a root), Tag = the caller's rank in the communicator,
+// Dtype and Bytes = the caller's side of the type signature: count x
+// datatype of a Bcast, Reduce, Allreduce, Scan, Exscan, the recvcount of a
+// Reduce_scatter_block, Allgather and Alltoall, a Gather root's recvcount
+// and the others' sendcount, a Scatter root's sendcount and the others'
+// recvcount (equal on every member, as the standard requires); the v
+// variants' own contribution (Alltoallv: all it receives; not compared);
+// Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
 // A matched probe (Mprobe, an Improbe that found a message; MPI 3.1 sec.
 // 3.8.2) to OpProbe/OpIprobe, and the Mrecv/Imrecv of its message to a
 // blocking OpRecv placed right after the probe, from the status's source and
@@ -264,5 +276,8 @@
 // as a Probe's, an Improbe's as an Iprobe's, and an Mrecv's or Imrecv's post
 // as a receive's (peer any source, or MPI_PROC_NULL for
 // MPI_MESSAGE_NO_PROC; tag any) with index = the seq of its probe + 1 (0:
-// MPI_MESSAGE_NO_PROC).
+// MPI_MESSAGE_NO_PROC). 68 Cancel. 69 Bcast, 70 Reduce, 71 Allreduce,
+// 72 Gather, 73 Gatherv, 74 Scatter, 75 Scatterv, 76 Allgather,
+// 77 Allgatherv, 78 Alltoall, 79 Alltoallv, 80 Reduce_scatter,
+// 81 Reduce_scatter_block, 82 Scan, 83 Exscan: written as Barrier's are.
 package mpi

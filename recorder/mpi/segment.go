@@ -167,6 +167,23 @@ const (
 	// MPI_Cancel, from 68: a Cancel op naming the request (whether it took
 	// is on the request's done, its flag).
 	callCancel
+	// The blocking collectives, from 69 (appended), recorded as trace
+	// OpBcast..OpExscan.
+	callBcast
+	callReduce
+	callAllreduce
+	callGather
+	callGatherv
+	callScatter
+	callScatterv
+	callAllgather
+	callAllgatherv
+	callAlltoall
+	callAlltoallv
+	callReduceScatter
+	callReduceScatterBlock
+	callScan
+	callExscan
 	callCount
 )
 
@@ -184,6 +201,9 @@ var callNames = [callCount]string{
 	"dist.barrier", "uncaught exception", "exit", "dist.all_reduce", "dist.broadcast",
 	"dist.all_gather", "dist.reduce", "dist.reduce_scatter", "dist.all_to_all", "dist.gather",
 	"dist.scatter", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Cancel",
+	"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter",
+	"MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
 }
 
 func callName(c uint32) string {

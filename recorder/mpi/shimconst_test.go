@@ -53,6 +53,11 @@ func TestShimConstants(t *testing.T) {
 		"OP_FREE": int(trace.OpFree), "OP_SENDRECV": int(trace.OpSendrecv), "OP_FINALIZE": int(trace.OpFinalize),
 		"OP_BARRIER": int(trace.OpBarrier), "OP_PROBE": int(trace.OpProbe), "OP_IPROBE": int(trace.OpIprobe),
 		"OP_CANCEL": int(trace.OpCancel), "OP_BUFFER_ATTACH": int(trace.OpBufferAttach), "OP_BUFFER_DETACH": int(trace.OpBufferDetach),
+		"OP_BCAST": int(trace.OpBcast), "OP_REDUCE": int(trace.OpReduce), "OP_ALLREDUCE": int(trace.OpAllreduce),
+		"OP_GATHER": int(trace.OpGather), "OP_GATHERV": int(trace.OpGatherv), "OP_SCATTER": int(trace.OpScatter),
+		"OP_SCATTERV": int(trace.OpScatterv), "OP_ALLGATHER": int(trace.OpAllgather), "OP_ALLGATHERV": int(trace.OpAllgatherv),
+		"OP_ALLTOALL": int(trace.OpAlltoall), "OP_ALLTOALLV": int(trace.OpAlltoallv), "OP_REDUCE_SCATTER": int(trace.OpReduceScatter),
+		"OP_REDUCE_SCATTER_BLOCK": int(trace.OpReduceScatterBlock), "OP_SCAN": int(trace.OpScan), "OP_EXSCAN": int(trace.OpExscan),
 		"DT_NONE": int(trace.DtypeNone), "DT_U8": int(trace.Uint8), "DT_I32": int(trace.Int32), "DT_I64": int(trace.Int64),
 		"DT_F32": int(trace.Float32), "DT_F64": int(trace.Float64), "DT_OPAQUE": int(trace.Opaque),
 	}

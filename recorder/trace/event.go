@@ -48,6 +48,26 @@ const (
 	// once every buffered message is transmitted (MPI_Buffer_detach).
 	OpBufferAttach
 	OpBufferDetach
+	// The blocking MPI collectives other than Barrier, one op each (so that
+	// every report names them through String): Peer is the root's world
+	// rank (NoRank for collectives without one), Tag the caller's rank in
+	// Comm, Count the size of Comm (as OpBarrier's), Bytes the caller's
+	// side of the type signature (see package recorder/mpi) and Dtype its type.
+	OpBcast
+	OpReduce
+	OpAllreduce
+	OpGather
+	OpGatherv
+	OpScatter
+	OpScatterv
+	OpAllgather
+	OpAllgatherv
+	OpAlltoall
+	OpAlltoallv
+	OpReduceScatter
+	OpReduceScatterBlock
+	OpScan
+	OpExscan
 	opCount
 )
 
@@ -60,6 +80,10 @@ var opNames = [...]string{
 	OpGroupStart: "GroupStart", OpGroupEnd: "GroupEnd", OpCompute: "Compute", OpFinalize: "Finalize",
 	OpBarrier: "Barrier", OpProbe: "Probe", OpIprobe: "Iprobe", OpCancel: "Cancel",
 	OpBufferAttach: "Buffer_attach", OpBufferDetach: "Buffer_detach",
+	OpBcast: "Bcast", OpReduce: "Reduce", OpAllreduce: "Allreduce", OpGather: "Gather", OpGatherv: "Gatherv",
+	OpScatter: "Scatter", OpScatterv: "Scatterv", OpAllgather: "Allgather", OpAllgatherv: "Allgatherv",
+	OpAlltoall: "Alltoall", OpAlltoallv: "Alltoallv", OpReduceScatter: "Reduce_scatter",
+	OpReduceScatterBlock: "Reduce_scatter_block", OpScan: "Scan", OpExscan: "Exscan",
 }
 
 // String returns the API name of the op, such as "Isend" or "Stream.Recv".
@@ -72,6 +96,10 @@ func (o Op) String() string {
 
 // Valid reports whether o is a known op.
 func (o Op) Valid() bool { return o > OpInvalid && o < opCount }
+
+// IsCollective reports whether the op is a collective of a communicator
+// (Barrier, Bcast, ... Exscan).
+func (o Op) IsCollective() bool { return o == OpBarrier || (o >= OpBcast && o <= OpExscan) }
 
 // IsSend reports whether the op posts a message to Peer.
 func (o Op) IsSend() bool { return o < 64 && sendOps>>o&1 != 0 }

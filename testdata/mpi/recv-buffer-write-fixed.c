@@ -1,4 +1,4 @@
-/* recv-buffer-write-fixed (2 ranks): recv-buffer-write done right, and the case a buffer check must not take for a write of the program: rank 1 posts two receives from rank 0 (16 ints, and 1 MiB, past the eager limit), then both ranks call MPI_Allreduce, a call p2ptrace does not record, during which Open MPI delivers both messages into the pending buffers; rank 1 touches its buffers only after MPI_Waitall. irecv: MPI_Irecv; persistent: MPI_Recv_init + MPI_Startall. */
+/* recv-buffer-write-fixed (2 ranks): recv-buffer-write done right, and the case a buffer check must not take for a write of the program: rank 1 posts two receives from rank 0 (16 ints, and 1 MiB, past the eager limit), then both ranks call MPI_Comm_create (a collective), a call p2ptrace does not record, during which Open MPI delivers both messages into the pending buffers; rank 1 touches its buffers only after MPI_Waitall. irecv: MPI_Irecv; persistent: MPI_Recv_init + MPI_Startall. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +9,11 @@
 
 int main(int argc, char **argv)
 {
-	int rank, size, i, ok = 1, one = 1, sum = 0, small[N], *large = calloc(L, sizeof(int));
+	int rank, size, i, ok = 1, small[N], *large = calloc(L, sizeof(int));
 	const char *mode = argc > 1 ? argv[1] : "irecv";
 	MPI_Request reqs[2];
+	MPI_Group world;
+	MPI_Comm all;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -22,6 +24,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
 	if (rank == 0) {
 		for (i = 0; i < N; i++)
 			small[i] = i + 1;
@@ -29,7 +32,7 @@ int main(int argc, char **argv)
 			large[i] = i;
 		MPI_Isend(small, N, MPI_INT, 1, 0, MPI_COMM_WORLD, &reqs[0]);
 		MPI_Isend(large, L, MPI_INT, 1, 1, MPI_COMM_WORLD, &reqs[1]);
-		MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Comm_create(MPI_COMM_WORLD, world, &all);
 		MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
 	} else {
 		memset(small, 0, sizeof small);
@@ -41,7 +44,7 @@ int main(int argc, char **argv)
 			MPI_Irecv(small, N, MPI_INT, 0, 0, MPI_COMM_WORLD, &reqs[0]);
 			MPI_Irecv(large, L, MPI_INT, 0, 1, MPI_COMM_WORLD, &reqs[1]);
 		}
-		MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Comm_create(MPI_COMM_WORLD, world, &all);
 		MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
 		for (i = 0; i < N; i++)
 			ok = ok && small[i] == i + 1;
@@ -55,6 +58,8 @@ int main(int argc, char **argv)
 		if (ok)
 			printf("recv-buffer-write-fixed: ok\n");
 	}
+	MPI_Comm_free(&all);
+	MPI_Group_free(&world);
 	free(large);
 	MPI_Finalize();
 	return ok ? 0 : 1;

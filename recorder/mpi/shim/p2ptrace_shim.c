@@ -48,7 +48,9 @@ enum {
     OP_SEND = 1, OP_SSEND, OP_BSEND, OP_RSEND, OP_RECV, OP_ISEND, OP_ISSEND, OP_IBSEND, OP_IRSEND,
     OP_IRECV, OP_WAIT, OP_WAITALL, OP_WAITANY, OP_TEST, OP_TESTALL, OP_FREE, OP_SENDRECV,
     OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27, OP_CANCEL = 28,
-    OP_BUFFER_ATTACH = 29, OP_BUFFER_DETACH = 30
+    OP_BUFFER_ATTACH = 29, OP_BUFFER_DETACH = 30,
+    OP_BCAST = 31, OP_REDUCE, OP_ALLREDUCE, OP_GATHER, OP_GATHERV, OP_SCATTER, OP_SCATTERV, OP_ALLGATHER,
+    OP_ALLGATHERV, OP_ALLTOALL, OP_ALLTOALLV, OP_REDUCE_SCATTER, OP_REDUCE_SCATTER_BLOCK, OP_SCAN, OP_EXSCAN
 };
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
@@ -63,7 +65,9 @@ enum {
     C_TESTANY, C_TESTSOME, C_REQUEST_FREE, C_SEND_INIT, C_SSEND_INIT, C_BSEND_INIT, C_RSEND_INIT,
     C_RECV_INIT, C_START, C_STARTALL, C_SENDRECV, C_SENDRECV_REPLACE, C_PROBE, C_IPROBE,
     C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH,
-    C_MPROBE = 64, C_IMPROBE, C_MRECV, C_IMRECV, C_CANCEL
+    C_MPROBE = 64, C_IMPROBE, C_MRECV, C_IMRECV, C_CANCEL,
+    C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_ALLGATHER, C_ALLGATHERV,
+    C_ALLTOALL, C_ALLTOALLV, C_REDUCE_SCATTER, C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -74,7 +78,10 @@ static const char *call_names[] = {
     "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
     "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
     "MPI_Buffer_attach", "MPI_Buffer_detach",
-    [C_MPROBE] = "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Cancel"};
+    [C_MPROBE] = "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Cancel",
+    "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+    "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"};
 
 struct seg_hdr {
     char magic[8];
@@ -1700,6 +1707,193 @@ int MPI_Barrier(MPI_Comm comm) {
     set_state(ST_RUNNING);
     unlock();
     return rc;
+}
+
+/* ---- blocking collectives ----
+ * Recorded as Barrier is (one post before the PMPI call, its done after),
+ * with the trace op of the collective, the root's world rank as peer (-1
+ * without a root), the caller's rank in comm as tag, comm's size as count
+ * and the caller's side of the type signature: dtype and bytes (bytes_of),
+ * which the standard requires equal on every member for the collectives
+ * without per-rank counts (the replay checks it: a collective mismatch).
+ * Those of intercommunicators are not recorded (inter). */
+
+/* bytes_of is the size of count elements of dt (0 for a null type). */
+static int64_t bytes_of(int64_t count, MPI_Datatype dt) {
+    int ts = 0;
+    if (dt == MPI_DATATYPE_NULL) return 0;
+    quiet++;
+    PMPI_Type_size(dt, &ts);
+    quiet--;
+    return count * ts;
+}
+
+/* me_in is the caller's rank in comm, -1 if it cannot tell. */
+static int me_in(MPI_Comm comm) {
+    int me = -1;
+    quiet++;
+    if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) me = -1;
+    quiet--;
+    return me;
+}
+/* coll_enter records the post of a collective and enters the library;
+ * coll_leave records its done. */
+static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int root, int64_t bytes, MPI_Datatype dt) {
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(call, op, pc, mod, tnow(), 0);
+    uint32_t seq = 0;
+    if (r) {
+        r->comm = c ? c->id : -1; r->count = c ? c->size : 0;
+        r->peer = root < 0 ? -1 : xlate(c, root); r->tag = me_in(comm);
+        r->dtype = dtype_code(dt); r->bytes = bytes;
+        seq = r->seq; rec_commit(r);
+    }
+    enter_call(call, pc, mod);
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+    return seq;
+}
+static int coll_leave(int call, uint32_t seq, int rc) {
+    depth--;
+    lock();
+    watch_exit();
+    struct rec *r;
+    if ((r = done(call, seq, 0))) rec_commit(r);
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+/* inter says whether comm is an intercommunicator: its collectives (roots
+ * MPI_ROOT and MPI_PROC_NULL, two groups) are passed through unrecorded. */
+static int inter(MPI_Comm comm) {
+    int flag = 0;
+    quiet++;
+    if (PMPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS) flag = 0;
+    quiet--;
+    return flag;
+}
+#define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) do { \
+        if (inter(comm)) return PMPI_CALL; \
+        uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT); \
+        return coll_leave(CALL, seq_, PMPI_CALL); \
+    } while (0)
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+    if (PASS) return PMPI_Bcast(buf, count, dt, root, comm);
+    uintptr_t pc = PC();
+    COLL(C_BCAST, OP_BCAST, root, bytes_of(count, dt), dt, PMPI_Bcast(buf, count, dt, root, comm));
+}
+int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
+    if (PASS) return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+    uintptr_t pc = PC();
+    COLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
+}
+int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    if (PASS) return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+    uintptr_t pc = PC();
+    COLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
+}
+int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    if (PASS) return PMPI_Scan(sbuf, rbuf, count, dt, op, comm);
+    uintptr_t pc = PC();
+    COLL(C_SCAN, OP_SCAN, -1, bytes_of(count, dt), dt, PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
+}
+int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    if (PASS) return PMPI_Exscan(sbuf, rbuf, count, dt, op, comm);
+    uintptr_t pc = PC();
+    COLL(C_EXSCAN, OP_EXSCAN, -1, bytes_of(count, dt), dt, PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
+}
+int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    if (PASS) return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm);
+    uintptr_t pc = PC();
+    COLL(C_REDUCE_SCATTER_BLOCK, OP_REDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt,
+         PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
+}
+int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    if (PASS) return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm);
+    uintptr_t pc = PC();
+    int me = me_in(comm);
+    COLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt,
+         PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
+}
+/* Gather: the root's side is what it receives from each rank, the others'
+ * what they send; Scatter the other way round. */
+int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+               int root, MPI_Comm comm) {
+    if (PASS) return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    uintptr_t pc = PC();
+    int at = me_in(comm) == root;
+    COLL(C_GATHER, OP_GATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
+         PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+}
+int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                int root, MPI_Comm comm) {
+    if (PASS) return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    uintptr_t pc = PC();
+    int at = me_in(comm) == root;
+    COLL(C_SCATTER, OP_SCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
+         PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+}
+/* Allgather, Alltoall: what each rank receives from each (valid with
+ * MPI_IN_PLACE too). */
+int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm) {
+    if (PASS) return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    uintptr_t pc = PC();
+    COLL(C_ALLGATHER, OP_ALLGATHER, -1, bytes_of(rcount, rtype), rtype,
+         PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                 MPI_Comm comm) {
+    if (PASS) return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    uintptr_t pc = PC();
+    COLL(C_ALLTOALL, OP_ALLTOALL, -1, bytes_of(rcount, rtype), rtype,
+         PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+/* The v variants: the caller's own contribution (its sizes may differ
+ * from rank to rank: not compared). */
+int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+                MPI_Datatype rtype, int root, MPI_Comm comm) {
+    if (PASS) return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+    uintptr_t pc = PC();
+    int me = me_in(comm);
+    int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
+    COLL(C_GATHERV, OP_GATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+         inplace ? rtype : stype, PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
+}
+int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm) {
+    if (PASS) return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+    uintptr_t pc = PC();
+    int me = me_in(comm);
+    int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
+    COLL(C_SCATTERV, OP_SCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
+         inplace ? stype : rtype, PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
+}
+int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                   const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+    if (PASS) return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+    uintptr_t pc = PC();
+    int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
+    COLL(C_ALLGATHERV, OP_ALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+         me >= 0 ? rtype : stype, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+}
+int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                  const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+    if (PASS) return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+    uintptr_t pc = PC();
+    int n = 0;
+    int64_t total = 0;
+    quiet++;
+    if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0;
+    quiet--;
+    for (int i = 0; i < n; i++) total += rcounts[i];
+    COLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype,
+         PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
 }
 
 /* ---- nonblocking point-to-point ---- */

@@ -1,0 +1,34 @@
+/* coll-mismatch (2 ranks): the first collective call of the world differs between the ranks (MPI-3.1 sec. 5.1: erroneous). kind (default): rank 0 calls MPI_Reduce (root 0) where rank 1 calls MPI_Bcast (root 0); Open MPI 4.1.4 hangs (each rank waits for the other's part of its own collective). size: both call MPI_Bcast (root 0), rank 0 with 4 ints, rank 1 with 2 (the standard wants equal type signatures); Open MPI fails rank 1 with MPI_ERR_TRUNCATE (exit 15). p2ptrace: a collective-mismatch naming both calls.
+ * Fix: coll-mismatch-fixed (both ranks call MPI_Reduce, or MPI_Bcast of 4 ints). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#define N 4
+
+int main(int argc, char **argv)
+{
+	int rank, size, i, a[N], b[N];
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "coll-mismatch: needs 2 ranks, got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	for (i = 0; i < N; i++)
+		a[i] = rank + i;
+	if (argc > 1 && strcmp(argv[1], "size") == 0)
+		MPI_Bcast(a, rank == 0 ? N : N / 2, MPI_INT, 0, MPI_COMM_WORLD); // culprit: bcast-size
+	else if (rank == 0)
+		MPI_Reduce(a, b, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD); // culprit: reduce
+	else
+		MPI_Bcast(a, N, MPI_INT, 0, MPI_COMM_WORLD); // culprit: bcast
+	if (rank == 0)
+		printf("coll-mismatch: ok\n");
+	MPI_Finalize();
+	return 0;
+}
