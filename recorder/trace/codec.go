@@ -72,6 +72,15 @@ type context struct {
 	// decode), instead of decoding them again.
 	tmpl   Event
 	tmplOK bool
+	// The encoded mask of the context's last event decoded from eight
+	// bytes at once: its bytes (maskRaw, as a little-endian word, the bytes
+	// past it cleared by maskKeep), their length and the mask. Events of a
+	// context mostly repeat their mask (in a ring, five bytes long: a hash
+	// sets bit 29 or 30), and a match of the bytes is the same varint.
+	// Kept across blocks: the mapping from bytes to mask never changes.
+	// A new context's maskKeep 0 and maskRaw 1 match nothing.
+	maskRaw, maskKeep, mask uint64
+	maskLen                 int
 }
 
 // coldBits are the mask bits of the fields fPeer to fErr: each a function
@@ -578,7 +587,7 @@ func (d *decoder) begin(rank uint32, n int, data []byte) {
 func (d *decoder) context(i int) *context {
 	c := d.ctx[i]
 	if c == nil {
-		c = &context{}
+		c = &context{maskRaw: 1}
 		d.ctx[i] = c
 	}
 	if c.gen != d.gen {
@@ -640,11 +649,25 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 			return nil, fmt.Errorf("bad op %d", tag>>1)
 		}
 	}
-	if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 { // a hash sets bits past 7: five bytes
-		if mask, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
-			i += n
-		} else if mask, i = varint(b, i); i < 0 {
-			return nil, errVarint
+	op, done := Op(tag>>1), tag&1 == 1
+	c := d.context(ctxIndex(op, done))
+	if uint(i) < uint(len(b)) && len(b)-i >= 8 { // a hash sets bits past 7: five bytes
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&c.maskKeep == c.maskRaw { // the context's last mask again
+			mask, i = c.mask, i+c.maskLen
+		} else {
+			n := 0
+			if mask, n = varint8(x); n == 0 {
+				if mask, i = varint(b, i); i < 0 {
+					return nil, errVarint
+				}
+			} else if mask>>nFields == 0 {
+				c.maskKeep = 1<<(8*n) - 1
+				c.maskRaw, c.mask, c.maskLen = x&c.maskKeep, mask, n
+				i += n
+			} else {
+				i += n
+			}
 		}
 	} else if mask, i = varint(b, i); i < 0 {
 		return nil, errVarint
@@ -652,8 +675,6 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 	if mask>>nFields != 0 {
 		return nil, fmt.Errorf("unknown fields in mask %#x", mask)
 	}
-	op, done := Op(tag>>1), tag&1 == 1
-	c := d.context(ctxIndex(op, done))
 	vals := &c.vals
 	// The fields in the order of their numbers: the varints and Reqs, then
 	// the hashes. A varint of up to eight bytes is read at once, inline (a
@@ -670,7 +691,10 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 		}
 		var v uint64
 		if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 {
-			if v, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if x&0x8080 == 0x80 { // two bytes: many time deltas
+				v, i = x&0x7f|x>>1&0x3f80, i+2
+			} else if v, n = varint8(x); n > 0 {
 				i += n
 			} else if v, i = varint(b, i); i < 0 {
 				return nil, errVarint
