@@ -538,6 +538,16 @@ type decoder struct {
 	st   timeState
 	ctx  [nContexts]*context
 	reqs []uint64 // the Reqs of the event Cursor.NextRef returned last
+	skip skipState
+}
+
+// skipState is Cursor.NextPost's: while left > 0, decode skips Done
+// events, decoded briefly, counts them (n) and goes on to the next event,
+// which saves a return to the cursor and its reader per Done left out.
+type skipState struct {
+	left, n int
+	lastSeq uint64 // of the last Done skipped
+	lastOp  Op
 }
 
 // blockInfo parses and checks the checksum and header of a block value.
@@ -622,13 +632,14 @@ func (d *decoder) next(ev *Event) (bool, error) {
 // to reqs, and returns the tmpl: the context's cold fields are decoded only
 // when they change (see context), and the event is not copied. Brief, of a
 // Done event it decodes only Kind, Op and Seq (see Cursor.NextRefBrief).
-// It returns nil with a nil error at the end of the block.
+// While d.skip.left > 0, it skips Done events (see skipState). It returns nil with a nil error at the end of the block.
 //
 // A failed decode leaves d.pos, d.left and the time state as they were
 // (a Cursor decodes an event cut by its window's end again); what else it
 // wrote, decoding the same event again writes the same way.
 func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 	b := d.data
+again:
 	if d.left == 0 {
 		if d.pos != len(b) {
 			return nil, errTrailing
@@ -727,7 +738,7 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 		}
 	}
 	st := &d.st
-	if brief && done {
+	if done && (brief || d.skip.left > 0) {
 		// What the state and a reader that leaves the event out need.
 		d.pos = i
 		d.left--
@@ -735,6 +746,12 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 		t.Seq = st.next - 1 - uint64(unzz(vals[fSeq]))
 		st.lastVT += unzz(vals[fDoneVT])
 		st.lastWall += unzz(vals[fDoneWall])
+		if sk := &d.skip; sk.left > 0 {
+			sk.left--
+			sk.n++
+			sk.lastSeq, sk.lastOp = t.Seq, op
+			goto again
+		}
 		return t, nil
 	}
 	// Reqs, relative to the request state before this event: before the

@@ -620,27 +620,12 @@ func (c *Cursor) NextRefBrief() *Event { return c.next(nil, true) }
 // saves a call and a reader's loop per Done event left out: each call of
 // a trace has one.
 func (c *Cursor) NextPost(maxSkip int) (ev *Event, skipped int, lastSeq uint64, lastOp Op) {
-	reqs := c.dec.reqs[:0]
-	for {
-		brief := skipped < maxSkip
-		var t *Event
-		var err error
-		if c.inBlock {
-			t, err = c.dec.decode(reqs, brief)
-		}
-		if t == nil {
-			t = c.windowEnd(reqs, brief, err)
-		}
-		if t == nil {
-			return nil, skipped, lastSeq, lastOp
-		}
-		if !brief || t.Kind == KindPost {
-			c.dec.reqs = t.Reqs
-			return t, skipped, lastSeq, lastOp
-		}
-		skipped++
-		lastSeq, lastOp = t.Seq, t.Op
-	}
+	d := &c.dec
+	d.skip = skipState{left: maxSkip}
+	t := c.next(nil, false)
+	sk := c.dec.skip // end (the rank's) keeps it
+	c.dec.skip.left = 0
+	return t, sk.n, sk.lastSeq, sk.lastOp
 }
 
 // next decodes the next event: into ev, or, if ev is nil, in place (see
@@ -724,7 +709,7 @@ func (c *Cursor) end() {
 	c.done = true
 	c.inBlock = false
 	c.bc, c.rest, c.buf = nil, nil, nil
-	c.dec = decoder{}
+	c.dec = decoder{skip: c.dec.skip}
 }
 
 // stopped ends the cursor on err, from reading the mapping: the reader
