@@ -732,6 +732,13 @@ again:
 	} else {
 		for m := mask & coldBits; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
+			if i == fTag { // a ring's, every round: inline
+				var err error
+				if t.Tag, err = i32(unzz(vals[fTag])); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if err := d.coldField(t, i, vals[i]); err != nil {
 				return nil, err
 			}
@@ -896,15 +903,16 @@ func (d *decoder) cold(c *context, op Op, done bool) error {
 
 var errRange = errors.New("field value out of range")
 
+// i32 is an int32 field of value x (zz of a value that must fit).
+func i32(x int64) (int32, error) {
+	if int64(int32(x)) != x {
+		return 0, errRange
+	}
+	return int32(x), nil
+}
+
 // coldField decodes cold field i of transformed value v into t.
 func (d *decoder) coldField(t *Event, i int, v uint64) error {
-	// The int32 fields: zz of a value that must fit.
-	i32 := func(x int64) (int32, error) {
-		if int64(int32(x)) != x {
-			return 0, errRange
-		}
-		return int32(x), nil
-	}
 	var err error
 	switch i {
 	case fPeer:

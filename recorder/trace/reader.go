@@ -622,9 +622,20 @@ func (c *Cursor) NextRefBrief() *Event { return c.next(nil, true) }
 func (c *Cursor) NextPost(maxSkip int) (ev *Event, skipped int, lastSeq uint64, lastOp Op) {
 	d := &c.dec
 	d.skip = skipState{left: maxSkip}
-	t := c.next(nil, false)
-	sk := c.dec.skip // end (the rank's) keeps it
-	c.dec.skip.left = 0
+	reqs := d.reqs[:0]
+	var t *Event
+	var err error
+	if c.inBlock {
+		t, err = d.decode(reqs, false)
+	}
+	if t == nil {
+		t = c.windowEnd(reqs, false, err)
+	}
+	if t != nil {
+		d.reqs = t.Reqs
+	}
+	sk := d.skip // end (the rank's) keeps it
+	d.skip.left = 0
 	return t, sk.n, sk.lastSeq, sk.lastOp
 }
 
