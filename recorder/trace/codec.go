@@ -632,7 +632,8 @@ func (d *decoder) next(ev *Event) (bool, error) {
 // to reqs, and returns the tmpl: the context's cold fields are decoded only
 // when they change (see context), and the event is not copied. Brief, of a
 // Done event it decodes only Kind, Op and Seq (see Cursor.NextRefBrief).
-// While d.skip.left > 0, it skips Done events (see skipState). It returns nil with a nil error at the end of the block.
+// While d.skip.left > 0, it skips Done events so (see skipState). It
+// returns nil with a nil error at the end of the block.
 //
 // A failed decode leaves d.pos, d.left and the time state as they were
 // (a Cursor decodes an event cut by its window's end again); what else it

@@ -669,8 +669,9 @@ func (c *Cursor) next(ev *Event, brief bool) *Event {
 // windowEnd is next when decoding from the window gave no event (err, or
 // none left in the block), or no block is being decoded. At the window's
 // end, with more of the block past it, the event at dec.pos is decoded
-// again from a window refilled from there (twice as large when the event alone
-// filled the window); at the block's end, the next block's first event.
+// again from a window refilled from there (twice as large when the event
+// alone filled the window); at the block's end, the next block's first
+// event.
 //
 // Decoding again is sound: a failed decode changes no state of the decoder
 // that decoding the same event again does not set the same way, and an
