@@ -250,10 +250,16 @@ func fillShort(b *batch, c *trace.Cursor, f *doneFilter) bool {
 	defer func() { b.n = n }()
 	for n < len(short) {
 		// While no Done event is kept, none is decoded in full (but the
-		// one kept as the 256th in a row).
+		// one kept as the 256th in a row): the cursor skips them.
 		var ev *trace.Event
 		if f.dropsDone() && skipped < math.MaxUint8 {
-			ev = c.NextRefBrief()
+			var k int
+			var seq uint64
+			var op trace.Op
+			if ev, k, seq, op = c.NextPost(math.MaxUint8 - int(skipped)); k > 0 {
+				skipped += uint8(k)
+				lastSeq, lastOp = seq, op
+			}
 		} else {
 			ev = c.NextRef()
 		}

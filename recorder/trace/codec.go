@@ -72,6 +72,15 @@ type context struct {
 	// decode), instead of decoding them again.
 	tmpl   Event
 	tmplOK bool
+	// The encoded mask of the context's last event decoded from eight
+	// bytes at once: its bytes (maskRaw, as a little-endian word, the bytes
+	// past it cleared by maskKeep), their length and the mask. Events of a
+	// context mostly repeat their mask (in a ring, five bytes long: a hash
+	// sets bit 29 or 30), and a match of the bytes is the same varint.
+	// Kept across blocks: the mapping from bytes to mask never changes.
+	// A new context's maskKeep 0 and maskRaw 1 match nothing.
+	maskRaw, maskKeep, mask uint64
+	maskLen                 int
 }
 
 // coldBits are the mask bits of the fields fPeer to fErr: each a function
@@ -529,6 +538,16 @@ type decoder struct {
 	st   timeState
 	ctx  [nContexts]*context
 	reqs []uint64 // the Reqs of the event Cursor.NextRef returned last
+	skip skipState
+}
+
+// skipState is Cursor.NextPost's: while left > 0, decode skips Done
+// events, decoded briefly, counts them (n) and goes on to the next event,
+// which saves a return to the cursor and its reader per Done left out.
+type skipState struct {
+	left, n int
+	lastSeq uint64 // of the last Done skipped
+	lastOp  Op
 }
 
 // blockInfo parses and checks the checksum and header of a block value.
@@ -578,7 +597,7 @@ func (d *decoder) begin(rank uint32, n int, data []byte) {
 func (d *decoder) context(i int) *context {
 	c := d.ctx[i]
 	if c == nil {
-		c = &context{}
+		c = &context{maskRaw: 1}
 		d.ctx[i] = c
 	}
 	if c.gen != d.gen {
@@ -613,13 +632,15 @@ func (d *decoder) next(ev *Event) (bool, error) {
 // to reqs, and returns the tmpl: the context's cold fields are decoded only
 // when they change (see context), and the event is not copied. Brief, of a
 // Done event it decodes only Kind, Op and Seq (see Cursor.NextRefBrief).
-// It returns nil with a nil error at the end of the block.
+// While d.skip.left > 0, it skips Done events so (see skipState). It
+// returns nil with a nil error at the end of the block.
 //
 // A failed decode leaves d.pos, d.left and the time state as they were
 // (a Cursor decodes an event cut by its window's end again); what else it
 // wrote, decoding the same event again writes the same way.
 func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 	b := d.data
+again:
 	if d.left == 0 {
 		if d.pos != len(b) {
 			return nil, errTrailing
@@ -640,11 +661,25 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 			return nil, fmt.Errorf("bad op %d", tag>>1)
 		}
 	}
-	if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 { // a hash sets bits past 7: five bytes
-		if mask, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
-			i += n
-		} else if mask, i = varint(b, i); i < 0 {
-			return nil, errVarint
+	op, done := Op(tag>>1), tag&1 == 1
+	c := d.context(ctxIndex(op, done))
+	if uint(i) < uint(len(b)) && len(b)-i >= 8 { // a hash sets bits past 7: five bytes
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&c.maskKeep == c.maskRaw { // the context's last mask again
+			mask, i = c.mask, i+c.maskLen
+		} else {
+			n := 0
+			if mask, n = varint8(x); n == 0 {
+				if mask, i = varint(b, i); i < 0 {
+					return nil, errVarint
+				}
+			} else if mask>>nFields == 0 {
+				c.maskKeep = 1<<(8*n) - 1
+				c.maskRaw, c.mask, c.maskLen = x&c.maskKeep, mask, n
+				i += n
+			} else {
+				i += n
+			}
 		}
 	} else if mask, i = varint(b, i); i < 0 {
 		return nil, errVarint
@@ -652,8 +687,6 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 	if mask>>nFields != 0 {
 		return nil, fmt.Errorf("unknown fields in mask %#x", mask)
 	}
-	op, done := Op(tag>>1), tag&1 == 1
-	c := d.context(ctxIndex(op, done))
 	vals := &c.vals
 	// The fields in the order of their numbers: the varints and Reqs, then
 	// the hashes. A varint of up to eight bytes is read at once, inline (a
@@ -670,7 +703,10 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 		}
 		var v uint64
 		if n := 0; uint(i) < uint(len(b)) && len(b)-i >= 8 {
-			if v, n = varint8(binary.LittleEndian.Uint64(b[i:])); n > 0 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if x&0x8080 == 0x80 { // two bytes: many time deltas
+				v, i = x&0x7f|x>>1&0x3f80, i+2
+			} else if v, n = varint8(x); n > 0 {
 				i += n
 			} else if v, i = varint(b, i); i < 0 {
 				return nil, errVarint
@@ -697,13 +733,20 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 	} else {
 		for m := mask & coldBits; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
+			if i == fTag { // a ring's, every round: inline
+				var err error
+				if t.Tag, err = i32(unzz(vals[fTag])); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if err := d.coldField(t, i, vals[i]); err != nil {
 				return nil, err
 			}
 		}
 	}
 	st := &d.st
-	if brief && done {
+	if done && (brief || d.skip.left > 0) {
 		// What the state and a reader that leaves the event out need.
 		d.pos = i
 		d.left--
@@ -711,6 +754,12 @@ func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
 		t.Seq = st.next - 1 - uint64(unzz(vals[fSeq]))
 		st.lastVT += unzz(vals[fDoneVT])
 		st.lastWall += unzz(vals[fDoneWall])
+		if sk := &d.skip; sk.left > 0 {
+			sk.left--
+			sk.n++
+			sk.lastSeq, sk.lastOp = t.Seq, op
+			goto again
+		}
 		return t, nil
 	}
 	// Reqs, relative to the request state before this event: before the
@@ -855,15 +904,16 @@ func (d *decoder) cold(c *context, op Op, done bool) error {
 
 var errRange = errors.New("field value out of range")
 
+// i32 is an int32 field of value x (zz of a value that must fit).
+func i32(x int64) (int32, error) {
+	if int64(int32(x)) != x {
+		return 0, errRange
+	}
+	return int32(x), nil
+}
+
 // coldField decodes cold field i of transformed value v into t.
 func (d *decoder) coldField(t *Event, i int, v uint64) error {
-	// The int32 fields: zz of a value that must fit.
-	i32 := func(x int64) (int32, error) {
-		if int64(int32(x)) != x {
-			return 0, errRange
-		}
-		return int32(x), nil
-	}
 	var err error
 	switch i {
 	case fPeer:

@@ -611,6 +611,34 @@ func (c *Cursor) NextRef() *Event { return c.next(nil, false) }
 // Its errors are NextRef's: every field is still read and checked.
 func (c *Cursor) NextRefBrief() *Event { return c.next(nil, true) }
 
+// NextPost is NextRefBrief for a reader that leaves out every Done event,
+// up to maxSkip of them in a row: it skips the Done events before the next
+// post, at most maxSkip, and returns the event after them in full, as
+// NextRef (a post, or the Done after maxSkip skipped), or nil at the end
+// of the rank or on an error (see Err). It also returns how many it
+// skipped and the last skipped one's Seq and Op. Skipping in the cursor
+// saves a call and a reader's loop per Done event left out: each call of
+// a trace has one.
+func (c *Cursor) NextPost(maxSkip int) (ev *Event, skipped int, lastSeq uint64, lastOp Op) {
+	d := &c.dec
+	d.skip = skipState{left: maxSkip}
+	reqs := d.reqs[:0]
+	var t *Event
+	var err error
+	if c.inBlock {
+		t, err = d.decode(reqs, false)
+	}
+	if t == nil {
+		t = c.windowEnd(reqs, false, err)
+	}
+	if t != nil {
+		d.reqs = t.Reqs
+	}
+	sk := d.skip // end (the rank's) keeps it
+	d.skip.left = 0
+	return t, sk.n, sk.lastSeq, sk.lastOp
+}
+
 // next decodes the next event: into ev, or, if ev is nil, in place (see
 // decoder.decode), and returns it, or nil.
 func (c *Cursor) next(ev *Event, brief bool) *Event {
@@ -619,14 +647,12 @@ func (c *Cursor) next(ev *Event, brief bool) *Event {
 		reqs = ev.Reqs[:0]
 	}
 	var t *Event
+	var err error
 	if c.inBlock {
-		// Where the event starts: a failed decode leaves dec.pos there.
-		var err error
-		if t, err = c.dec.decode(reqs, brief); t == nil {
-			t = c.windowEnd(reqs, brief, c.buf[c.dec.pos:], err)
-		}
-	} else {
-		t = c.windowEnd(reqs, brief, nil, nil)
+		t, err = c.dec.decode(reqs, brief)
+	}
+	if t == nil {
+		t = c.windowEnd(reqs, brief, err)
 	}
 	switch {
 	case t == nil:
@@ -642,15 +668,21 @@ func (c *Cursor) next(ev *Event, brief bool) *Event {
 
 // windowEnd is next when decoding from the window gave no event (err, or
 // none left in the block), or no block is being decoded. At the window's
-// end, with more of the block past it, the event at from is decoded again
-// from a window refilled from there (twice as large when the event alone
-// filled the window); at the block's end, the next block's first event.
+// end, with more of the block past it, the event at dec.pos is decoded
+// again from a window refilled from there (twice as large when the event
+// alone filled the window); at the block's end, the next block's first
+// event.
 //
 // Decoding again is sound: a failed decode changes no state of the decoder
 // that decoding the same event again does not set the same way, and an
 // event cut short cannot decode (every field it has must be read).
-func (c *Cursor) windowEnd(reqs []uint64, brief bool, from []byte, err error) *Event {
+func (c *Cursor) windowEnd(reqs []uint64, brief bool, err error) *Event {
 	var t *Event
+	var from []byte
+	if c.inBlock {
+		// Where the event starts: a failed decode leaves dec.pos there.
+		from = c.buf[c.dec.pos:]
+	}
 	for {
 		if c.inBlock {
 			for len(c.rest) > 0 {
@@ -689,7 +721,7 @@ func (c *Cursor) end() {
 	c.done = true
 	c.inBlock = false
 	c.bc, c.rest, c.buf = nil, nil, nil
-	c.dec = decoder{}
+	c.dec = decoder{skip: c.dec.skip}
 }
 
 // stopped ends the cursor on err, from reading the mapping: the reader
