@@ -153,6 +153,13 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
+	if why.lingered {
+		if sum.Header.Status != trace.StatusCrashed {
+			runErr = nil // every rank finalized: only the launcher hung, and we ended it
+		} else if runErr != nil {
+			runErr = fmt.Errorf("the ranks ended, then the launcher did not exit and p2ptrace ended it (%w)", runErr)
+		}
+	}
 	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
@@ -303,6 +310,11 @@ type mpiJob struct {
 
 type endReason struct {
 	hung, interrupted bool
+	// lingered: a rank had aborted, or every rank had finalized, and the
+	// launcher still had not exited after lingerTimeout, so it was ended (Open MPI 4.1.4's mpirun can hang in its own finalize after
+	// an MPI error aborted the job); its exit status is then ours, not the
+	// program's.
+	lingered bool
 	// timedOut: the job outlived the deadline; running lists the ranks
 	// that were in code of their own then.
 	timedOut bool
@@ -330,6 +342,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 	j.pids = map[int]bool{}
 	calls := make([]uint64, j.ranks)
 	lastChange := time.Now()
+	var allEnded time.Time // when every rank was first seen ended (zero: not yet)
 	for {
 		select {
 		case err := <-done:
@@ -352,9 +365,26 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			}
 			return why, j.end(done)
 		case now := <-tick.C:
-			quiet, changed := j.poll(calls)
+			quiet, changed, ended, aborted := j.poll(calls)
 			if changed {
 				lastChange = now
+			}
+			// A launcher left alone: a rank aborted (MPI_Abort or a failed
+			// call: the job is being torn down, whatever the other ranks
+			// were doing), or every rank finalized and no child of the
+			// launcher is alive (a rank that finalized may go on with work
+			// of its own, and remote ranks keep ssh children alive: those
+			// are waited for). Either way the launcher should exit now.
+			if !aborted && (!ended || len(proc.Children(j.cmd.Process.Pid)) > 0) {
+				allEnded = time.Time{}
+			} else if allEnded.IsZero() {
+				allEnded = now
+			} else if now.Sub(allEnded) >= j.lingerTimeout() {
+				why.lingered = true
+				if j.log != nil {
+					fmt.Fprintf(j.log, "p2ptrace: the ranks ended %v ago but the launcher did not exit; ending it\n", j.lingerTimeout())
+				}
+				return why, j.end(done)
 			}
 			if quiet && now.Sub(lastChange) >= j.timeout {
 				why.hung = true
@@ -367,19 +397,34 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 	}
 }
 
+// lingerTimeout is how long the launcher may outlive the job's ranks (see
+// endReason.lingered): the hang timeout, at least 5 s, so that a launcher
+// that is only slow to tear down an aborted job on a loaded machine exits
+// by itself.
+func (j *mpiJob) lingerTimeout() time.Duration { return max(j.timeout, 5*time.Second) }
+
 // poll reads every rank's live state. quiet says every rank has started and
 // sits in a blocking MPI call, polls without success (MPI_Test*, MPI_Iprobe
 // answering no, and nothing else) or has finalized, at least one of them
 // blocked or polling; changed says a rank made a call since the last poll,
-// other than a fruitless poll.
-func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
-	quiet = true
+// other than a fruitless poll; ended says every rank's segment says it
+// ended (MPI_Finalize returned, MPI_Abort, an MPI call failed), aborted
+// that one of them aborted or failed.
+func (j *mpiJob) poll(calls []uint64) (quiet, changed, ended, aborted bool) {
+	quiet, ended = true, true
 	blocked := 0
 	for r := range j.ranks {
 		st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r))
 		if err != nil {
-			quiet = false // not started yet (or not an MPI program): nothing to judge
+			quiet, ended = false, false // not started yet (or not an MPI program): nothing to judge
 			continue
+		}
+		switch st.State {
+		case mpi.StateAborted, mpi.StateErrored:
+			aborted = true
+		case mpi.StateFinalized:
+		default:
+			ended = false
 		}
 		if st.PID > 0 {
 			j.pids[st.PID] = true
@@ -400,7 +445,7 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed bool) {
 			quiet = false
 		}
 	}
-	return quiet && blocked > 0, changed
+	return quiet && blocked > 0, changed, ended, aborted
 }
 
 // signal sends s to the launcher, which passes SIGINT and SIGTERM on to

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 	"github.com/p2ptrace/p2ptrace/internal/scenariotest"
@@ -56,8 +55,11 @@ func recordMPI(t *testing.T, root, bin, dir string, s scenariotest.MPIScenario) 
 	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
 		Program: filepath.Join(bin, s.Name), Args: s.Args, Ranks: s.Ranks, Output: out, Force: true,
 		// Polling ranks yield, so that two jobs of up to 4 ranks share 2 cores.
-		MPIArgs:     []string{"--mca", "mpi_yield_when_idle", "1"},
-		HangTimeout: 2 * time.Second,
+		MPIArgs: []string{"--mca", "mpi_yield_when_idle", "1"},
+		// The default hang timeout: with 2 s, comm-split's four ranks sat
+		// in MPI_Comm_split for 2 s on a loaded 2-core machine (twice,
+		// under go test -race ./...) and the job was called hung.
+		HangTimeout: recorder.DefaultHangTimeout,
 		Stdout:      &bytes.Buffer{}, Stderr: &stderr,
 	})
 	if err != nil && !errors.Is(err, recorder.ErrProgramFailed) {
