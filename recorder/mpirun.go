@@ -132,7 +132,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		hungAfter = o.HangTimeout
 	}
 	command := append([]string{o.Program}, o.Args...)
-	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}
+	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force, EndedAt: why.endedUnix()}
 	if why.timedOut {
 		mo.Status = trace.StatusHung // ended by us, not crashed
 	}
@@ -310,6 +310,8 @@ type mpiJob struct {
 
 type endReason struct {
 	hung, interrupted bool
+	// endedAt: when the monitor began to end a hung or timed-out job.
+	endedAt time.Time
 	// lingered: a rank had aborted, or every rank had finalized, and the
 	// launcher still had not exited after lingerTimeout, so it was ended (Open MPI 4.1.4's mpirun can hang in its own finalize after
 	// an MPI error aborted the job); its exit status is then ours, not the
@@ -354,7 +356,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			why.interrupted = true
 			return why, j.end(done)
 		case <-deadline:
-			why.timedOut = true
+			why.timedOut, why.endedAt = true, time.Now()
 			for r := range j.ranks {
 				if st, err := mpi.ReadLiveState(mpi.SegmentPath(j.dir, r)); err != nil || st.State == mpi.StateRunning && !st.Polling() {
 					why.running = append(why.running, r)
@@ -387,7 +389,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 				return why, j.end(done)
 			}
 			if quiet && now.Sub(lastChange) >= j.timeout {
-				why.hung = true
+				why.hung, why.endedAt = true, time.Now()
 				if j.log != nil {
 					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI, polling without success or finished, no other call for %v; ending the job\n", j.timeout)
 				}
@@ -395,6 +397,14 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			}
 		}
 	}
+}
+
+// endedUnix is endedAt in Unix ns, 0 when the job was not ended by us.
+func (why endReason) endedUnix() int64 {
+	if why.endedAt.IsZero() {
+		return 0
+	}
+	return why.endedAt.UnixNano()
 }
 
 // lingerTimeout is how long the launcher may outlive the job's ranks (see

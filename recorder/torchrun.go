@@ -141,7 +141,7 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	if why.hung {
 		hungAfter = o.HangTimeout
 	}
-	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force}
+	mo := mpi.MergeOptions{Command: command, Hash: o.Hash, Force: o.Force, EndedAt: why.endedUnix()}
 	if why.timedOut {
 		mo.Status = trace.StatusHung // ended by us, not crashed
 	}

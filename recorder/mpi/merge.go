@@ -21,6 +21,12 @@ type MergeOptions struct {
 	Force   bool         // overwrite out
 	Status  trace.Status // "" = derive (complete or crashed); the caller sets hung
 	Message string       // prepended to the derived message
+	// EndedAt is when p2ptrace began to end the job (Unix ns; 0: it did
+	// not): it hung or outlived its timeout. A rank that aborted or failed
+	// at or after it did so because it was being ended (a peer killed under
+	// it, a Python rank's collective raising "connection closed"): it
+	// counts as killed where it was blocked, not as a crash of its own.
+	EndedAt int64
 }
 
 // RankEnd is how a rank's recording ended.
@@ -323,6 +329,12 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			re.Blocked = callName(h.CurCall)
 			re.Site = siteText(rd, h.CurModule, h.CurPC, h.CurSite)
 		case StateAborted, StateErrored:
+			if o.EndedAt != 0 && h.EndUnix >= o.EndedAt && h.CurCall != callNone {
+				re.State = StateBlocked
+				re.Blocked = callName(h.CurCall)
+				re.Site = siteText(rd, h.CurModule, h.CurPC, h.CurSite)
+				break
+			}
 			re.Site = siteText(rd, h.ErrModule, h.ErrPC, h.ErrSite)
 			re.Error = h.Error
 			if h.ErrCall == callPyException {

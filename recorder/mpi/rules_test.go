@@ -264,3 +264,39 @@ func TestMergeFindingsNameTraceOps(t *testing.T) {
 		t.Errorf("finding's ops:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestMergeErrorAfterTheJobWasEnded: a rank that failed after p2ptrace began
+// to end the job (MergeOptions.EndedAt) failed because it was being ended:
+// it counts as killed in the call it was blocked in, not as a finding of its
+// own; the same rank failing before that is the invalid call it was.
+func TestMergeErrorAfterTheJobWasEnded(t *testing.T) {
+	const failedAt = 1_700_000_005_000_000_000
+	for _, c := range []struct {
+		endedAt int64
+		killed  bool
+	}{{failedAt - 1, true}, {failedAt, true}, {failedAt + 1, false}} {
+		dir := t.TempDir()
+		b := encodeSegment(0, 1, StateErrored, sampleRecs(0)[:2])
+		le := binary.LittleEndian
+		le.PutUint64(b[64:], failedAt)
+		le.PutUint32(b[84:], callIsend)
+		le.PutUint64(b[88:], 0x1234)
+		le.PutUint32(b[96:], 1)
+		copy(b[384:], "MPI_ERR_OTHER: connection closed")
+		if err := os.WriteFile(SegmentPath(dir, 0), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{EndedAt: c.endedAt, Status: trace.StatusHung})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := findingTexts(res.Header.Findings)
+		if c.killed {
+			if re := res.Ranks[0]; re.State != StateBlocked || re.Blocked != "MPI_Isend" || len(got) != 0 {
+				t.Errorf("ended at %d: rank %+v, findings %q; want killed in MPI_Isend, no finding", c.endedAt, re, got)
+			}
+		} else if len(got) != 1 || !strings.Contains(got[0], "MPI_ERR_OTHER") {
+			t.Errorf("ended at %d (after the failure): findings %q; want the failure", c.endedAt, got)
+		}
+	}
+}
