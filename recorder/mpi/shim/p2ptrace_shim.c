@@ -1648,41 +1648,51 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     return blocking_probe(C_PROBE, source, tag, comm, NULL, status, PC());
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
-    if (PASS) return PMPI_Iprobe(source, tag, comm, flag, status);
-    uintptr_t pc = PC();
+/* nonblocking_probe records a nonblocking probe: MPI_Iprobe, or with msg
+ * MPI_Improbe (whose message handle, when found, is noted for the
+ * Mrecv/Imrecv that receives it: msg_add). A probe that finds nothing is a
+ * fruitless poll (note_poll). pc is the wrapper's caller. */
+static int nonblocking_probe(int call, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status,
+                             uintptr_t pc) {
     MPI_Status mine;
     if (status == MPI_STATUS_IGNORE) status = &mine;
     uint64_t t0 = tnow();
-    uint32_t mod = enter_nonblocking(C_IPROBE, pc);
+    uint32_t mod = enter_nonblocking(call, pc);
     int src = source;
     if (source == MPI_ANY_SOURCE && force_rank == world_rank) { /* a re-run: this may be the pinned one */
         lock();
         src = pinned_source(source, comm);
         unlock();
     }
-    int rc = PMPI_Iprobe(src, tag, comm, flag, status);
+    int rc = msg ? PMPI_Improbe(src, tag, comm, flag, msg, status) : PMPI_Iprobe(src, tag, comm, flag, status);
     depth--;
     lock();
     watch_exit();
-    note_poll(rc != MPI_SUCCESS || *flag);
-    if (rc == MPI_SUCCESS && *flag) any_found(source);
+    int found = rc == MPI_SUCCESS && *flag;
+    note_poll(rc != MPI_SUCCESS || found);
+    if (found) any_found(source);
     struct comm *c = comm_get(comm);
-    struct rec *r = post(C_IPROBE, OP_IPROBE, pc, mod, t0, 0);
+    struct rec *r = post(call, OP_IPROBE, pc, mod, t0, 0);
     if (r) {
         set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE);
         r->dtype = DT_NONE;
         r->t1 = tnow();
         uint32_t seq = r->seq;
         rec_commit(r);
-        if ((r = done(C_IPROBE, seq, 0))) {
-            r->flag = *flag != 0;
-            if (*flag) probe_done(r, c, status);
+        if (msg && found) msg_add(*msg, seq, c);
+        if ((r = done(call, seq, 0))) {
+            r->flag = found;
+            if (found) probe_done(r, c, status);
             rec_commit(r);
         }
     }
     unlock();
     return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    if (PASS) return PMPI_Iprobe(source, tag, comm, flag, status);
+    return nonblocking_probe(C_IPROBE, source, tag, comm, flag, NULL, status, PC());
 }
 
 int MPI_Barrier(MPI_Comm comm) {
@@ -2019,41 +2029,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status 
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status) {
     if (PASS) return PMPI_Improbe(source, tag, comm, flag, msg, status);
-    uintptr_t pc = PC();
-    MPI_Status mine;
-    if (status == MPI_STATUS_IGNORE) status = &mine;
-    uint64_t t0 = tnow();
-    uint32_t mod = enter_nonblocking(C_IMPROBE, pc);
-    int src = source;
-    if (source == MPI_ANY_SOURCE && force_rank == world_rank) { /* a re-run: this may be the pinned one */
-        lock();
-        src = pinned_source(source, comm);
-        unlock();
-    }
-    int rc = PMPI_Improbe(src, tag, comm, flag, msg, status);
-    depth--;
-    lock();
-    watch_exit();
-    int found = rc == MPI_SUCCESS && *flag;
-    note_poll(rc != MPI_SUCCESS || found);
-    if (found) any_found(source);
-    struct comm *c = comm_get(comm);
-    struct rec *r = post(C_IMPROBE, OP_IPROBE, pc, mod, t0, 0);
-    if (r) {
-        set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE);
-        r->dtype = DT_NONE;
-        r->t1 = tnow();
-        uint32_t seq = r->seq;
-        rec_commit(r);
-        if (found) msg_add(*msg, seq, c);
-        if ((r = done(C_IMPROBE, seq, 0))) {
-            r->flag = found;
-            if (found) probe_done(r, c, status);
-            rec_commit(r);
-        }
-    }
-    unlock();
-    return rc;
+    return nonblocking_probe(C_IMPROBE, source, tag, comm, flag, msg, status, PC());
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *status) {
