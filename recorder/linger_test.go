@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
 	if (rank == 0) MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
 	else MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Finalize();
-	if (argc > 1) sleep(3); /* work of its own after MPI_Finalize */
+	if (argc > 1) sleep(7); /* work of its own after MPI_Finalize, longer than the 5 s a launcher may linger */
 	return 0;
 }
 `
@@ -96,8 +96,9 @@ func TestRecordMPIEndsLingeringLauncherAfterAbort(t *testing.T) {
 }
 
 // TestRecordMPIWaitsForRanksComputingAfterFinalize: a rank that finalized
-// and goes on with work of its own for longer than the hang timeout is not
-// a lingering launcher: the job runs to its end.
+// and goes on with work of its own for longer than a launcher may linger
+// (5 s) is not a lingering launcher (its launcher still has a live child):
+// the job runs to its end.
 func TestRecordMPIWaitsForRanksComputingAfterFinalize(t *testing.T) {
 	mpitest.RequireMPI(t)
 	dir := t.TempDir()

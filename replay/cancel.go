@@ -17,7 +17,10 @@ import "fmt"
 // compared with its recorded match as a race (compareMatch).
 func (d *driver) cancel(r int, c *rankCursor, ev *event, store []uint64) (bool, error) {
 	ops, err := d.reqOps(r, c, ev, ev.reqsIn(store))
-	if err != nil || len(ops) != 1 {
+	if err != nil {
+		return false, err
+	}
+	if len(ops) != 1 {
 		return false, fmt.Errorf("%w: rank %d seq %d: Cancel needs one request", errBadTrace, r, ev.seq)
 	}
 	call := d.msgOp(r, ev)
