@@ -620,7 +620,7 @@ var errTruncatedHash = errors.New("truncated hash")
 // next decodes the next event into ev, reusing the capacity of ev.Reqs.
 // It returns false with a nil error at the end of the block.
 func (d *decoder) next(ev *Event) (bool, error) {
-	t, err := d.decode(ev.Reqs[:0], false)
+	t, err := d.decode(ev.Reqs[:0])
 	if t == nil {
 		return false, err
 	}
@@ -630,15 +630,15 @@ func (d *decoder) next(ev *Event) (bool, error) {
 
 // decode decodes the next event into its context's tmpl, its Reqs appended
 // to reqs, and returns the tmpl: the context's cold fields are decoded only
-// when they change (see context), and the event is not copied. Brief, of a
-// Done event it decodes only Kind, Op and Seq (see Cursor.NextRefBrief).
-// While d.skip.left > 0, it skips Done events so (see skipState). It
+// when they change (see context), and the event is not copied. While
+// d.skip.left > 0, it skips Done events, decoding of each only what the
+// decoder's state and skipState need (see Cursor.NextPost). It
 // returns nil with a nil error at the end of the block.
 //
 // A failed decode leaves d.pos, d.left and the time state as they were
 // (a Cursor decodes an event cut by its window's end again); what else it
 // wrote, decoding the same event again writes the same way.
-func (d *decoder) decode(reqs []uint64, brief bool) (*Event, error) {
+func (d *decoder) decode(reqs []uint64) (*Event, error) {
 	b := d.data
 again:
 	if d.left == 0 {
@@ -746,21 +746,20 @@ again:
 		}
 	}
 	st := &d.st
-	if done && (brief || d.skip.left > 0) {
-		// What the state and a reader that leaves the event out need.
+	if done && d.skip.left > 0 {
+		// A Done the reader leaves out: what the decoder's state and
+		// skipState need.
 		d.pos = i
 		d.left--
 		t.Op = op
 		t.Seq = st.next - 1 - uint64(unzz(vals[fSeq]))
 		st.lastVT += unzz(vals[fDoneVT])
 		st.lastWall += unzz(vals[fDoneWall])
-		if sk := &d.skip; sk.left > 0 {
-			sk.left--
-			sk.n++
-			sk.lastSeq, sk.lastOp = t.Seq, op
-			goto again
-		}
-		return t, nil
+		sk := &d.skip
+		sk.left--
+		sk.n++
+		sk.lastSeq, sk.lastOp = t.Seq, op
+		goto again
 	}
 	// Reqs, relative to the request state before this event: before the
 	// state advances (their error leaves it as it was).

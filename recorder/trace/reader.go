@@ -595,7 +595,7 @@ func damagedIfPanic(path string, err error) error {
 
 // Next decodes the next event into ev, reusing the capacity of ev.Reqs. It
 // returns false at the end of the rank or on an error (see Err).
-func (c *Cursor) Next(ev *Event) bool { return c.next(ev, false) != nil }
+func (c *Cursor) Next(ev *Event) bool { return c.next(ev) != nil }
 
 // NextRef decodes the next event in place and returns it: the event, its
 // Reqs included, is the cursor's, to read and not to change, and stays
@@ -603,15 +603,9 @@ func (c *Cursor) Next(ev *Event) bool { return c.next(ev, false) != nil }
 // event (some 240 bytes) for a reader that reads a few of its fields and
 // keeps none (a replay's decoder, which converts each event to its own
 // form). It returns nil at the end of the rank or on an error (see Err).
-func (c *Cursor) NextRef() *Event { return c.next(nil, false) }
+func (c *Cursor) NextRef() *Event { return c.next(nil) }
 
-// NextRefBrief is NextRef for a reader that leaves out the Done events: of
-// a Done event it decodes only Kind, Op and Seq (the rest of the event it
-// returns is not the event's), which saves its times, hashes and Reqs.
-// Its errors are NextRef's: every field is still read and checked.
-func (c *Cursor) NextRefBrief() *Event { return c.next(nil, true) }
-
-// NextPost is NextRefBrief for a reader that leaves out every Done event,
+// NextPost is NextRef for a reader that leaves out every Done event,
 // up to maxSkip of them in a row: it skips the Done events before the next
 // post, at most maxSkip, and returns the event after them in full, as
 // NextRef (a post, or the Done after maxSkip skipped), or nil at the end
@@ -626,10 +620,10 @@ func (c *Cursor) NextPost(maxSkip int) (ev *Event, skipped int, lastSeq uint64, 
 	var t *Event
 	var err error
 	if c.inBlock {
-		t, err = d.decode(reqs, false)
+		t, err = d.decode(reqs)
 	}
 	if t == nil {
-		t = c.windowEnd(reqs, false, err)
+		t = c.windowEnd(reqs, err)
 	}
 	if t != nil {
 		d.reqs = t.Reqs
@@ -641,7 +635,7 @@ func (c *Cursor) NextPost(maxSkip int) (ev *Event, skipped int, lastSeq uint64, 
 
 // next decodes the next event: into ev, or, if ev is nil, in place (see
 // decoder.decode), and returns it, or nil.
-func (c *Cursor) next(ev *Event, brief bool) *Event {
+func (c *Cursor) next(ev *Event) *Event {
 	reqs := c.dec.reqs[:0]
 	if ev != nil {
 		reqs = ev.Reqs[:0]
@@ -649,10 +643,10 @@ func (c *Cursor) next(ev *Event, brief bool) *Event {
 	var t *Event
 	var err error
 	if c.inBlock {
-		t, err = c.dec.decode(reqs, brief)
+		t, err = c.dec.decode(reqs)
 	}
 	if t == nil {
-		t = c.windowEnd(reqs, brief, err)
+		t = c.windowEnd(reqs, err)
 	}
 	switch {
 	case t == nil:
@@ -660,7 +654,7 @@ func (c *Cursor) next(ev *Event, brief bool) *Event {
 	case ev != nil:
 		*ev = *t
 		return ev
-	case !brief || t.Kind == KindPost: // a brief Done's Reqs are not decoded
+	default:
 		c.dec.reqs = t.Reqs
 	}
 	return t
@@ -676,7 +670,7 @@ func (c *Cursor) next(ev *Event, brief bool) *Event {
 // Decoding again is sound: a failed decode changes no state of the decoder
 // that decoding the same event again does not set the same way, and an
 // event cut short cannot decode (every field it has must be read).
-func (c *Cursor) windowEnd(reqs []uint64, brief bool, err error) *Event {
+func (c *Cursor) windowEnd(reqs []uint64, err error) *Event {
 	var t *Event
 	var from []byte
 	if c.inBlock {
@@ -690,7 +684,7 @@ func (c *Cursor) windowEnd(reqs []uint64, brief bool, err error) *Event {
 					return nil
 				}
 				from = c.dec.data[c.dec.pos:]
-				if t, err = c.dec.decode(reqs, brief); t != nil {
+				if t, err = c.dec.decode(reqs); t != nil {
 					return t
 				}
 			}
@@ -704,7 +698,7 @@ func (c *Cursor) windowEnd(reqs []uint64, brief bool, err error) *Event {
 			return nil
 		}
 		from = c.dec.data[c.dec.pos:]
-		if t, err = c.dec.decode(reqs, brief); t != nil {
+		if t, err = c.dec.decode(reqs); t != nil {
 			return t
 		}
 	}
