@@ -30,7 +30,7 @@ const (
 	RecvBufferWrite  Kind = "recv-buffer-write"
 	BsendBuffer      Kind = "bsend-buffer"
 	// CollectiveMismatch: the k-th collective calls of a communicator's
-	// members differ (kind, root or size).
+	// members differ (kind, root, size, datatype or reduction op).
 	CollectiveMismatch Kind = "collective-mismatch"
 )
 
@@ -91,8 +91,8 @@ var kindTable = [...]KindInfo{
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
 	{BsendBuffer, "a buffered send (Bsend, Ibsend, a started Bsend_init) did not fit in the space the rank attached (MPI_Buffer_attach) with its buffered messages not yet transmitted, or no space was attached", []string{DoorLive, DoorReplay, DoorHarness},
 		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},
-	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, or not of the same size) on every rank (MPI-3.1 sec. 5.1)", []string{DoorMerge, DoorReplay},
-		"make every rank of the communicator call the same collectives in the same order, with the same root and matching counts and datatypes"},
+	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, not of the same size or basic datatype, or not with the same predefined reduction op) on every rank (MPI-3.1 sec. 5.1, 5.4 ff., 5.9.1)", []string{DoorMerge, DoorReplay},
+		"make every rank of the communicator call the same collectives in the same order, with the same root, matching counts and datatypes, and the same reduction op"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

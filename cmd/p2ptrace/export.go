@@ -178,6 +178,9 @@ func writeChrome(w io.Writer, r *trace.Reader, scans []*rankScan) error {
 			if p.Site != 0 {
 				args["site"] = siteString(r, p.Site)
 			}
+			if ro := trace.ReduceOpOf(p.Op, p.Stream); ro != trace.ReduceNone {
+				args["reduce_op"] = ro.String()
+			}
 			if op.HasDone {
 				doneVT = op.Done.DoneVT
 				if op.Done.MatchRank >= 0 && (p.Op.IsSend() || p.Op.IsRecv()) {

@@ -80,6 +80,8 @@ type jsonOp struct {
 	Err       string   `json:"err,omitempty"`
 	// Cancelled: a message op whose cancel took (MPI_Cancel): it matched nothing.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// ReduceOp: a reduction collective's op ("MPI_SUM"), when recorded.
+	ReduceOp string `json:"reduce_op,omitempty"`
 }
 
 type showJSON struct {
@@ -220,6 +222,9 @@ func toJSONOp(r *trace.Reader, op opRec) jsonOp {
 	}
 	if p.Site != 0 {
 		j.Site = siteString(r, p.Site)
+	}
+	if ro := trace.ReduceOpOf(p.Op, p.Stream); ro != trace.ReduceNone {
+		j.ReduceOp = ro.String()
 	}
 	if op.HasDone {
 		d := op.Done

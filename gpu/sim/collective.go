@@ -90,12 +90,13 @@ func (e *Engine) Barrier(call *Op) bool { return e.Collective(call) }
 // Bcast, ... Exscan: call.Kind; the rules are in collrules.go): call.Count
 // is the number of ranks of that communicator (0: the whole world), Peer
 // the root's world rank, Tag the caller's rank in the communicator, Bytes
-// its side of the type signature. The k-th collective a rank enters on a
-// comm is the k-th of every other member; a call that disagrees with the
-// first of them in kind, root or size is a collective-mismatch. The call
-// completes once the members it depends on (collReady) entered, at the
-// latest of their entries plus the link latency (at its own entry if it
-// depends on none). It returns false: the rank resumes through the queue.
+// its side of the type signature (and Dtype its type), Stream a
+// reduction's trace.ReduceOp. The k-th collective a rank enters on a comm
+// is the k-th of every other member; a call that disagrees with the first
+// of them in kind, root, size, datatype or reduction op (collMismatch) is
+// a collective-mismatch. The call completes once the members it depends on
+// (collReady) entered, at the latest of their entries plus the link
+// latency (at its own entry if it depends on none). It returns false: the rank resumes through the queue.
 func (e *Engine) Collective(call *Op) bool {
 	rk := &e.ranks[call.Rank]
 	e.observePost(call)
@@ -118,7 +119,8 @@ func (e *Engine) Collective(call *Op) bool {
 		call.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call},
 			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
-	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes) {
+	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes ||
+		call.Dtype != in.first.Dtype || call.Stream != in.first.Stream) {
 		a, b := &in.first, call
 		if b.Rank < a.Rank {
 			a, b = b, a

@@ -63,6 +63,9 @@ func Describe(op *Op) string {
 			fmt.Fprintf(&b, " on comm %d", op.Comm)
 		}
 	case op.Kind.IsCollective():
+		if r := reduceOp(op); r != trace.ReduceNone {
+			b.WriteString(" " + r.String())
+		}
 		if rooted(op.Kind) {
 			fmt.Fprintf(&b, " root %d", op.Peer)
 		}

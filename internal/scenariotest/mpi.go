@@ -529,6 +529,23 @@ var MPIScenarios = []MPIScenario{
 		Check: []MPIVerdict{
 			find("", verdict.CollectiveMismatch, []int{0, 1}, "bcast-size"),
 		}},
+	// dtype: Bcasts of 4 MPI_INT and 4 MPI_FLOAT (16 bytes each, not the
+	// same type signature: MPI-3.1 sec. 5.4); op: Allreduce with MPI_SUM
+	// and MPI_MAX (sec. 5.9.1: the same op everywhere). Open MPI completes
+	// both; the recording's replay names both calls.
+	{Name: "coll-mismatch", Ranks: 2, Args: []string{"dtype"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "bcast-dtype"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "bcast-dtype"),
+		}},
+	{Name: "coll-mismatch", Ranks: 2, Args: []string{"op"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "allreduce-op"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "allreduce-op"),
+		}},
+	// coll-mismatch-fixed: also a Bcast of 4 MPI_INT against one
+	// contiguous type of 4 MPI_INT (the same signature), and Allreduces
+	// with MPI_SUM and with a user-defined op (per-process handles): clean.
 	{Name: "coll-mismatch-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-mismatch"},
 	// collectives: every recorded collective, on the world and on a split
 	// communicator (Scan, Exscan, Bcast), with a Sendrecv ring between

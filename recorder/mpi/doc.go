@@ -109,6 +109,11 @@
 // and the others' sendcount, a Scatter root's sendcount and the others'
 // recvcount (equal on every member, as the standard requires); the v
 // variants' own contribution (Alltoallv: all it receives; not compared);
+// Dtype recorded as a message op's (a derived type of one basic type as
+// that type), and a reduction's op (Reduce, Allreduce, Reduce_scatter(_block),
+// Scan, Exscan) in Stream as a trace.ReduceOp (the shim writes it in the
+// post's index: a predefined op's code, "user" for MPI_Op_create's; absent
+// in older segments: not recorded);
 // Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
 // A matched probe (Mprobe, an Improbe that found a message; MPI 3.1 sec.
 // 3.8.2) to OpProbe/OpIprobe, and the Mrecv/Imrecv of its message to a
@@ -279,5 +284,8 @@
 // MPI_MESSAGE_NO_PROC). 68 Cancel. 69 Bcast, 70 Reduce, 71 Allreduce,
 // 72 Gather, 73 Gatherv, 74 Scatter, 75 Scatterv, 76 Allgather,
 // 77 Allgatherv, 78 Alltoall, 79 Alltoallv, 80 Reduce_scatter,
-// 81 Reduce_scatter_block, 82 Scan, 83 Exscan: written as Barrier's are.
+// 81 Reduce_scatter_block, 82 Scan, 83 Exscan: written as Barrier's are,
+// with the root in peer, the caller's rank in the communicator in tag,
+// the communicator's size in count, and a reduction's op (a
+// trace.ReduceOp code) in index.
 package mpi

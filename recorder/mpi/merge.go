@@ -675,6 +675,11 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			trace.OpBufferAttach, trace.OpBufferDetach:
 			ev.Peer, ev.Tag, ev.Comm, ev.Req = 0, 0, 0, 0 // (a Free's req is the shim's persistent id)
 		}
+		if rd.op[i].IsReduction() {
+			// The shim writes a reduction's op in index (a stable code,
+			// see trace.ReduceOp); the trace carries it in Stream.
+			ev.Stream = int32(trace.ReduceOpOf(rd.op[i], r.Index))
+		}
 		if !rd.op[i].IsSend() {
 			ev.HashPost = 0
 		}

@@ -52,7 +52,8 @@ const (
 	// every report names them through String): Peer is the root's world
 	// rank (NoRank for collectives without one), Tag the caller's rank in
 	// Comm, Count the size of Comm (as OpBarrier's), Bytes the caller's
-	// side of the type signature (see package recorder/mpi) and Dtype its type.
+	// side of the type signature (see package recorder/mpi) and Dtype its
+	// type; a reduction's (IsReduction) Stream is its ReduceOp.
 	OpBcast
 	OpReduce
 	OpAllreduce
@@ -181,7 +182,7 @@ type Event struct {
 	Peer   int32 // destination of a send, requested source of a recv (AnySource)
 	Tag    int32 // AnyTag on a wildcard recv
 	Comm   int32 // communicator id; 0 is the world
-	Stream int32 // stream id for stream ops (0 = the rank's default stream)
+	Stream int32 // stream id for stream ops (0 = the rank's default stream); a reduction collective's ReduceOp
 	Group  int32 // group nesting depth at post (0 = outside a group)
 	Dtype  Dtype
 	Count  int64  // elements

@@ -54,6 +54,11 @@ enum {
 };
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
+/* trace.ReduceOp values: the op of a reduction collective, in its post's index */
+enum {
+    RED_NONE = 0, RED_MAX, RED_MIN, RED_SUM, RED_PROD, RED_LAND, RED_BAND, RED_LOR, RED_BOR, RED_LXOR,
+    RED_BXOR, RED_MAXLOC, RED_MINLOC, RED_REPLACE, RED_NO_OP, RED_USER
+};
 
 /* call codes: callNames in segment.go (checked by TestShimConstants); 43..63
  * are the Python recorder's (callTorchInit..callTorchScatter), the matched
@@ -240,6 +245,33 @@ static int dtype_code(MPI_Datatype dt) {
     return DT_OPAQUE;
 }
 static int dtype_known(int code) { return code != DT_OPAQUE; }
+
+/* redop_code is the stable code of a reduction op: a predefined op's
+ * RED_ code, RED_USER for one made by MPI_Op_create (its handle is this
+ * process's own: not comparable across ranks), RED_NONE for MPI_OP_NULL
+ * (the call fails). */
+static int redop_code(MPI_Op op) {
+    if (op == MPI_OP_NULL) return RED_NONE;
+    if (op == MPI_MAX) return RED_MAX;
+    if (op == MPI_MIN) return RED_MIN;
+    if (op == MPI_SUM) return RED_SUM;
+    if (op == MPI_PROD) return RED_PROD;
+    if (op == MPI_LAND) return RED_LAND;
+    if (op == MPI_BAND) return RED_BAND;
+    if (op == MPI_LOR) return RED_LOR;
+    if (op == MPI_BOR) return RED_BOR;
+    if (op == MPI_LXOR) return RED_LXOR;
+    if (op == MPI_BXOR) return RED_BXOR;
+    if (op == MPI_MAXLOC) return RED_MAXLOC;
+    if (op == MPI_MINLOC) return RED_MINLOC;
+#ifdef MPI_REPLACE
+    if (op == MPI_REPLACE) return RED_REPLACE;
+#endif
+#ifdef MPI_NO_OP
+    if (op == MPI_NO_OP) return RED_NO_OP;
+#endif
+    return RED_USER;
+}
 
 /* named reports whether dt is a predefined (named) datatype. */
 static int named(MPI_Datatype dt) {
@@ -1079,6 +1111,21 @@ static inline uint64_t *rec_reqs(struct rec *r) { return r->reqs; }
 /* sig_buf holds the signature of the record being built (lock held). */
 static struct run sig_buf[SIG_RUNS];
 
+/* set_dtype records dt in r: a basic type as its code; a derived type
+ * whose signature is one basic type repeated as that type (*n of them per
+ * element of dt); any other as opaque. Returns the number of runs of dt's
+ * signature in sig_buf (0 for a basic type, -1 when not flattened). */
+static int set_dtype(struct rec *r, MPI_Datatype dt, int64_t *n) {
+    r->dtype = dtype_code(dt);
+    if (r->dtype != DT_OPAQUE || dt == MPI_DATATYPE_NULL) return r->dtype == DT_OPAQUE ? -1 : 0;
+    int k = signature(dt, sig_buf, SIG_RUNS, 0);
+    if (k == 1) { /* one basic type repeated: recorded as that type */
+        r->dtype = sig_buf[0].dt;
+        *n = sig_buf[0].n;
+    }
+    return k;
+}
+
 /* set_envelope fills the envelope of a message op. A derived datatype whose
  * signature is one basic type repeated is recorded as that type, with the
  * count in basic elements (see signature); the buffer's address range when
@@ -1089,16 +1136,10 @@ static int64_t set_envelope(struct rec *r, struct comm *c, const void *buf, int 
     r->peer = xlate(c, peer);
     r->tag = tag == MPI_ANY_TAG ? -1 : tag;
     r->comm = c ? c->id : -1;
-    r->dtype = dtype_code(dt);
-    if (r->dtype == DT_OPAQUE && dt != MPI_DATATYPE_NULL) {
-        int k = signature(dt, sig_buf, SIG_RUNS, 0);
-        if (k == 1) { /* one basic type repeated: recorded as that type */
-            r->dtype = sig_buf[0].dt;
-            n = sig_buf[0].n;
-        } else if (k > 1) { /* mixed: opaque, with its signature */
-            r->sig = sig_buf;
-            r->nsig = (uint32_t)k;
-        }
+    int k = set_dtype(r, dt, &n);
+    if (k > 1) { /* mixed: opaque, with its signature */
+        r->sig = sig_buf;
+        r->nsig = (uint32_t)k;
     }
     r->count = (int64_t)count * n;
     if (dt != MPI_DATATYPE_NULL) {
@@ -1746,9 +1787,12 @@ static int me_in(MPI_Comm comm) {
     quiet--;
     return me;
 }
-/* coll_enter records the post of a collective and enters the library;
+/* coll_enter records the post of a collective and enters the library:
+ * its datatype as a message op's (set_dtype: the collectives' datatype
+ * rule compares basic types), and a reduction's op (redop_code) in index.
  * coll_leave records its done. */
-static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int root, int64_t bytes, MPI_Datatype dt) {
+static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int root, int64_t bytes, MPI_Datatype dt,
+                           int redop) {
     lock();
     count_call();
     uint32_t mod = module_of(pc);
@@ -1758,7 +1802,9 @@ static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int ro
     if (r) {
         r->comm = c ? c->id : -1; r->count = c ? c->size : 0;
         r->peer = root < 0 ? -1 : xlate(c, root); r->tag = me_in(comm);
-        r->dtype = dtype_code(dt); r->bytes = bytes;
+        int64_t n = 1;
+        set_dtype(r, dt, &n);
+        r->bytes = bytes; r->index = redop;
         seq = r->seq; rec_commit(r);
     }
     enter_call(call, pc, mod);
@@ -1786,9 +1832,11 @@ static int inter(MPI_Comm comm) {
     quiet--;
     return flag;
 }
-#define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) do { \
+#define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) REDCOLL(CALL, OP, ROOT, BYTES, DT, RED_NONE, PMPI_CALL)
+/* REDCOLL is COLL of a reduction: REDOP is its op's code (redop_code). */
+#define REDCOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) do { \
         if (inter(comm)) return PMPI_CALL; \
-        uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT); \
+        uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT, REDOP); \
         return coll_leave(CALL, seq_, PMPI_CALL); \
     } while (0)
 
@@ -1800,34 +1848,34 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
     uintptr_t pc = PC();
-    COLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
+    REDCOLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, redop_code(op), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
 }
 int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    COLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
+    REDCOLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Scan(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    COLL(C_SCAN, OP_SCAN, -1, bytes_of(count, dt), dt, PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
+    REDCOLL(C_SCAN, OP_SCAN, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Exscan(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    COLL(C_EXSCAN, OP_EXSCAN, -1, bytes_of(count, dt), dt, PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
+    REDCOLL(C_EXSCAN, OP_EXSCAN, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm);
     uintptr_t pc = PC();
-    COLL(C_REDUCE_SCATTER_BLOCK, OP_REDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt,
+    REDCOLL(C_REDUCE_SCATTER_BLOCK, OP_REDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
          PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
 }
 int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm);
     uintptr_t pc = PC();
     int me = me_in(comm);
-    COLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt,
+    REDCOLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt, redop_code(op),
          PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
 }
 /* Gather: the root's side is what it receives from each rank, the others'

@@ -1,0 +1,116 @@
+package sim_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// typedColl is coll with the caller's datatype and, for a reduction, its
+// op (carried in Stream as the trace does).
+func typedColl(kind trace.Op, n, root int, bytes int64, dt trace.Dtype, red trace.ReduceOp, site uintptr) call {
+	return func(e *sim.Engine, r int) bool {
+		op := e.NewOp(r, kind)
+		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = root, r, int64(n), bytes, site
+		op.Dtype, op.Stream = dt, int(red)
+		return e.Collective(op)
+	}
+}
+
+// collProblems runs ranks 0 and 1 calling a and b (rank 1 entering
+// later) and returns the problems; the run must not be stuck.
+func collProblems(t *testing.T, a, b call) []sim.Problem {
+	t.Helper()
+	e := sim.New(sim.Config{Ranks: 2})
+	runScript(e, [][]call{{a}, {compute(5000), b}})
+	if e.Stuck() {
+		t.Fatalf("stuck: %+v", e.Problems())
+	}
+	return e.Problems()
+}
+
+// wantMismatch checks that ps is one collective-mismatch of ranks 0 and
+// 1 whose report says each of want.
+func wantMismatch(t *testing.T, name string, ps []sim.Problem, want ...string) {
+	t.Helper()
+	if len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch || !slices.Equal(ps[0].Ranks, []int{0, 1}) {
+		t.Fatalf("%s: want one collective-mismatch of ranks 0 and 1, got %+v", name, ps)
+	}
+	f := ps[0].Finding(sites)
+	text := f.Text(1)
+	for _, w := range append(want, "at site1", "at site2") {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s: report lacks %q:\n%s", name, w, text)
+		}
+	}
+}
+
+// TestCollMismatchDatatype: members whose sides of a collective are the
+// same size but different basic types (MPI_INT against MPI_FLOAT: 4 bytes
+// each) have different type signatures (MPI-3.1 sec. 5.4 ff.; 5.9.1 for
+// the reductions): a collective-mismatch, for every collective whose
+// recorded sides must carry one signature, and Reduce_scatter (one
+// datatype, per-rank counts: sizes may differ).
+func TestCollMismatchDatatype(t *testing.T) {
+	for _, k := range []trace.Op{trace.OpBcast, trace.OpReduce, trace.OpAllreduce, trace.OpGather, trace.OpScatter,
+		trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatterBlock, trace.OpScan, trace.OpExscan} {
+		ps := collProblems(t, typedColl(k, 2, 0, 16, trace.Int32, trace.ReduceSum, 1),
+			typedColl(k, 2, 0, 16, trace.Float32, trace.ReduceSum, 2))
+		wantMismatch(t, k.String(), ps, "their type signatures differ (int32 and float32 elements)")
+	}
+	ps := collProblems(t, typedColl(trace.OpReduceScatter, 2, -1, 16, trace.Float64, trace.ReduceSum, 1),
+		typedColl(trace.OpReduceScatter, 2, -1, 8, trace.Int64, trace.ReduceSum, 2))
+	wantMismatch(t, "Reduce_scatter", ps, "(float64 and int64 elements)")
+}
+
+// TestCollMismatchReduceOp: reductions whose members pass different
+// predefined ops (MPI-3.1 sec. 5.9.1: "the same arguments for count,
+// datatype, op, root and comm") are a collective-mismatch naming both ops,
+// and the calls' descriptions name each rank's op.
+func TestCollMismatchReduceOp(t *testing.T) {
+	for _, k := range []trace.Op{trace.OpReduce, trace.OpAllreduce, trace.OpReduceScatter, trace.OpReduceScatterBlock,
+		trace.OpScan, trace.OpExscan} {
+		ps := collProblems(t, typedColl(k, 2, 0, 16, trace.Int32, trace.ReduceSum, 1),
+			typedColl(k, 2, 0, 16, trace.Int32, trace.ReduceMax, 2))
+		wantMismatch(t, k.String(), ps, "the members pass different reduction ops (MPI_SUM, MPI_MAX)",
+			"rank 0 calls "+k.String()+" MPI_SUM", "rank 1 calls "+k.String()+" MPI_MAX")
+	}
+}
+
+// TestCollMismatchNotFlagged: what the rules cannot call certainly wrong
+// is not reported: the same basic type (whatever handle gave it: MPI_INT
+// and a contiguous type of MPI_INT are both recorded int32), an opaque
+// (derived, mixed) type against a basic one, a type not recorded (older
+// traces), zero bytes (the empty signature), the v variants of the
+// data-movement collectives (their recorded side is the caller's own
+// contribution), user-defined ops (per-process handles), an op not
+// recorded, and an op on a collective that is not a reduction.
+func TestCollMismatchNotFlagged(t *testing.T) {
+	const sum, max, user, none = trace.ReduceSum, trace.ReduceMax, trace.ReduceUser, trace.ReduceNone
+	for _, c := range []struct {
+		name string
+		a, b call
+	}{
+		{"same basic type", typedColl(trace.OpBcast, 2, 0, 16, trace.Int32, none, 1), typedColl(trace.OpBcast, 2, 0, 16, trace.Int32, none, 2)},
+		{"opaque", typedColl(trace.OpBcast, 2, 0, 16, trace.Opaque, none, 1), typedColl(trace.OpBcast, 2, 0, 16, trace.Int32, none, 2)},
+		{"not recorded", typedColl(trace.OpAllreduce, 2, -1, 16, trace.DtypeNone, sum, 1), typedColl(trace.OpAllreduce, 2, -1, 16, trace.Float32, sum, 2)},
+		{"zero bytes", typedColl(trace.OpBcast, 2, 0, 0, trace.Int32, none, 1), typedColl(trace.OpBcast, 2, 0, 0, trace.Float32, none, 2)},
+		{"gatherv", typedColl(trace.OpGatherv, 2, 0, 16, trace.Int32, none, 1), typedColl(trace.OpGatherv, 2, 0, 8, trace.Float64, none, 2)},
+		{"scatterv", typedColl(trace.OpScatterv, 2, 0, 16, trace.Int32, none, 1), typedColl(trace.OpScatterv, 2, 0, 16, trace.Float32, none, 2)},
+		{"allgatherv", typedColl(trace.OpAllgatherv, 2, -1, 16, trace.Int32, none, 1), typedColl(trace.OpAllgatherv, 2, -1, 16, trace.Float32, none, 2)},
+		{"alltoallv", typedColl(trace.OpAlltoallv, 2, -1, 16, trace.Int32, none, 1), typedColl(trace.OpAlltoallv, 2, -1, 16, trace.Float32, none, 2)},
+		{"user ops", typedColl(trace.OpAllreduce, 2, -1, 16, trace.Int32, user, 1), typedColl(trace.OpAllreduce, 2, -1, 16, trace.Int32, user, 2)},
+		{"user and predefined", typedColl(trace.OpReduce, 2, 0, 16, trace.Int32, user, 1), typedColl(trace.OpReduce, 2, 0, 16, trace.Int32, sum, 2)},
+		{"op not recorded", typedColl(trace.OpScan, 2, -1, 16, trace.Int32, none, 1), typedColl(trace.OpScan, 2, -1, 16, trace.Int32, max, 2)},
+		{"same op", typedColl(trace.OpExscan, 2, -1, 16, trace.Int32, max, 1), typedColl(trace.OpExscan, 2, -1, 16, trace.Int32, max, 2)},
+		{"not a reduction", typedColl(trace.OpBcast, 2, 0, 16, trace.Int32, sum, 1), typedColl(trace.OpBcast, 2, 0, 16, trace.Int32, max, 2)},
+	} {
+		if ps := collProblems(t, c.a, c.b); len(ps) != 0 {
+			t.Errorf("%s: %+v", c.name, ps)
+		}
+	}
+}
