@@ -111,8 +111,8 @@ func (e *Engine) yieldIfLate(rk *rank) bool {
 // one its id names, so a Waitall of many requests costs a constant time per
 // request whatever their order (see rank.active).
 func (e *Engine) retire(rk *rank, op *Op) {
-	if op.Req == 0 || op.waited {
-		return
+	if op.bits&bitReq == 0 || op.waited {
+		return // (line 0 alone: see Op)
 	}
 	op.waited = true
 	h := rk.activeHead
@@ -288,6 +288,7 @@ func (e *Engine) StreamOp(op *Op) {
 	op.Tag = 0
 	e.observePost(op)
 	op.stream = e.stream(rk, op.Stream)
+	op.bits |= bitStream
 	if rk.groupDepth > 0 {
 		rk.groupOps = append(rk.groupOps, op)
 		return
@@ -332,7 +333,7 @@ func (st *stream) empty() bool { return len(st.entries) == 0 }
 
 func (st *stream) enqueue(e *Engine, ops []*Op, t int64) {
 	for _, op := range ops {
-		op.stream = st
+		op.stream, op.bits = st, op.bits|bitStream
 	}
 	st.entries = append(st.entries, ops)
 	if len(st.entries) == 1 {

@@ -343,7 +343,7 @@ func (e *Engine) complete(op *Op, t int64) {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.Completed(op)
 	}
-	if op.stream != nil {
+	if op.bits&bitStream != 0 {
 		op.stream.opDone(e, op, t)
 	}
 	if op.awaited {
@@ -403,7 +403,9 @@ func (e *Engine) problem(p Problem) {
 // Problem names. A driver must not release an op anything of its own (or an
 // Observer) still holds.
 func (e *Engine) Release(op *Op) {
-	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil {
+	// Line 0 alone tells (see Op and opBits): the others stay out of the
+	// caches unless they hold a buffer to let go.
+	if !op.done || op.kept || (op.bits&bitReq != 0 && !op.waited) || op.bits&bitStream != 0 {
 		return
 	}
 	if op.wildTaken {
@@ -420,8 +422,13 @@ func (e *Engine) Release(op *Op) {
 	// The peer's match may still point here: nothing reads it once both ends
 	// completed (observers see ops only at completion), and clearing it
 	// would cost a cache miss on the peer per release.
-	// (An eager copy is gone too: the send's delivery dropped it.)
-	op.Data, op.Reqs, op.match = nil, nil, nil
+	// (An eager copy is gone too: the send's delivery dropped it.) A
+	// message posted without a buffer has none to let go (and message ops
+	// have no Reqs): newOp zeroes the rest when it reuses the op.
+	if op.bits&bitNoData == 0 {
+		op.Data, op.Reqs = nil, nil
+	}
+	op.match = nil
 	op.done = false // a second Release of the same op is a no-op
 	e.free = append(e.free, op)
 }
