@@ -306,8 +306,14 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		// Zero, then set: a literal with fields would be built on the stack
 		// and copied, twice the stores. (A slab's ops are zero already: a
 		// replay of many ranks with all their ops live at once, an
-		// all-to-all's, would write each twice.)
-		*op = Op{}
+		// all-to-all's, would write each twice.) Line 3 of a message op
+		// without a buffer is zero already (a replay's): left out of the
+		// caches, since a replay's message op never touches it.
+		if op.tailZero() {
+			op.clearHead()
+		} else {
+			*op = Op{}
+		}
 	} else {
 		if len(e.slab) == 0 {
 			// One allocation for many ops (the GC frees a slab once none is
@@ -405,12 +411,9 @@ func (e *Engine) problem(p Problem) {
 func (e *Engine) Release(op *Op) {
 	// Line 0 alone tells (see Op and opBits): the others stay out of the
 	// caches unless they hold a buffer to let go.
-	if !op.done || op.kept || (op.bits&bitReq != 0 && !op.waited) || op.bits&bitStream != 0 {
-		return
-	}
-	if op.wildTaken {
-		// A wildcard receive names the send it took: a replay compares it
-		// with the recording's choice after both ends completed.
+	// (A wildcard receive names the send it took, wildTaken: a replay
+	// compares it with the recording's choice after both ends completed.)
+	if !op.done || op.kept || op.wildTaken || op.bits&(bitActive|bitStream) != 0 {
 		return
 	}
 	if op.Kind.IsSend() && !op.delivered {

@@ -14,13 +14,13 @@ const CommStreams = -2
 // NewOp starts an op of rank r at its current clock with the next sequence number.
 func (e *Engine) NewOp(r int, kind trace.Op) *Op { return e.newOp(r, kind) }
 
-// NewRequest assigns a request id to a nonblocking op and tracks it as active
-// until it is waited, tested complete or freed.
+// NewRequest assigns a request id to a new nonblocking op and tracks it as
+// active until it is waited, tested complete or freed.
 func (e *Engine) NewRequest(op *Op) {
 	rk := &e.ranks[op.Rank]
 	rk.nextReq++
 	op.Req = rk.nextReq
-	op.bits |= bitReq
+	op.bits |= bitActive
 	if len(rk.active) == cap(rk.active) && 2*rk.activeHead > len(rk.active) {
 		rk.compactActive()
 	}

@@ -86,8 +86,9 @@ type Op struct {
 	// Line 3: read rarely.
 	Delay  int64 // injected extra latency, ns
 	stream *stream
-	// HashPost is the payload hash an observer took at post (0 = none); it
-	// rides on the op so the receiver's side can reuse it.
+	// HashPost is the payload hash an observer took at post (0 = none; set
+	// only on an op with Data); it rides on the op so the receiver's side
+	// can reuse it.
 	HashPost uint64
 	Reqs     []*Op // ops a wait-family call waits on (never set on a message op)
 	// snap is 1 + the engine's slot of the eager copy of a send's payload
@@ -98,7 +99,6 @@ type Op struct {
 	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
 	// alone (WaitanyAt); 0 for a Waitany on any of them.
 	anyAt int32
-	freed bool
 }
 
 // opBits are facts about an op's other lines kept in its line 0, so that
@@ -106,12 +106,34 @@ type Op struct {
 type opBits uint8
 
 const (
-	bitReq      opBits = 1 << iota // Req != 0 (set with it, by NewRequest)
+	bitActive   opBits = 1 << iota // a request not yet retired: Req != 0 && !waited
 	bitStream                      // stream != nil (set with it)
 	bitNoData                      // posted as a message with Data nil: no payload to copy or clear
 	bitDelay                       // Delay != 0 (set with it, at the post)
 	bitFromPost                    // see DeliveredAtPost
+	bitFreed                       // a Free released its request
 )
+
+// tailZero reports whether line 3 of op is zero, from line 0: a message
+// posted without a buffer has no eager copy (snap), no HashPost, no Reqs
+// and no anyAt (those of calls); ForcedSrc is set only with Forced, Delay
+// with bitDelay, stream with bitStream (never released).
+func (op *Op) tailZero() bool {
+	return op.bits&(bitNoData|bitDelay|bitStream) == bitNoData && !op.Forced
+}
+
+// clearHead zeroes lines 0 to 2 of op, every field but those of line 3.
+// (TestClearHead fails if a field of those lines is missing here.)
+func (op *Op) clearHead() {
+	op.Rank, op.Peer, op.Tag, op.Comm, op.match, op.DoneT = 0, 0, 0, 0, nil, 0
+	op.Kind, op.Dtype, op.Mode, op.bits = 0, 0, 0, 0
+	op.done, op.eager, op.awaited, op.delivered = false, false, false, false
+	op.waited, op.released, op.kept, op.wildTaken = false, false, false, false
+	op.Forced, op.Flag, op.Dropped, op.Err = false, false, false, 0
+	op.MatchT, op.MatchRank, op.MatchSeq, op.Source = 0, 0, 0, 0
+	op.StatusTag, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
+	op.PostT, op.Req, op.Count, op.Site, op.Stream, op.Data = 0, 0, 0, 0, 0, nil
+}
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
 // from the send buffer as it was when the send was posted (eager, or matched

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // TestOpLayout pins the layout Op's doc promises: four whole cache lines;
@@ -40,6 +43,82 @@ func TestOpLayout(t *testing.T) {
 			if line := int(off / 64); line != want {
 				t.Errorf("%s at byte %d, in cache line %d, want %d", name, off, line, want)
 			}
+		}
+	}
+}
+
+// fillOp sets every field of op whose offset is in [from, to) to a value
+// other than its zero.
+func fillOp(t *testing.T, op *Op, from, to uintptr) {
+	t.Helper()
+	typ := reflect.TypeFor[Op]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Offset < from || f.Offset >= to {
+			continue
+		}
+		v := reflect.NewAt(f.Type, unsafe.Add(unsafe.Pointer(op), f.Offset)).Elem()
+		switch v.Kind() {
+		case reflect.Int, reflect.Int32, reflect.Int64:
+			v.SetInt(1)
+		case reflect.Uint8, reflect.Uint64, reflect.Uintptr:
+			v.SetUint(1)
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Pointer:
+			v.Set(reflect.New(f.Type.Elem()))
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(f.Type, 1, 1))
+		default:
+			t.Fatalf("field %s: fillOp knows no %s", f.Name, v.Kind())
+		}
+	}
+}
+
+// TestClearHead: clearHead zeroes every field of lines 0 to 2, and none of
+// line 3.
+func TestClearHead(t *testing.T) {
+	var op Op
+	fillOp(t, &op, 0, unsafe.Sizeof(op))
+	op.clearHead()
+	v := reflect.ValueOf(op)
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if zero := v.Field(i).IsZero(); zero != (f.Offset < 192) {
+			t.Errorf("%s (byte %d): zero is %v after clearHead", f.Name, f.Offset, zero)
+		}
+	}
+}
+
+// TestNewOpReusesAsFresh: an op newOp takes from the free list equals one
+// from a new slab, whether it writes line 3 (an op with a buffer, a delay,
+// a forced source) or knows it is zero (a message op posted without a
+// buffer).
+func TestNewOpReusesAsFresh(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		prep func(op *Op)
+	}{
+		{"posted without a buffer", func(op *Op) {
+			fillOp(t, op, 0, 192)
+			op.bits, op.Forced = bitNoData|bitActive|bitFromPost|bitFreed, false
+		}},
+		{"with a buffer", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits = bitFromPost }},
+		{"delayed", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits = bitNoData | bitDelay }},
+		{"forced", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits, op.Forced = bitNoData, true }},
+	} {
+		e := New(Config{Ranks: 1})
+		want := *e.newOp(0, trace.OpIsend) // from the slab
+		op := new(Op)
+		tc.prep(op)
+		e.free = append(e.free, op)
+		got := e.newOp(0, trace.OpIsend)
+		if got != op {
+			t.Fatalf("%s: newOp did not take the free op", tc.name)
+		}
+		want.Seq = got.Seq
+		if !reflect.DeepEqual(*got, want) {
+			t.Errorf("%s: reused op\n%+v\nwant\n%+v", tc.name, *got, want)
 		}
 	}
 }
