@@ -122,19 +122,6 @@ func (op *Op) tailZero() bool {
 	return op.bits&(bitNoData|bitDelay|bitStream) == bitNoData && !op.Forced
 }
 
-// clearHead zeroes lines 0 to 2 of op, every field but those of line 3.
-// (TestClearHead fails if a field of those lines is missing here.)
-func (op *Op) clearHead() {
-	op.Rank, op.Peer, op.Tag, op.Comm, op.match, op.DoneT = 0, 0, 0, 0, nil, 0
-	op.Kind, op.Dtype, op.Mode, op.bits = 0, 0, 0, 0
-	op.done, op.eager, op.awaited, op.delivered = false, false, false, false
-	op.waited, op.released, op.kept, op.wildTaken = false, false, false, false
-	op.Forced, op.Flag, op.Dropped, op.Err = false, false, false, 0
-	op.MatchT, op.MatchRank, op.MatchSeq, op.Source = 0, 0, 0, 0
-	op.StatusTag, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
-	op.PostT, op.Req, op.Count, op.Site, op.Stream, op.Data = 0, 0, 0, 0, 0, nil
-}
-
 // DeliveredAtPost reports, for a completed receive, that its data was taken
 // from the send buffer as it was when the send was posted (eager, or matched
 // inside the send call), so its hash is the send's hash at post.

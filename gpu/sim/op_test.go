@@ -75,21 +75,6 @@ func fillOp(t *testing.T, op *Op, from, to uintptr) {
 	}
 }
 
-// TestClearHead: clearHead zeroes every field of lines 0 to 2, and none of
-// line 3.
-func TestClearHead(t *testing.T) {
-	var op Op
-	fillOp(t, &op, 0, unsafe.Sizeof(op))
-	op.clearHead()
-	v := reflect.ValueOf(op)
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if zero := v.Field(i).IsZero(); zero != (f.Offset < 192) {
-			t.Errorf("%s (byte %d): zero is %v after clearHead", f.Name, f.Offset, zero)
-		}
-	}
-}
-
 // TestNewOpReusesAsFresh: an op newOp takes from the free list equals one
 // from a new slab, whether it writes line 3 (an op with a buffer, a delay,
 // a forced source) or knows it is zero (a message op posted without a
