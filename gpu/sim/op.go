@@ -95,7 +95,7 @@ type Op struct {
 	// (0 = none): kept beside the op, not in it, so that an Op fits its
 	// four cache lines.
 	snap      int32
-	ForcedSrc int32
+	ForcedSrc int32 // see Forced (set with it, never without)
 	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
 	// alone (WaitanyAt); 0 for a Waitany on any of them.
 	anyAt int32
