@@ -111,9 +111,10 @@ func (e *Engine) yieldIfLate(rk *rank) bool {
 // one its id names, so a Waitall of many requests costs a constant time per
 // request whatever their order (see rank.active).
 func (e *Engine) retire(rk *rank, op *Op) {
-	if op.Req == 0 || op.waited {
-		return
+	if op.bits&bitActive == 0 {
+		return // no request, or retired already (line 0 alone: see Op)
 	}
+	op.bits &^= bitActive
 	op.waited = true
 	h := rk.activeHead
 	if h >= len(rk.active) || rk.active[h] != op {
@@ -162,11 +163,11 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 // recording saw the request active (not completed) when it was freed.
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
-	if (!op.done || call.Flag) && !op.freed {
+	if (!op.done || call.Flag) && op.bits&bitFreed == 0 {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) freed while still active", op.Rank, op.Kind, op.Peer, op.Tag)})
 	}
-	op.freed = true
+	op.bits |= bitFreed
 	e.retire(rk, op)
 	e.complete(call, rk.clock)
 }
@@ -288,6 +289,7 @@ func (e *Engine) StreamOp(op *Op) {
 	op.Tag = 0
 	e.observePost(op)
 	op.stream = e.stream(rk, op.Stream)
+	op.bits |= bitStream
 	if rk.groupDepth > 0 {
 		rk.groupOps = append(rk.groupOps, op)
 		return
@@ -332,7 +334,7 @@ func (st *stream) empty() bool { return len(st.entries) == 0 }
 
 func (st *stream) enqueue(e *Engine, ops []*Op, t int64) {
 	for _, op := range ops {
-		op.stream = st
+		op.stream, op.bits = st, op.bits|bitStream
 	}
 	st.entries = append(st.entries, ops)
 	if len(st.entries) == 1 {

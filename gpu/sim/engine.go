@@ -307,7 +307,23 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		// and copied, twice the stores. (A slab's ops are zero already: a
 		// replay of many ranks with all their ops live at once, an
 		// all-to-all's, would write each twice.)
-		*op = Op{}
+		if op.tailZero() {
+			// Line 3 is zero already: only lines 0 to 2 are zeroed, field
+			// by field (here, not in a function: too big to inline), so that
+			// a replay's reused message op, which never touches line 3,
+			// costs three cache lines, not four. (TestNewOpReusesAsFresh
+			// fails if a field of those lines is missing here.)
+			op.Rank, op.Peer, op.Tag, op.Comm, op.match, op.DoneT = 0, 0, 0, 0, nil, 0
+			op.Kind, op.Dtype, op.Mode, op.bits = 0, 0, 0, 0
+			op.done, op.eager, op.awaited, op.delivered = false, false, false, false
+			op.waited, op.released, op.kept, op.wildTaken = false, false, false, false
+			op.Forced, op.Flag, op.Dropped, op.Err = false, false, false, 0
+			op.MatchT, op.MatchRank, op.MatchSeq, op.Source = 0, 0, 0, 0
+			op.StatusTag, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
+			op.PostT, op.Req, op.Count, op.Site, op.Stream, op.Data = 0, 0, 0, 0, 0, nil
+		} else {
+			*op = Op{}
+		}
 	} else {
 		if len(e.slab) == 0 {
 			// One allocation for many ops (the GC frees a slab once none is
@@ -343,7 +359,7 @@ func (e *Engine) complete(op *Op, t int64) {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.Completed(op)
 	}
-	if op.stream != nil {
+	if op.bits&bitStream != 0 {
 		op.stream.opDone(e, op, t)
 	}
 	if op.awaited {
@@ -403,12 +419,11 @@ func (e *Engine) problem(p Problem) {
 // Problem names. A driver must not release an op anything of its own (or an
 // Observer) still holds.
 func (e *Engine) Release(op *Op) {
-	if !op.done || op.kept || (op.Req != 0 && !op.waited) || op.stream != nil {
-		return
-	}
-	if op.wildTaken {
-		// A wildcard receive names the send it took: a replay compares it
-		// with the recording's choice after both ends completed.
+	// Line 0 alone tells (see Op and opBits): the others stay out of the
+	// caches unless they hold a buffer to let go.
+	// (A wildcard receive names the send it took, wildTaken: a replay
+	// compares it with the recording's choice after both ends completed.)
+	if !op.done || op.kept || op.wildTaken || op.bits&(bitActive|bitStream) != 0 {
 		return
 	}
 	if op.Kind.IsSend() && !op.delivered {
@@ -420,8 +435,13 @@ func (e *Engine) Release(op *Op) {
 	// The peer's match may still point here: nothing reads it once both ends
 	// completed (observers see ops only at completion), and clearing it
 	// would cost a cache miss on the peer per release.
-	// (An eager copy is gone too: the send's delivery dropped it.)
-	op.Data, op.Reqs, op.match = nil, nil, nil
+	// (An eager copy is gone too: the send's delivery dropped it.) A
+	// message posted without a buffer has none to let go (and message ops
+	// have no Reqs): newOp zeroes the rest when it reuses the op.
+	if op.bits&bitNoData == 0 {
+		op.Data, op.Reqs = nil, nil
+	}
+	op.match = nil
 	op.done = false // a second Release of the same op is a no-op
 	e.free = append(e.free, op)
 }

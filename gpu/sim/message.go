@@ -14,12 +14,13 @@ const CommStreams = -2
 // NewOp starts an op of rank r at its current clock with the next sequence number.
 func (e *Engine) NewOp(r int, kind trace.Op) *Op { return e.newOp(r, kind) }
 
-// NewRequest assigns a request id to a nonblocking op and tracks it as active
-// until it is waited, tested complete or freed.
+// NewRequest assigns a request id to a new nonblocking op and tracks it as
+// active until it is waited, tested complete or freed.
 func (e *Engine) NewRequest(op *Op) {
 	rk := &e.ranks[op.Rank]
 	rk.nextReq++
 	op.Req = rk.nextReq
+	op.bits |= bitActive
 	if len(rk.active) == cap(rk.active) && 2*rk.activeHead > len(rk.active) {
 		rk.compactActive()
 	}
@@ -60,7 +61,16 @@ func (e *Engine) transferTime(bytes int64) int64 {
 	return e.lastCost
 }
 
+// notePayload notes, in line 0, a message op posted without a buffer (see
+// bitNoData): its match and release then need not read Data.
+func (op *Op) notePayload() {
+	if op.Data == nil {
+		op.bits |= bitNoData
+	}
+}
+
 func (e *Engine) postSend(op *Op, t int64) {
+	op.notePayload()
 	if op.Peer == trace.ProcNull {
 		e.complete(op, t)
 		return
@@ -94,10 +104,15 @@ func (e *Engine) postSend(op *Op, t int64) {
 	default:
 		op.eager = !e.sync && op.Bytes <= e.eager
 	}
+	var delay int64
 	if e.cfg.Faults != nil {
 		a := e.cfg.Faults.Message(faults.Message{Src: op.Rank, Dst: op.Peer, Tag: op.Tag, Op: op.Kind.String(), Bytes: op.Bytes, Seq: op.Seq})
-		op.Delay = int64(a.Delay)
+		delay = int64(a.Delay)
+		op.Delay = delay
 		op.Dropped = a.Drop
+		if delay != 0 {
+			op.bits |= bitDelay
+		}
 	}
 	if op.eager {
 		e.keepSnapshot(op)
@@ -106,7 +121,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 	if op.Dropped {
 		return
 	}
-	arrive := t + op.Delay
+	arrive := t + delay
 	var q *transit
 	if dst.nTransit > 0 {
 		q = dst.inTransit[op.Rank]
@@ -240,6 +255,7 @@ func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 }
 
 func (e *Engine) postRecv(op *Op, t int64) {
+	op.notePayload()
 	if op.Peer == trace.ProcNull {
 		op.Source = trace.ProcNull
 		e.complete(op, t)
@@ -314,20 +330,28 @@ func (e *Engine) match(s, r *Op, t int64) {
 	}
 	// The receiver gets the send buffer as posted when it was copied then, or
 	// when the sender is blocked in its call: its code cannot have written it.
-	r.fromPost = s.eager || s.HostBlocked() || (!e.mutate && e.inPost == s)
+	if s.eager || s.HostBlocked() || (!e.mutate && e.inPost == s) {
+		r.bits |= bitFromPost
+	}
+	// (What follows reads lines 0 and 1 of s and r alone, unless they carry
+	// a payload or a delay: see Op.)
 	if s.eager {
 		// The data travelled with the envelope; it lands one transfer after
 		// the post. Under mutate it is written at the receive's completion,
 		// the latest legal moment, so a read before Wait cannot see it.
-		if !e.mutate {
+		if !e.mutate && s.bits&bitNoData == 0 { // (else there is no eager copy)
 			copyPayload(r.Data, e.snapshot(s), n)
 			e.dropSnapshot(s)
 		}
-		done := max(t, s.PostT+s.Delay+e.transferTime(s.Bytes))
-		e.pushOp(done, evComplete, r)
+		// An eager send completed at its post: its DoneT is its PostT.
+		done := s.DoneT + e.transferTime(s.Bytes)
+		if s.bits&bitDelay != 0 {
+			done += s.Delay
+		}
+		e.pushOp(max(t, done), evComplete, r)
 		return
 	}
-	if !e.mutate {
+	if !e.mutate && (s.bits|r.bits)&bitNoData == 0 {
 		copyPayload(r.Data, s.Data, n) // the transfer reads the send buffer when it starts
 	}
 	done := t + e.transferTime(s.Bytes)

@@ -19,23 +19,25 @@ const (
 // An Op is 256 bytes, four cache lines, laid out by when the engine touches
 // them: a replay of many ranks holds millions of ops at once, each visited
 // again long after its post (when it matches, completes, is waited and
-// released), by then out of the caches. The envelope and what matching reads
-// come first, then the outcome, then what completion and release read; the
-// last line holds what the engine reads rarely (streams, reports, wait
-// calls' requests), so a message op's match and completion miss on three
-// lines, not four. (TestOpLayout pins this.)
+// released), by then out of the caches. Line 0 holds the envelope and every
+// fact the visits after the match read or write (the transfer's end, the
+// completion, the wait, the release): each of them costs one line of the op,
+// not three. Line 1 holds the rest of what the match reads and writes, the
+// outcome; lines 2 and 3 what only the post or rare paths touch (a replay's
+// message op never touches line 3). (TestOpLayout pins this.)
 type Op struct {
-	// Line 0: the envelope.
+	// Line 0: the envelope, the completion, and the state of the op's later
+	// visits.
 	Rank  int
 	Peer  int // destination of a send, requested source of a receive (trace.AnySource)
 	Tag   int // trace.AnyTag on a wildcard receive
 	Comm  int
-	Bytes int64
-	PostT int64
 	match *Op
+	DoneT int64
 	Kind  trace.Op
 	Dtype trace.Dtype
 	Mode  Mode
+	bits  opBits
 	done  bool
 	eager bool
 	// awaited: its rank is blocked in a wait-all that still needs this op.
@@ -43,64 +45,87 @@ type Op struct {
 	// delivered: the transfer of this send finished; the engine will not
 	// touch the op through its receive again.
 	delivered bool
-	// Forced restricts an AnySource receive to sends from rank ForcedSrc
-	// when matching (replay's check forces each alternative match in turn).
-	// Peer stays AnySource, so reports still show the wildcard.
-	Forced bool
-
-	// Line 1: the outcome.
-	MatchT, DoneT int64
-	MatchRank     int
-	MatchSeq      uint64
-	Source        int // status of a receive
-	StatusTag     int
-	StatusCnt     int64
-	stream        *stream
-
-	// Line 2.
-	Seq   uint64
-	Req   uint64 // request id of a nonblocking op (0 = none)
-	Delay int64  // injected extra latency, ns
-	// Data is the send buffer (read when the transfer happens) or the receive
-	// buffer (written at delivery). The engine never keeps it past completion.
-	Data      []byte
-	ForcedSrc int32
-	// snap is 1 + the engine's slot of the eager copy of a send's payload
-	// (0 = none): kept beside the op, not in it, so that an Op fits its
-	// four cache lines.
-	snap     int32
-	fromPost bool
-	waited   bool
+	waited    bool
 	// released: the driver released the op before its transfer was over.
 	released bool
 	// kept: a Problem refers to the op, so it is never recycled.
 	kept bool
 	// wildTaken: an AnySource receive took this send (see Release).
 	wildTaken bool
+	// Forced restricts an AnySource receive to sends from rank ForcedSrc
+	// when matching (replay's check forces each alternative match in turn).
+	// Peer stays AnySource, so reports still show the wildcard.
+	Forced  bool
+	Flag    bool // the result of a Test or Testall; of a message op, cancelled (see Cancel)
+	Dropped bool // a fault dropped this message
+	Err     trace.ErrCode
 
-	// Line 3: read rarely.
+	// Line 1: the rest of what a match reads and writes.
+	MatchT    int64
+	MatchRank int
+	MatchSeq  uint64
+	Source    int // status of a receive
+	StatusTag int
+	StatusCnt int64
+	Bytes     int64
+	Seq       uint64
+
+	// Line 2: what the post writes besides.
+	PostT int64
+	Req   uint64 // request id of a nonblocking op (0 = none)
 	Count int64
 	// Site is the driver's call-site handle (a program counter for the code
 	// driver, a site id for the trace driver); the engine only carries it.
 	Site   uintptr
 	Stream int
-	// HashPost is the payload hash an observer took at post (0 = none); it
-	// rides on the op so the receiver's side can reuse it.
+	// Data is the send buffer (read when the transfer happens) or the receive
+	// buffer (written at delivery). The engine never keeps it past completion.
+	// A caller sets it before the post, never after.
+	Data []byte
+
+	// Line 3: read rarely.
+	Delay  int64 // injected extra latency, ns
+	stream *stream
+	// HashPost is the payload hash an observer took at post (0 = none; set
+	// only on an op with Data); it rides on the op so the receiver's side
+	// can reuse it.
 	HashPost uint64
 	Reqs     []*Op // ops a wait-family call waits on (never set on a message op)
+	// snap is 1 + the engine's slot of the eager copy of a send's payload
+	// (0 = none): kept beside the op, not in it, so that an Op fits its
+	// four cache lines.
+	snap      int32
+	ForcedSrc int32 // see Forced (set with it, never without)
 	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
 	// alone (WaitanyAt); 0 for a Waitany on any of them.
-	anyAt   int32
-	Err     trace.ErrCode
-	Flag    bool // the result of a Test or Testall; of a message op, cancelled (see Cancel)
-	Dropped bool // a fault dropped this message
-	freed   bool
+	anyAt int32
+}
+
+// opBits are facts about an op's other lines kept in its line 0, so that
+// the visits after the post need not read those lines to learn them.
+type opBits uint8
+
+const (
+	bitActive   opBits = 1 << iota // a request not yet retired: Req != 0 && !waited
+	bitStream                      // stream != nil (set with it)
+	bitNoData                      // posted as a message with Data nil: no payload to copy or clear
+	bitDelay                       // Delay != 0 (set with it, at the post)
+	bitFromPost                    // see DeliveredAtPost
+	bitFreed                       // a Free released its request
+)
+
+// tailZero reports whether line 3 of op is zero, from line 0: a message
+// posted without a buffer has no eager copy (snap), no HashPost, no Reqs
+// and no anyAt (those of calls); ForcedSrc is set only with Forced, Delay
+// with bitDelay, stream with bitStream (never released).
+func (op *Op) tailZero() bool {
+	return op.bits&(bitNoData|bitDelay|bitStream) == bitNoData && !op.Forced
 }
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
 // from the send buffer as it was when the send was posted (eager, or matched
 // inside the send call), so its hash is the send's hash at post.
-func (op *Op) DeliveredAtPost() bool { return op.fromPost }
+func (op *Op) DeliveredAtPost() bool { return op.bits&bitFromPost != 0 }
 
 // Done reports whether the op has completed.
 func (op *Op) Done() bool { return op.done }

@@ -1,29 +1,109 @@
 package sim
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
-// TestOpLayout pins the layout Op's doc promises: four whole cache lines,
-// the envelope in the first, and what a message op's later visits (match,
-// completion, release) do not read in the last.
+// TestOpLayout pins the layout Op's doc promises: four whole cache lines;
+// in the first, the envelope and all that the visits after the match
+// (transfer done, completion, wait, release) read or write; in the second,
+// the rest of what a match touches; in the third, the rest of what a
+// replay's post writes; nothing of those in the last.
 func TestOpLayout(t *testing.T) {
 	var op Op
 	if n := unsafe.Sizeof(op); n != 256 {
 		t.Fatalf("an Op is %d bytes, want 256", n)
 	}
-	for name, off := range map[string]uintptr{"Rank": unsafe.Offsetof(op.Rank), "Peer": unsafe.Offsetof(op.Peer),
-		"Tag": unsafe.Offsetof(op.Tag), "Comm": unsafe.Offsetof(op.Comm), "match": unsafe.Offsetof(op.match),
-		"Forced": unsafe.Offsetof(op.Forced)} {
-		if off >= 64 {
-			t.Errorf("%s at byte %d, not in the first cache line", name, off)
+	lines := []map[string]uintptr{{
+		"Rank": unsafe.Offsetof(op.Rank), "Peer": unsafe.Offsetof(op.Peer), "Tag": unsafe.Offsetof(op.Tag),
+		"Comm": unsafe.Offsetof(op.Comm), "match": unsafe.Offsetof(op.match), "DoneT": unsafe.Offsetof(op.DoneT),
+		"Kind": unsafe.Offsetof(op.Kind), "Dtype": unsafe.Offsetof(op.Dtype), "Mode": unsafe.Offsetof(op.Mode),
+		"bits": unsafe.Offsetof(op.bits), "done": unsafe.Offsetof(op.done), "eager": unsafe.Offsetof(op.eager),
+		"awaited": unsafe.Offsetof(op.awaited), "delivered": unsafe.Offsetof(op.delivered),
+		"waited": unsafe.Offsetof(op.waited), "released": unsafe.Offsetof(op.released), "kept": unsafe.Offsetof(op.kept),
+		"wildTaken": unsafe.Offsetof(op.wildTaken), "Forced": unsafe.Offsetof(op.Forced), "Flag": unsafe.Offsetof(op.Flag),
+	}, {
+		"MatchT": unsafe.Offsetof(op.MatchT), "MatchRank": unsafe.Offsetof(op.MatchRank),
+		"MatchSeq": unsafe.Offsetof(op.MatchSeq), "Source": unsafe.Offsetof(op.Source),
+		"StatusTag": unsafe.Offsetof(op.StatusTag), "StatusCnt": unsafe.Offsetof(op.StatusCnt),
+		"Bytes": unsafe.Offsetof(op.Bytes), "Seq": unsafe.Offsetof(op.Seq),
+	}, {
+		"PostT": unsafe.Offsetof(op.PostT), "Req": unsafe.Offsetof(op.Req), "Count": unsafe.Offsetof(op.Count),
+		"Site": unsafe.Offsetof(op.Site), "Stream": unsafe.Offsetof(op.Stream), "Data": unsafe.Offsetof(op.Data),
+	}, {
+		"Delay": unsafe.Offsetof(op.Delay), "stream": unsafe.Offsetof(op.stream), "HashPost": unsafe.Offsetof(op.HashPost),
+		"Reqs": unsafe.Offsetof(op.Reqs), "snap": unsafe.Offsetof(op.snap), "ForcedSrc": unsafe.Offsetof(op.ForcedSrc),
+	}}
+	for want, fields := range lines {
+		for name, off := range fields {
+			if line := int(off / 64); line != want {
+				t.Errorf("%s at byte %d, in cache line %d, want %d", name, off, line, want)
+			}
 		}
 	}
-	for name, off := range map[string]uintptr{"Count": unsafe.Offsetof(op.Count), "Site": unsafe.Offsetof(op.Site),
-		"Stream": unsafe.Offsetof(op.Stream), "HashPost": unsafe.Offsetof(op.HashPost), "Reqs": unsafe.Offsetof(op.Reqs)} {
-		if off < 192 {
-			t.Errorf("%s at byte %d, not in the last cache line", name, off)
+}
+
+// fillOp sets every field of op whose offset is in [from, to) to a value
+// other than its zero.
+func fillOp(t *testing.T, op *Op, from, to uintptr) {
+	t.Helper()
+	typ := reflect.TypeFor[Op]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Offset < from || f.Offset >= to {
+			continue
+		}
+		v := reflect.NewAt(f.Type, unsafe.Add(unsafe.Pointer(op), f.Offset)).Elem()
+		switch v.Kind() {
+		case reflect.Int, reflect.Int32, reflect.Int64:
+			v.SetInt(1)
+		case reflect.Uint8, reflect.Uint64, reflect.Uintptr:
+			v.SetUint(1)
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Pointer:
+			v.Set(reflect.New(f.Type.Elem()))
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(f.Type, 1, 1))
+		default:
+			t.Fatalf("field %s: fillOp knows no %s", f.Name, v.Kind())
+		}
+	}
+}
+
+// TestNewOpReusesAsFresh: an op newOp takes from the free list equals one
+// from a new slab, whether it writes line 3 (an op with a buffer, a delay,
+// a forced source) or knows it is zero (a message op posted without a
+// buffer).
+func TestNewOpReusesAsFresh(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		prep func(op *Op)
+	}{
+		{"posted without a buffer", func(op *Op) {
+			fillOp(t, op, 0, 192)
+			op.bits, op.Forced = bitNoData|bitActive|bitFromPost|bitFreed, false
+		}},
+		{"with a buffer", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits = bitFromPost }},
+		{"delayed", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits = bitNoData | bitDelay }},
+		{"forced", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits, op.Forced = bitNoData, true }},
+	} {
+		e := New(Config{Ranks: 1})
+		want := *e.newOp(0, trace.OpIsend) // from the slab
+		op := new(Op)
+		tc.prep(op)
+		e.free = append(e.free, op)
+		got := e.newOp(0, trace.OpIsend)
+		if got != op {
+			t.Fatalf("%s: newOp did not take the free op", tc.name)
+		}
+		want.Seq = got.Seq
+		if !reflect.DeepEqual(*got, want) {
+			t.Errorf("%s: reused op\n%+v\nwant\n%+v", tc.name, *got, want)
 		}
 	}
 }
