@@ -145,6 +145,11 @@ type driver struct {
 	ref   refSource // src, when it hands out events in place
 	e     *sim.Engine
 	ranks []rankCursor
+	// touch: the source decodes ahead on another core (decodingSource),
+	// so a rank's next events are loaded after each step (touchAhead);
+	// touched sums what it loads, so that the loads are not dropped.
+	touch   bool
+	touched uint64
 	// full and ev are where read puts the event of a source that is not a
 	// refSource: as Next gave it, and in the replay's form.
 	full   trace.Event
@@ -269,6 +274,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	d := &driver{src: src, ranks: make([]rankCursor, src.Ranks())}
 	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
 	d.ref, _ = src.(refSource)
+	_, d.touch = src.(*decodingSource)
 	if d.ref != nil {
 		d.ref.readRefs(d.mutate)
 	}
@@ -294,6 +300,9 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		}
 		if err := d.step(r); err != nil {
 			return nil, err
+		}
+		if d.touch {
+			d.touchAhead(&d.ranks[r])
 		}
 	}
 	if err := src.Err(); err != nil {
@@ -673,6 +682,26 @@ func (d *driver) read(r int) (*event, []uint64) {
 	}
 	return d.refill(r, c)
 }
+
+// touchAhead loads the first bytes of the next touchedEvents events of rank
+// c (an event is one cache line), which a decoder wrote on another core:
+// the rank reads them when it is stepped again, after the other ranks, and
+// with many ranks each of those reads missed the caches in turn; loaded
+// now, the misses overlap the replay's work. Measured on the recorded
+// 1024-rank ring from its file: 4.5% less time per event (paired runs,
+// faster in 83 of 132); a source in memory gains nothing and skips it.
+func (d *driver) touchAhead(c *rankCursor) {
+	var x uint64
+	win := c.win[c.at:min(c.at+touchedEvents, len(c.win))]
+	for i := range win {
+		x += win[i].seq
+	}
+	d.touched += x
+}
+
+// touchedEvents is how many events touchAhead loads: the calls of one step
+// in a ring (Isend, Irecv, Waitall), and one more.
+const touchedEvents = 4
 
 // refill is read past the rank's last run of events.
 func (d *driver) refill(r int, c *rankCursor) (*event, []uint64) {
