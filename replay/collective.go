@@ -50,6 +50,12 @@ func collSyncOnly(p *sim.Problem) bool {
 // synchronize, which no implementation promises.
 func collUnsafe(bl *sim.Blocked, site sim.SiteFunc) Finding {
 	op := bl.Call
+	if !op.Kind.IsCollective() {
+		// A Wait or Test on a nonblocking collective: name the collective.
+		if i := slices.IndexFunc(bl.Pending, func(o *sim.Op) bool { return o.Kind.IsCollective() }); i >= 0 {
+			op = bl.Pending[i]
+		}
+	}
 	f := verdict.New(verdict.UnsafeBuffering, append([]int{op.Rank}, bl.WaitsOn...),
 		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.Describe(op), rankList(bl.WaitsOn)),
 		sim.Ref(op, site))
