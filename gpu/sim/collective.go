@@ -116,7 +116,9 @@ func (e *Engine) Collective(call *Op) bool {
 // same way (a nonblocking call never matches a blocking one: collMismatch),
 // and never blocks the rank, under sync neither. Its request completes by
 // its blocking form's data dependencies (collReady; under sync, once every
-// member entered), never earlier: a Wait or Test on it is the request
+// member entered), never earlier (sec. 5.12.1, Ibarrier: "the usual
+// barrier semantics are enforced at the corresponding completion operation
+// (test or wait)"): a Wait or Test on it is the request
 // machinery's, and a request never completed by one is a missing wait at
 // Finalize as an Isend's. It returns false when the rank must yield.
 func (e *Engine) Icollective(call *Op) bool {
