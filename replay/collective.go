@@ -22,6 +22,17 @@ func (d *driver) collective(r int, c *rankCursor, ev *event) bool {
 	return d.e.Collective(call)
 }
 
+// icollective initiates a nonblocking collective (Ibarrier ... Iexscan)
+// of rank r: a request, as an Isend's, that the engine completes by its
+// blocking form's dependencies (sim.Engine.Icollective) and the recorded
+// Wait or Test names by its recorded id.
+func (d *driver) icollective(r int, c *rankCursor, ev *event) bool {
+	op := d.msgOp(r, ev)
+	d.e.NewRequest(op)
+	c.reqs.put(ev.req, op)
+	return d.e.Icollective(op)
+}
+
 // syncCollHint is the hint of a deadlock under sync in which a collective
 // waits only because sync makes it synchronize.
 const syncCollHint = "the recorded run completed only because sends were buffered (eager) and collectives did not synchronize; " +
@@ -39,6 +50,12 @@ func collSyncOnly(p *sim.Problem) bool {
 // synchronize, which no implementation promises.
 func collUnsafe(bl *sim.Blocked, site sim.SiteFunc) Finding {
 	op := bl.Call
+	if !op.Kind.IsCollective() {
+		// A Wait or Test on a nonblocking collective: name the collective.
+		if i := slices.IndexFunc(bl.Pending, func(o *sim.Op) bool { return o.Kind.IsCollective() }); i >= 0 {
+			op = bl.Pending[i]
+		}
+	}
 	f := verdict.New(verdict.UnsafeBuffering, append([]int{op.Rank}, bl.WaitsOn...),
 		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.Describe(op), rankList(bl.WaitsOn)),
 		sim.Ref(op, site))

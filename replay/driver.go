@@ -657,6 +657,9 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 		}
 		return false, nil
 	}
+	if ev.op.IsNonblockingCollective() {
+		return d.icollective(r, c, ev), nil // collective.go
+	}
 	if ev.op.IsCollective() {
 		return d.collective(r, c, ev), nil
 	}

@@ -17,6 +17,9 @@ type comm struct {
 	// waiting holds, per generation k, the k-th collective: the calls of
 	// the ranks that entered it, until every member did.
 	waiting map[uint64]*collective
+	// gen holds the generation k of each nonblocking call not complete
+	// (its rank may have entered later collectives since).
+	gen map[*Op]uint64
 }
 
 // collective is one collective call of a communicator in progress: the
@@ -98,6 +101,35 @@ func (e *Engine) Barrier(call *Op) bool { return e.Collective(call) }
 // (collReady) entered, at the latest of their entries plus the link
 // latency (at its own entry if it depends on none). It returns false: the rank resumes through the queue.
 func (e *Engine) Collective(call *Op) bool {
+	e.enterColl(call, false)
+	return false
+}
+
+// Icollective initiates a nonblocking collective (Ibarrier ... Iexscan:
+// call.Kind, fields as Collective's) of a rank whose request the driver
+// made (NewRequest). MPI-3.1 sec. 5.12: "As in the nonblocking
+// point-to-point case, all calls are local and return immediately,
+// irrespective of the status of other processes", and "all processes must
+// call collective operations (blocking and nonblocking) in the same order
+// per communicator": the call takes the communicator's next collective as
+// a blocking call does, is compared with the other members' calls the
+// same way (a nonblocking call never matches a blocking one: collMismatch),
+// and never blocks the rank, under sync neither. Its request completes by
+// its blocking form's data dependencies (collReady; under sync, once every
+// member entered), never earlier (sec. 5.12.1, Ibarrier: "the usual
+// barrier semantics are enforced at the corresponding completion operation
+// (test or wait)"): a Wait or Test on it is the request
+// machinery's, and a request never completed by one is a missing wait at
+// Finalize as an Isend's. It returns false when the rank must yield.
+func (e *Engine) Icollective(call *Op) bool {
+	e.enterColl(call, true)
+	return e.yieldIfLate(&e.ranks[call.Rank])
+}
+
+// enterColl enters call, a blocking collective (which blocks its rank
+// until it completes) or a nonblocking one (which does not), in its
+// communicator's next collective.
+func (e *Engine) enterColl(call *Op, nonblocking bool) {
 	rk := &e.ranks[call.Rank]
 	e.observePost(call)
 	c := e.comm(call.Comm)
@@ -134,7 +166,9 @@ func (e *Engine) Collective(call *Op) bool {
 	// root's, one that extends a Scan's prefix (or any, once the calls
 	// disagree: each follows its own rule).
 	wake := in.enter(call) || in.mismatched
-	e.blockOnSelf(rk, call)
+	if !nonblocking {
+		e.blockOnSelf(rk, call)
+	}
 	full := len(in.entries) >= need
 	if !full {
 		c.waiting[k] = in
@@ -143,34 +177,74 @@ func (e *Engine) Collective(call *Op) bool {
 	}
 	if bad {
 		e.complete(call, call.PostT)
-		return false
+		return
 	}
 	in.pending = append(in.pending, call)
+	if nonblocking {
+		if c.gen == nil {
+			c.gen = map[*Op]uint64{}
+		}
+		c.gen[call] = k
+	}
 	if !full && !wake {
 		// Only the call itself may complete now (one that waits for every
 		// member never does before the last entry).
 		if e.collRule(call) == ruleAll {
-			return false
+			return
 		}
 		if t, ok := e.collReady(in, call, need, e.sync); ok {
 			in.pending = in.pending[:len(in.pending)-1]
-			call.MatchT = t
-			e.complete(call, t)
+			e.collDone(c, call, t)
 		}
-		return false
+		return
 	}
 	left := in.pending[:0]
 	for _, op := range in.pending {
 		if t, ok := e.collReady(in, op, need, e.sync); ok {
-			op.MatchT = t
-			e.complete(op, t)
+			e.collDone(c, op, t)
 		} else {
 			left = append(left, op)
 		}
 	}
 	clear(in.pending[len(left):])
 	in.pending = left
-	return false
+}
+
+// collDone completes op, a call of a collective of comm c, at time t. A
+// blocking call's rank is blocked in it until then (its completion wakes
+// the rank at t). A nonblocking call's rank runs on: a completion later
+// than both the engine's time and the rank's clock is queued for time t,
+// so that a Wait or Test the rank makes before t finds the request
+// pending (never complete before its dependencies allow). The queued
+// event is a transfer's completion of an op matched with itself
+// (transferDone completes op; it has no payload to copy).
+func (e *Engine) collDone(c *comm, op *Op, t int64) {
+	op.MatchT = t
+	if !op.Kind.IsNonblockingCollective() {
+		e.complete(op, t)
+		return
+	}
+	delete(c.gen, op)
+	if t <= max(e.now, e.ranks[op.Rank].clock) {
+		e.complete(op, t)
+		return
+	}
+	op.match = op
+	e.pushOp(t, evComplete, op)
+}
+
+// collOf is the collective in progress that call, a pending collective
+// call of its rank, belongs to (nil if none): a blocking call is its
+// rank's latest on the communicator, a nonblocking one may be older.
+func (e *Engine) collOf(call *Op) *collective {
+	c := e.comms[call.Comm]
+	if c == nil {
+		return nil
+	}
+	if k, ok := c.gen[call]; ok {
+		return c.waiting[k]
+	}
+	return c.waiting[c.entered[call.Rank]-1]
 }
 
 // newCollective is the k-th collective of a comm of n members, first
@@ -288,7 +362,7 @@ func (e *Engine) collWaitsOn(call *Op) []int {
 	if c == nil {
 		return nil
 	}
-	in := c.waiting[c.entered[call.Rank]-1]
+	in := e.collOf(call)
 	entered := make([]bool, len(e.ranks))
 	if in != nil {
 		for _, o := range in.entries {
@@ -319,11 +393,7 @@ func (e *Engine) collSyncOnly(call *Op) bool {
 	if !e.sync {
 		return false
 	}
-	c := e.comms[call.Comm]
-	if c == nil {
-		return false
-	}
-	in := c.waiting[c.entered[call.Rank]-1]
+	in := e.collOf(call)
 	if in == nil {
 		return false
 	}

@@ -29,7 +29,7 @@ const (
 
 // ruleOf is the data-dependency rule of a collective op.
 func ruleOf(k trace.Op) collRule {
-	switch k {
+	switch k.Blocking() { // (a nonblocking collective waits as its blocking form)
 	case trace.OpBcast, trace.OpScatter, trace.OpScatterv:
 		return ruleFromRoot
 	case trace.OpReduce, trace.OpGather, trace.OpGatherv:
@@ -47,7 +47,7 @@ func rooted(k trace.Op) bool { r := ruleOf(k); return r == ruleFromRoot || r == 
 // a collective op to have the same type signature size (Bytes): those
 // without per-rank counts (the v variants and Reduce_scatter have them).
 func sameSize(k trace.Op) bool {
-	switch k {
+	switch k.Blocking() {
 	case trace.OpBarrier, trace.OpGatherv, trace.OpScatterv, trace.OpAllgatherv, trace.OpAlltoallv, trace.OpReduceScatter:
 		return false
 	}
@@ -72,6 +72,7 @@ func sameSize(k trace.Op) bool {
 // contribution, whose counts (zero among them, and zero elements have the
 // empty signature whatever their type) the rule does not see.
 func sameType(k trace.Op) bool {
+	k = k.Blocking()
 	return k != trace.OpBarrier && (sameSize(k) || k == trace.OpReduceScatter)
 }
 
@@ -110,6 +111,11 @@ func reduceOpsDiffer(a, b *Op) bool {
 // op).
 func collMismatch(first, op *Op) string {
 	switch {
+	case first.Kind != op.Kind && first.Kind.Blocking() == op.Kind.Blocking():
+		// MPI-3.1 sec. 5.12: "Unlike point-to-point operations,
+		// nonblocking collective operations do not match with blocking
+		// collective operations".
+		return "a nonblocking collective does not match a blocking one (MPI-3.1 sec. 5.12)"
 	case first.Kind != op.Kind:
 		return "every member of a communicator must make the same collective calls in the same order"
 	case rooted(op.Kind) && first.Peer != op.Peer:

@@ -58,7 +58,7 @@ func Describe(op *Op) string {
 		} else {
 			fmt.Fprintf(&b, " from rank %d", op.Peer)
 		}
-	case op.Kind == trace.OpBarrier:
+	case op.Kind == trace.OpBarrier || op.Kind == trace.OpIbarrier:
 		if op.Comm != 0 {
 			fmt.Fprintf(&b, " on comm %d", op.Comm)
 		}

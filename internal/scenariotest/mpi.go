@@ -551,6 +551,32 @@ var MPIScenarios = []MPIScenario{
 	// communicator (Scan, Exscan, Bcast), with a Sendrecv ring between
 	// them: clean, also under sync.
 	{Name: "collectives", Ranks: 4, Record: complete, Plain: PlainOK},
+	// Nonblocking collectives (MPI-3.1 sec. 5.12). icoll-nowait: rank 0's
+	// MPI_Iallreduce request is never completed: a missing wait, as a
+	// never-waited MPI_Isend's.
+	{Name: "icoll-nowait", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "leak"),
+		Check: []MPIVerdict{
+			find("", verdict.MissingWait, []int{0}, "leak"),
+		}},
+	{Name: "icoll-nowait-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "icoll-nowait"},
+	// icoll-order: rank 0's Ibcast then Barrier, rank 1's Barrier then
+	// Ibcast: collectives (blocking and nonblocking) in another order per
+	// rank. Open MPI completes it (its nonblocking collectives have their
+	// own tags); the first and second collectives of the world disagree:
+	// two collective-mismatches.
+	{Name: "icoll-order", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "ibcast", "barrier", "barrier-b", "ibcast-b"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "ibcast", "barrier-b"),
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "barrier", "ibcast-b"),
+		}},
+	{Name: "icoll-order-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "icoll-order"},
+	// icollectives: every recorded nonblocking collective, overlapping
+	// Isend/Irecv rings and a blocking Allreduce, completed by Wait,
+	// Waitall and a Test loop, an Iscan on a reversed split communicator:
+	// clean, also under sync.
+	{Name: "icollectives", Ranks: 4, Record: complete, Plain: PlainOK},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

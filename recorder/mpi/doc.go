@@ -114,6 +114,11 @@
 // Scan, Exscan) in Stream as a trace.ReduceOp (the shim writes it in the
 // post's index: a predefined op's code, "user" for MPI_Op_create's; absent
 // in older segments: not recorded);
+// the nonblocking collectives (Ibarrier, Ibcast ... Iexscan; call codes
+// 84..99) to OpIbarrier..OpIexscan with their blocking form's fields (an
+// Ibarrier's as a Barrier's) and Req, the request they returned, which the
+// Wait/Test family completes as an Isend's (posted after the PMPI call,
+// as a nonblocking send is);
 // Probe/Iprobe to OpProbe/OpIprobe; Finalize to OpFinalize.
 // A matched probe (Mprobe, an Improbe that found a message; MPI 3.1 sec.
 // 3.8.2) to OpProbe/OpIprobe, and the Mrecv/Imrecv of its message to a

@@ -669,7 +669,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			Req: r.Req, Reqs: rd.reqs[i], Site: siteOf(rd, r.Module, r.PC, r.Site), PostWall: t, PostVT: t,
 			MatchRank: trace.NoRank, HashPost: r.Hash}
 		switch rd.op[i] {
-		case trace.OpBarrier:
+		case trace.OpBarrier, trace.OpIbarrier:
 			ev.Peer, ev.Tag = 0, 0
 		case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree, trace.OpCancel,
 			trace.OpBufferAttach, trace.OpBufferDetach:

@@ -184,6 +184,24 @@ const (
 	callReduceScatterBlock
 	callScan
 	callExscan
+	// The nonblocking collectives, from 84 (appended), recorded as trace
+	// OpIbarrier..OpIexscan, each with its request.
+	callIbarrier
+	callIbcast
+	callIreduce
+	callIallreduce
+	callIgather
+	callIgatherv
+	callIscatter
+	callIscatterv
+	callIallgather
+	callIallgatherv
+	callIalltoall
+	callIalltoallv
+	callIreduceScatter
+	callIreduceScatterBlock
+	callIscan
+	callIexscan
 	callCount
 )
 
@@ -204,6 +222,9 @@ var callNames = [callCount]string{
 	"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
 	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter",
 	"MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
+	"MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Igatherv", "MPI_Iscatter",
+	"MPI_Iscatterv", "MPI_Iallgather", "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ialltoallv", "MPI_Ireduce_scatter",
+	"MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan",
 }
 
 func callName(c uint32) string {

@@ -61,6 +61,9 @@ func TestShimConstants(t *testing.T) {
 		"DT_NONE": int(trace.DtypeNone), "DT_U8": int(trace.Uint8), "DT_I32": int(trace.Int32), "DT_I64": int(trace.Int64),
 		"DT_F32": int(trace.Float32), "DT_F64": int(trace.Float64), "DT_OPAQUE": int(trace.Opaque),
 	}
+	for o := trace.OpIbarrier; o <= trace.OpIexscan; o++ { // OP_IBARRIER..OP_IEXSCAN
+		want["OP_"+strings.ToUpper(o.String())] = int(o)
+	}
 	for i, m := range hashModes {
 		want["HASH_"+strings.ToUpper(m)] = i
 	}

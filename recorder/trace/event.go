@@ -69,6 +69,26 @@ const (
 	OpReduceScatterBlock
 	OpScan
 	OpExscan
+	// The nonblocking collectives (MPI-3.1 sec. 5.12), one op each, in the
+	// order of their blocking forms (Blocking), fields as theirs, and Req
+	// the request the call returned: it is completed by a Wait or Test as
+	// an Isend's is. OpIbarrier's fields are OpBarrier's.
+	OpIbarrier
+	OpIbcast
+	OpIreduce
+	OpIallreduce
+	OpIgather
+	OpIgatherv
+	OpIscatter
+	OpIscatterv
+	OpIallgather
+	OpIallgatherv
+	OpIalltoall
+	OpIalltoallv
+	OpIreduceScatter
+	OpIreduceScatterBlock
+	OpIscan
+	OpIexscan
 	opCount
 )
 
@@ -85,6 +105,11 @@ var opNames = [...]string{
 	OpScatter: "Scatter", OpScatterv: "Scatterv", OpAllgather: "Allgather", OpAllgatherv: "Allgatherv",
 	OpAlltoall: "Alltoall", OpAlltoallv: "Alltoallv", OpReduceScatter: "Reduce_scatter",
 	OpReduceScatterBlock: "Reduce_scatter_block", OpScan: "Scan", OpExscan: "Exscan",
+	OpIbarrier: "Ibarrier", OpIbcast: "Ibcast", OpIreduce: "Ireduce", OpIallreduce: "Iallreduce",
+	OpIgather: "Igather", OpIgatherv: "Igatherv", OpIscatter: "Iscatter", OpIscatterv: "Iscatterv",
+	OpIallgather: "Iallgather", OpIallgatherv: "Iallgatherv", OpIalltoall: "Ialltoall",
+	OpIalltoallv: "Ialltoallv", OpIreduceScatter: "Ireduce_scatter",
+	OpIreduceScatterBlock: "Ireduce_scatter_block", OpIscan: "Iscan", OpIexscan: "Iexscan",
 }
 
 // String returns the API name of the op, such as "Isend" or "Stream.Recv".
@@ -99,8 +124,28 @@ func (o Op) String() string {
 func (o Op) Valid() bool { return o > OpInvalid && o < opCount }
 
 // IsCollective reports whether the op is a collective of a communicator
-// (Barrier, Bcast, ... Exscan).
-func (o Op) IsCollective() bool { return o == OpBarrier || (o >= OpBcast && o <= OpExscan) }
+// (Barrier, Bcast, ... Exscan, and their nonblocking forms Ibarrier ...
+// Iexscan).
+func (o Op) IsCollective() bool {
+	return o == OpBarrier || (o >= OpBcast && o <= OpExscan) || o.IsNonblockingCollective()
+}
+
+// IsNonblockingCollective reports whether the op is a nonblocking
+// collective (Ibarrier ... Iexscan): a call that returns a request at once.
+func (o Op) IsNonblockingCollective() bool { return o >= OpIbarrier && o <= OpIexscan }
+
+// Blocking is the blocking form of a nonblocking collective (Ibcast:
+// Bcast), o itself for any other op: the data each call moves, and so what
+// it waits for, are its blocking form's.
+func (o Op) Blocking() Op {
+	switch {
+	case o == OpIbarrier:
+		return OpBarrier
+	case o > OpIbarrier && o <= OpIexscan:
+		return o - OpIbcast + OpBcast
+	}
+	return o
+}
 
 // IsSend reports whether the op posts a message to Peer.
 func (o Op) IsSend() bool { return o < 64 && sendOps>>o&1 != 0 }

@@ -59,7 +59,7 @@ func (o ReduceOp) Predefined() bool { return o > ReduceNone && o < ReduceUser }
 // IsReduction reports whether the op is a reduction collective, called
 // with a reduction op (Event.Stream holds its ReduceOp).
 func (o Op) IsReduction() bool {
-	switch o {
+	switch o.Blocking() {
 	case OpReduce, OpAllreduce, OpReduceScatter, OpReduceScatterBlock, OpScan, OpExscan:
 		return true
 	}

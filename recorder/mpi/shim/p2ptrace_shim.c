@@ -50,7 +50,10 @@ enum {
     OP_FINALIZE = 24, OP_BARRIER = 25, OP_PROBE = 26, OP_IPROBE = 27, OP_CANCEL = 28,
     OP_BUFFER_ATTACH = 29, OP_BUFFER_DETACH = 30,
     OP_BCAST = 31, OP_REDUCE, OP_ALLREDUCE, OP_GATHER, OP_GATHERV, OP_SCATTER, OP_SCATTERV, OP_ALLGATHER,
-    OP_ALLGATHERV, OP_ALLTOALL, OP_ALLTOALLV, OP_REDUCE_SCATTER, OP_REDUCE_SCATTER_BLOCK, OP_SCAN, OP_EXSCAN
+    OP_ALLGATHERV, OP_ALLTOALL, OP_ALLTOALLV, OP_REDUCE_SCATTER, OP_REDUCE_SCATTER_BLOCK, OP_SCAN, OP_EXSCAN,
+    OP_IBARRIER = 46, OP_IBCAST, OP_IREDUCE, OP_IALLREDUCE, OP_IGATHER, OP_IGATHERV, OP_ISCATTER, OP_ISCATTERV,
+    OP_IALLGATHER, OP_IALLGATHERV, OP_IALLTOALL, OP_IALLTOALLV, OP_IREDUCE_SCATTER, OP_IREDUCE_SCATTER_BLOCK,
+    OP_ISCAN, OP_IEXSCAN
 };
 /* trace.Dtype values */
 enum { DT_NONE = 0, DT_U8, DT_I32, DT_I64, DT_F32, DT_F64, DT_OPAQUE };
@@ -72,7 +75,9 @@ enum {
     C_BARRIER, C_BUFFER_ATTACH, C_BUFFER_DETACH,
     C_MPROBE = 64, C_IMPROBE, C_MRECV, C_IMRECV, C_CANCEL,
     C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_ALLGATHER, C_ALLGATHERV,
-    C_ALLTOALL, C_ALLTOALLV, C_REDUCE_SCATTER, C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN
+    C_ALLTOALL, C_ALLTOALLV, C_REDUCE_SCATTER, C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN,
+    C_IBARRIER, C_IBCAST, C_IREDUCE, C_IALLREDUCE, C_IGATHER, C_IGATHERV, C_ISCATTER, C_ISCATTERV, C_IALLGATHER,
+    C_IALLGATHERV, C_IALLTOALL, C_IALLTOALLV, C_IREDUCE_SCATTER, C_IREDUCE_SCATTER_BLOCK, C_ISCAN, C_IEXSCAN
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -86,7 +91,10 @@ static const char *call_names[] = {
     [C_MPROBE] = "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Cancel",
     "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
     "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter",
-    "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"};
+    "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
+    "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Igatherv", "MPI_Iscatter",
+    "MPI_Iscatterv", "MPI_Iallgather", "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ialltoallv", "MPI_Ireduce_scatter",
+    "MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan"};
 
 struct seg_hdr {
     char magic[8];
@@ -1952,6 +1960,167 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     for (int i = 0; i < n; i++) total += rcounts[i];
     COLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype,
          PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+}
+
+/* ---- nonblocking collectives (MPI-3.1 sec. 5.12) ----
+ * Each is recorded as its blocking form is (coll_enter: root as world
+ * rank, the caller's rank in comm as tag, comm's size as count, the
+ * caller's side of the type signature, a reduction's op in index), with
+ * the trace op of the nonblocking form, as a nonblocking call: one post
+ * after the PMPI call returned, with the request it made (as MPI_Isend's,
+ * track); the Wait/Test family completes it as any tracked request
+ * (complete_req). Arguments are read before the call (the request may be
+ * complete by the time it returns). Intercommunicators pass through. */
+static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, MPI_Comm comm, int root, int me,
+                        int64_t bytes, MPI_Datatype dt, int redop, MPI_Request *addr) {
+    struct comm *c = comm_get(comm);
+    struct rec *r = post(call, op, pc, mod, t0, 0);
+    if (!r) return;
+    r->comm = c ? c->id : -1; r->count = c ? c->size : 0;
+    r->peer = root < 0 ? -1 : xlate(c, root); r->tag = me;
+    int64_t n = 1;
+    set_dtype(r, dt, &n);
+    r->bytes = bytes; r->index = redop;
+    r->req = next_req++;
+    r->t1 = tnow();
+    struct req *e = req_new(*addr, addr);
+    e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = 1; e->cancel = 0;
+    e->peer = -1; e->comm = c; /* no buffer: its completion carries no hash */
+    rec_commit(r);
+}
+#define ICOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) do { \
+        if (inter(comm)) return PMPI_CALL; \
+        uint64_t t0_ = tnow(); \
+        int me_ = me_in(comm); \
+        int64_t bytes_ = (BYTES); \
+        uint32_t mod_ = enter_nonblocking(CALL, pc); \
+        int rc_ = PMPI_CALL; \
+        depth--; \
+        lock(); \
+        watch_exit(); \
+        if (rc_ == MPI_SUCCESS) icoll_track(CALL, OP, pc, mod_, t0_, comm, ROOT, me_, bytes_, DT, REDOP, req); \
+        unlock(); \
+        return rc_; \
+    } while (0)
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Ibarrier(comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IBARRIER, OP_IBARRIER, -1, 0, MPI_DATATYPE_NULL, RED_NONE, PMPI_Ibarrier(comm, req));
+}
+int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Ibcast(buf, count, dt, root, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IBCAST, OP_IBCAST, root, bytes_of(count, dt), dt, RED_NONE, PMPI_Ibcast(buf, count, dt, root, comm, req));
+}
+int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request *req) {
+    if (PASS) return PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IREDUCE, OP_IREDUCE, root, bytes_of(count, dt), dt, redop_code(op),
+          PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req));
+}
+int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *req) {
+    if (PASS) return PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IALLREDUCE, OP_IALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op),
+          PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req));
+}
+int MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_ISCAN, OP_ISCAN, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req));
+}
+int MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IEXSCAN, OP_IEXSCAN, -1, bytes_of(count, dt), dt, redop_code(op),
+          PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req));
+}
+int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *req) {
+    if (PASS) return PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IREDUCE_SCATTER_BLOCK, OP_IREDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
+          PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req));
+}
+int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *req) {
+    if (PASS) return PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req);
+    uintptr_t pc = PC();
+    int me = me_in(comm);
+    ICOLL(C_IREDUCE_SCATTER, OP_IREDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt,
+          redop_code(op), PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req));
+}
+int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
+    uintptr_t pc = PC();
+    int at = me_in(comm) == root;
+    ICOLL(C_IGATHER, OP_IGATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
+          RED_NONE, PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
+}
+int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                 MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
+    uintptr_t pc = PC();
+    int at = me_in(comm) == root;
+    ICOLL(C_ISCATTER, OP_ISCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
+          RED_NONE, PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
+}
+int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IALLGATHER, OP_IALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE,
+          PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+}
+int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+    uintptr_t pc = PC();
+    ICOLL(C_IALLTOALL, OP_IALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE,
+          PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+}
+int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
+    uintptr_t pc = PC();
+    int me = me_in(comm);
+    int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
+    ICOLL(C_IGATHERV, OP_IGATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+          inplace ? rtype : stype, RED_NONE, PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
+}
+int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
+    uintptr_t pc = PC();
+    int me = me_in(comm);
+    int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
+    ICOLL(C_ISCATTERV, OP_ISCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
+          inplace ? stype : rtype, RED_NONE, PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
+}
+int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                    const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
+    uintptr_t pc = PC();
+    int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
+    ICOLL(C_IALLGATHERV, OP_IALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+          me >= 0 ? rtype : stype, RED_NONE, PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
+}
+int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
+    if (PASS) return PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
+    uintptr_t pc = PC();
+    int n = 0;
+    int64_t total = 0;
+    quiet++;
+    if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0;
+    quiet--;
+    for (int i = 0; i < n; i++) total += rcounts[i];
+    ICOLL(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE,
+          PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
 }
 
 /* ---- nonblocking point-to-point ---- */
