@@ -35,6 +35,11 @@ type eventQueue struct {
 	g        [2]tieGroup
 	slots    []*Op
 	free     []uint32
+	// ahead holds the next entries of a large group, popped in advance so
+	// that their ops can be loaded before they are processed (see lookAhead).
+	// noAhead turns it off (a test compares the orders with and without).
+	ahead   lookAhead
+	noAhead bool
 }
 
 type qent struct {
@@ -54,7 +59,7 @@ const signBit = 1 << 63
 func timeKey(t int64) uint64 { return uint64(t) ^ signBit }
 
 func (q *eventQueue) len() int {
-	n := len(q.h) + int(q.g[0].n) + int(q.g[1].n)
+	n := len(q.h) + int(q.g[0].n) + int(q.g[1].n) + int(q.ahead.n)
 	if q.hasFront {
 		n++
 	}
@@ -73,6 +78,9 @@ func (q *eventQueue) minTime() int64 {
 		if g := &q.g[i]; g.n > 0 && g.key < k {
 			k = g.key
 		}
+	}
+	if q.ahead.n > 0 && q.ahead.key < k {
+		k = q.ahead.key
 	}
 	return int64(k ^ signBit)
 }
@@ -145,7 +153,11 @@ func (q *eventQueue) next() qent {
 	} else if len(q.h) > 0 {
 		h = &q.h[0]
 	}
-	if g.n == 0 || h != nil && (h.key < g.key || h.key == g.key && h.tie < g.minTie) {
+	heap := g.n == 0 || h != nil && (h.key < g.key || h.key == g.key && h.tie < g.minTie)
+	if q.ahead.n > 0 && q.aheadFirst(g, h, heap) {
+		return q.popAhead()
+	}
+	if heap {
 		if q.hasFront {
 			q.hasFront = false
 			return q.front
@@ -154,6 +166,9 @@ func (q *eventQueue) next() qent {
 	}
 	x := qent{key: g.key, tie: g.minTie}
 	x.ref = g.pop()
+	if g.n >= aheadMin && q.ahead.n == 0 && !q.noAhead {
+		q.fillAhead(g)
+	}
 	return x
 }
 
