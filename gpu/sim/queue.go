@@ -153,16 +153,20 @@ func (q *eventQueue) next() qent {
 	} else if len(q.h) > 0 {
 		h = &q.h[0]
 	}
-	heap := g.n == 0 || h != nil && (h.key < g.key || h.key == g.key && h.tie < g.minTie)
-	if q.ahead.n > 0 && q.aheadFirst(g, h, heap) {
-		return q.popAhead()
-	}
-	if heap {
+	// (The ring of the look-ahead, while it holds entries, is compared
+	// with the earliest of the rest: one test of its count in each branch.)
+	if g.n == 0 || h != nil && (h.key < g.key || h.key == g.key && h.tie < g.minTie) {
+		if q.ahead.n > 0 && q.aheadFirst(g, h, true) {
+			return q.popAhead()
+		}
 		if q.hasFront {
 			q.hasFront = false
 			return q.front
 		}
 		return q.heapPop()
+	}
+	if q.ahead.n > 0 && q.aheadFirst(g, h, false) {
+		return q.popAhead()
 	}
 	x := qent{key: g.key, tie: g.minTie}
 	x.ref = g.pop()
