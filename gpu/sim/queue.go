@@ -170,7 +170,7 @@ func (q *eventQueue) next() qent {
 	}
 	x := qent{key: g.key, tie: g.minTie}
 	x.ref = g.pop()
-	if g.n >= aheadMin && q.ahead.n == 0 && !q.noAhead {
+	if g.n >= g.room>>aheadShift && q.ahead.n == 0 && !q.noAhead {
 		q.fillAhead(g)
 	}
 	return x
