@@ -170,7 +170,7 @@ func (q *eventQueue) next() qent {
 	}
 	x := qent{key: g.key, tie: g.minTie}
 	x.ref = g.pop()
-	if g.n >= g.room>>aheadShift && q.ahead.n == 0 && !q.noAhead {
+	if g.n >= g.aheadAt && q.ahead.n == 0 && !q.noAhead {
 		q.fillAhead(g)
 	}
 	return x
@@ -231,6 +231,8 @@ type tieGroup struct {
 	// more entries of its time go to the heap instead.
 	most int
 	room int32
+	// aheadAt is the size from which next looks ahead (see aheadShift).
+	aheadAt int32
 }
 
 // tieHead is a bucket: its least entry, if used, and the chain of the
@@ -376,6 +378,7 @@ func (g *tieGroup) grow() {
 			g.most = maxBuckets
 		}
 		g.room = int32(8 * g.most)
+		g.aheadAt = g.room >> aheadShift
 		g.heads = make([]tieHead, minBuckets)
 		g.nodes = make([]tieNode, 1, minBuckets/2+1) // node 0 stands for none
 		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))
