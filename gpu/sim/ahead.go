@@ -93,12 +93,6 @@ func (q *eventQueue) pushAhead(g *tieGroup) {
 	if evKind(ref>>32) != evResume {
 		a.sink += uintptr(unsafe.Pointer(q.slots[uint32(ref)]))
 	}
-	// The group's next entry but one, if chained: its node is anywhere.
-	if g.n > 0 {
-		if id := g.heads[g.minB].chain; id != 0 {
-			a.sink += uintptr(g.nodes[id].tie)
-		}
-	}
 }
 
 // popAhead removes the ring's head (aheadFirst said it is the earliest),
