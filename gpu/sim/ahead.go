@@ -7,7 +7,7 @@ import "unsafe"
 // pops them in random order: each event's op, the slot that holds it and
 // the op it matched are out of the caches. An event's work is hundreds of
 // instructions, so the processor never reaches the next event's loads while
-// the present one's miss: the misses are paid one after the other. So the
+// the present one's are pending: the misses are paid one after the other. So the
 // queue pops the entries of a large group a few events early into a ring,
 // in order, and loads what they will need in stages as they move along it
 // (their slot, then their op, then the op it matched): several misses in
@@ -17,7 +17,9 @@ import "unsafe"
 // least of their group when popped, and next serves its head only when no
 // entry queued since is earlier (aheadFirst); a group's entry joins the
 // ring only if it is not earlier than the ring's last. So the order is the
-// same with or without look-ahead (TestEventQueueLookAheadKeepsOrder); an
+// same with or without look-ahead (TestEventQueueLookAheadKeepsOrder; but
+// for two entries of equal time and tie in two structures, which the
+// structures order either way: the engine's ties are 64 random bits); an
 // entry queued before the ring's entries costs only the loads made for them
 // early.
 //
@@ -48,9 +50,9 @@ const (
 	// entries at the default bound, whose ops and matched ops take 64 MB,
 	// out of the L2 cache and mostly out of the L3 (a test that lowers the
 	// bound lowers it too). A 1024-rank all-to-all's million completions
-	// gain (Engine.Next's time drops by a third); a 256-rank one's 65280,
-	// in L3, gain nothing measurable and would cost 150 instructions each,
-	// a ring's 1024 entries of a time would cost their instructions alone.
+	// gain (Engine.Next's CPU time drops by a fifth to a quarter); a
+	// 256-rank one's 65280, in L3, gained nothing measurable for ~150
+	// instructions each; a ring's 1024 entries of a time would only pay.
 	aheadShift = 4
 )
 

@@ -169,12 +169,13 @@ func TestEventQueueFrontJoinsItsGroup(t *testing.T) {
 // with look-ahead, one without: tens of thousands of one time and, between
 // pops, more of the current time (anywhere among those the ring holds).
 // Ties are drawn from a small range: many share a bucket, and many are
-// equal: those queued later are popped later, the ring's included. With
-// entries of later and earlier times too, past the groups' bounds (lowered here), some
-// are in the heap, and which of two equal ties in two structures comes
-// first depends on the structures (with or without look-ahead: the group's
-// entry, the ring's here, comes before the heap's): there the ties are
-// distinct, as the engine's random ones are but with odds of 2^-64 a pair.
+// equal: those queued later are popped later, the ring's included. The
+// groups' bounds are lowered (and with them the size from which they look
+// ahead). With entries of later and earlier times too, some are in the
+// heap (in the last case, past the bounds) or the front, and which of two
+// equal ties in two structures comes first depends on the structures:
+// there the ties are distinct, as the engine's random ones are but with
+// odds of 2^-64 a pair.
 func TestEventQueueLookAheadKeepsOrder(t *testing.T) {
 	for _, c := range []struct {
 		name  string
