@@ -35,6 +35,11 @@ type eventQueue struct {
 	g        [2]tieGroup
 	slots    []*Op
 	free     []uint32
+	// ahead holds the next entries of a large group, popped in advance so
+	// that their ops can be loaded before they are processed (see lookAhead).
+	// noAhead turns it off (a test compares the orders with and without).
+	ahead   lookAhead
+	noAhead bool
 }
 
 type qent struct {
@@ -54,7 +59,7 @@ const signBit = 1 << 63
 func timeKey(t int64) uint64 { return uint64(t) ^ signBit }
 
 func (q *eventQueue) len() int {
-	n := len(q.h) + int(q.g[0].n) + int(q.g[1].n)
+	n := len(q.h) + int(q.g[0].n) + int(q.g[1].n) + int(q.ahead.n)
 	if q.hasFront {
 		n++
 	}
@@ -73,6 +78,9 @@ func (q *eventQueue) minTime() int64 {
 		if g := &q.g[i]; g.n > 0 && g.key < k {
 			k = g.key
 		}
+	}
+	if q.ahead.n > 0 && q.ahead.key < k {
+		k = q.ahead.key
 	}
 	return int64(k ^ signBit)
 }
@@ -145,15 +153,26 @@ func (q *eventQueue) next() qent {
 	} else if len(q.h) > 0 {
 		h = &q.h[0]
 	}
+	// (The ring of the look-ahead, while it holds entries, is compared
+	// with the earliest of the rest: one test of its count in each branch.)
 	if g.n == 0 || h != nil && (h.key < g.key || h.key == g.key && h.tie < g.minTie) {
+		if q.ahead.n > 0 && q.aheadFirst(g, h, true) {
+			return q.popAhead()
+		}
 		if q.hasFront {
 			q.hasFront = false
 			return q.front
 		}
 		return q.heapPop()
 	}
+	if q.ahead.n > 0 && q.aheadFirst(g, h, false) {
+		return q.popAhead()
+	}
 	x := qent{key: g.key, tie: g.minTie}
 	x.ref = g.pop()
+	if g.n >= g.aheadAt && q.ahead.n == 0 && !q.noAhead {
+		q.fillAhead(g)
+	}
 	return x
 }
 
@@ -212,6 +231,8 @@ type tieGroup struct {
 	// more entries of its time go to the heap instead.
 	most int
 	room int32
+	// aheadAt is the size from which next looks ahead (see aheadShift).
+	aheadAt int32
 }
 
 // tieHead is a bucket: its least entry, if used, and the chain of the
@@ -357,6 +378,7 @@ func (g *tieGroup) grow() {
 			g.most = maxBuckets
 		}
 		g.room = int32(8 * g.most)
+		g.aheadAt = g.room >> aheadShift
 		g.heads = make([]tieHead, minBuckets)
 		g.nodes = make([]tieNode, 1, minBuckets/2+1) // node 0 stands for none
 		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // entry is what the test pushes: a time, a tie and what the entry carries.
@@ -158,5 +161,152 @@ func TestEventQueueFrontJoinsItsGroup(t *testing.T) {
 	}
 	if want := []uint64{3, 1, 2, 4, 5}; !slices.Equal(got, want) {
 		t.Fatalf("popped %v, want %v", got, want)
+	}
+}
+
+// TestEventQueueLookAheadKeepsOrder: the look-ahead (see lookAhead)
+// does not change the order of pops. Two queues get the same entries, one
+// with look-ahead, one without: tens of thousands of one time and, between
+// pops, more of the current time (anywhere among those the ring holds).
+// Ties are drawn from a small range: many share a bucket, and many are
+// equal: those queued later are popped later, the ring's included. The
+// groups' bounds are lowered (and with them the size from which they look
+// ahead). With entries of later and earlier times too, some are in the
+// heap (in the last case, past the bounds) or the front, and which of two
+// equal ties in two structures comes first depends on the structures:
+// there the ties are distinct, as the engine's random ones are but with
+// odds of 2^-64 a pair.
+func TestEventQueueLookAheadKeepsOrder(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		most  int
+		later bool // entries of other times, and distinct ties
+	}{{"equal ties", 2 * 64 * 64, false}, {"other times", 2 * 64 * 64, true}, {"other times and the heap", 64 * 64 / 2, true}} {
+		t.Run(c.name, func(t *testing.T) { lookAheadKeepsOrder(t, c.most, c.later) })
+	}
+}
+
+func lookAheadKeepsOrder(t *testing.T, most int, later bool) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var q, ref eventQueue
+	ref.noAhead = true
+	for _, x := range []*eventQueue{&q, &ref} {
+		x.g[0].most, x.g[1].most = most, most
+	}
+	var op Op
+	push := func(tm int64, i int) {
+		tie := uint64(rng.IntN(1<<16)) << 48
+		if later {
+			tie |= uint64(i)
+		}
+		kind := evKind(i % 3)
+		for _, x := range []*eventQueue{&q, &ref} {
+			if kind == evResume {
+				x.add(tm, tie, uint64(kind)<<32|uint64(uint32(i)))
+			} else {
+				x.add(tm, tie, uint64(kind)<<32|uint64(x.hold(&op)))
+			}
+		}
+	}
+	const many = 12 * 64 * 64
+	for i := range many {
+		tm := int64(100)
+		if later && i%16 == 15 {
+			tm = 150
+		}
+		push(tm, i)
+	}
+	looked := 0
+	for n := 0; q.len() > 0; n++ {
+		switch {
+		case n%3 == 0 && n < 2*many:
+			push(q.minTime(), many+n)
+		case later && n%7 == 0 && n < 2*many:
+			push(q.minTime()+int64(rng.IntN(3))*50, many+n)
+		case later && (n%101 == 0 || n%4 == 0 && q.ahead.n > 0 && q.g[q.ahead.src].n == 0):
+			// Earlier times (the queue allows it; the engine never goes
+			// back): the first to the front, the second displaces it to
+			// the heap or an empty group (the one the ring's entries came
+			// from, while they are the last of its time).
+			push(q.minTime()-50, 3*many+2*n)
+			push(q.minTime()-50, 3*many+2*n+1)
+		}
+		if q.ahead.n > 0 {
+			looked++
+		}
+		got, want := q.next(), ref.next()
+		if got != want { // (slots too: both queues hold and take alike)
+			t.Fatalf("pop %d: got %+v, want %+v", n, got, want)
+		}
+		if got.kind() != evResume {
+			q.take(got.slot())
+			ref.take(want.slot())
+		}
+		if q.len() != ref.len() || q.len() > 0 && q.minTime() != ref.minTime() {
+			t.Fatalf("pop %d: length %d, min time %d; without look-ahead %d, %d", n, q.len(), q.minTime(), ref.len(), ref.minTime())
+		}
+	}
+	if looked < many {
+		t.Fatalf("the ring held entries at %d pops: the test does not exercise the look-ahead", looked)
+	}
+}
+
+// BenchmarkCompletionsAllToAll times what follows the posts of an
+// all-to-all (every rank Isends to and Irecvs from all others, then
+// Waitall): the completions of all its messages, which fall due at one
+// time (a million at 1024 ranks, their ops out of the caches: see
+// lookAhead), and each rank's release of its ops and Finalize. The posts
+// are not timed.
+func BenchmarkCompletionsAllToAll(b *testing.B) {
+	for _, n := range []int{256, 1024} {
+		b.Run(fmt.Sprintf("ranks=%d", n), func(b *testing.B) {
+			var msgs int
+			for range b.N {
+				b.StopTimer()
+				e := New(Config{Ranks: n, EagerLimit: -1})
+				ops := make([][]*Op, n)
+				posted := 0
+				for {
+					r, ok := e.Next()
+					if !ok {
+						break
+					}
+					if ops[r] == nil {
+						for k := 1; k < 2*n-1; k++ {
+							op := e.NewOp(r, trace.OpIsend)
+							op.Peer, op.Bytes = (r+k)%n, 64
+							if k >= n {
+								op.Kind, op.Peer = trace.OpIrecv, (r-k+2*n-1)%n
+							}
+							e.NewRequest(op)
+							if k < n {
+								e.PostSend(op)
+							} else {
+								e.PostRecv(op)
+							}
+							ops[r] = append(ops[r], op)
+						}
+						w := e.NewOp(r, trace.OpWaitall)
+						w.Reqs = ops[r]
+						if e.Block(w, ops[r], false) {
+							b.Fatal("the Waitall did not block")
+						}
+						if posted++; posted == n {
+							b.StartTimer()
+						}
+						continue
+					}
+					for _, op := range ops[r] {
+						e.Release(op)
+					}
+					e.Finalize(e.NewOp(r, trace.OpFinalize))
+				}
+				if e.Stuck() || len(e.Problems()) != 0 {
+					b.Fatalf("stuck %v, %d problems", e.Stuck(), len(e.Problems()))
+				}
+				msgs += n * (n - 1)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
+		})
 	}
 }
