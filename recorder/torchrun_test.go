@@ -171,9 +171,9 @@ func wantClean(t *testing.T, fs []replay.Finding, rules replay.Rules) {
 
 // torchJobs is how many torch programs TestRecordTorchPrograms records at
 // once: a job's ranks spend seconds of CPU importing torch, then mostly
-// wait (gloo, the hang timeout, the timeout subtest's 30 s), so more than
-// CI's 2 cores' worth.
-const torchJobs = 4
+// wait (gloo, the hang timeout, the timeout subtest's 45 s), so more than
+// CI's 2 cores' worth, but not many more: their imports compete for them.
+const torchJobs = 3
 
 // TestRecordTorchPrograms records each program of testdata/torch under real
 // processes (gloo) and pins what the recording says and what check says
@@ -473,9 +473,11 @@ func onlyWorkerSegments(t *testing.T, segs string, n int) {
 // no process left), with the very findings the other door reports; the
 // ordered exchange is clean. The jobs run one after the other (torchrun's
 // standalone rendezvous listens on a fixed port); ordered runs with CI or
-// P2PTRACE_TORCH_ALL=1.
+// P2PTRACE_TORCH_ALL=1. Not parallel: with TestRecordTorchPrograms' jobs
+// beside it (under go test -race ./..., load average 20), torchrun outlived
+// its finalized workers by the 5 s a launcher may linger and was ended
+// (ordered: "the program failed: signal: terminated").
 func TestRecordTorchrun(t *testing.T) {
-	t.Parallel()
 	all := os.Getenv("CI") != "" || os.Getenv("P2PTRACE_TORCH_ALL") != ""
 	t.Run("headtohead", func(t *testing.T) {
 		// The other door's recording, meanwhile (its ranks use a free
