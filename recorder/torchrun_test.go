@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/internal/pytest"
 	"github.com/p2ptrace/p2ptrace/internal/testjobs"
 	"github.com/p2ptrace/p2ptrace/recorder"
@@ -43,7 +44,7 @@ func recordTorch(t *testing.T, name string, n int, args ...string) (string, *rec
 	t.Helper()
 	pytest.RequireTorch(t)
 	script, _ := torchScript(t, name)
-	out, sum, err, log := recordTorchIn(t.TempDir(), script, n, args...)
+	out, sum, err, log := recordTorchIn(t.TempDir(), script, n, "", args...)
 	if t.Failed() || testing.Verbose() {
 		t.Logf("%s: %s", name, log)
 	}
@@ -52,11 +53,12 @@ func recordTorch(t *testing.T, name string, n int, args ...string) (string, *rec
 
 // recordTorchIn is recordTorch's recording into dir, without a test (see
 // sharedHeadtohead); log is the job's stdout and stderr.
-func recordTorchIn(dir, script string, n int, args ...string) (out string, sum *recorder.Summary, err error, log string) {
+// segs, if not "", keeps the ranks' segments there.
+func recordTorchIn(dir, script string, n int, segs string, args ...string) (out string, sum *recorder.Summary, err error, log string) {
 	out = filepath.Join(dir, strings.TrimSuffix(filepath.Base(script), ".py")+".db")
 	var stdout, stderr bytes.Buffer
 	sum, err = recorder.RecordTorch(context.Background(), recorder.MPIOptions{
-		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out,
+		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out, Segments: segs,
 		HangTimeout: 2 * time.Second, Stdout: &stdout, Stderr: &stderr,
 	})
 	return out, sum, err, "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
@@ -72,6 +74,10 @@ var headtohead struct {
 	sum  *recorder.Summary
 	err  error
 	log  string
+	// left lists its ranks (pid) still running right after the recording
+	// returned, read from their segments: not a scan of every process for
+	// the script, which other tests (other packages' too) run meanwhile.
+	left []string
 }
 
 // sharedHeadtohead records headtohead once for the test binary, into
@@ -81,7 +87,15 @@ func sharedHeadtohead(t *testing.T) (string, *recorder.Summary, error) {
 	pytest.RequireTorch(t)
 	script, _ := torchScript(t, "headtohead")
 	h := &headtohead
-	h.once.Do(func() { h.path, h.sum, h.err, h.log = recordTorchIn(sharedDir, script, 2) })
+	h.once.Do(func() {
+		segs := filepath.Join(sharedDir, "headtohead-segments")
+		h.path, h.sum, h.err, h.log = recordTorchIn(sharedDir, script, 2, segs)
+		for r := range 2 {
+			if st, err := mpi.ReadLiveState(mpi.SegmentPath(segs, r)); err != nil || st.PID <= 0 || proc.Running(st.PID) {
+				h.left = append(h.left, fmt.Sprintf("rank %d (pid %d, %v)", r, st.PID, err))
+			}
+		}
+	})
 	if t.Failed() || testing.Verbose() {
 		t.Logf("headtohead: %s", h.log)
 	}
@@ -242,9 +256,8 @@ func TestRecordTorchPrograms(t *testing.T) {
 		if sum.Header.Status != trace.StatusHung {
 			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
 		}
-		script, _ := torchScript(t, "headtohead")
-		if pids := processesRunning(script); len(pids) > 0 {
-			t.Errorf("ranks left running after the hung job was ended: %v", pids)
+		if left := headtohead.left; len(left) > 0 {
+			t.Errorf("ranks left running after the hung job was ended: %v", left)
 		}
 		line := at(t, "headtohead", "# both ranks block here")
 		msg := sum.Text()
