@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
 // complete and clean (only the launcher hung, not the program).
 func TestRecordMPIEndsLingeringLauncher(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, _ := mpiProgram(t, dir, "finalize", finalizeThenCompute)
 	var log bytes.Buffer
@@ -81,6 +82,7 @@ func TestRecordMPIEndsLingeringLauncher(t *testing.T) {
 // abort named, the program failed (as when the launcher exits by itself).
 func TestRecordMPIEndsLingeringLauncherAfterAbort(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, _ := mpiProgram(t, dir, "abort", abortAfterSend)
 	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
@@ -101,6 +103,7 @@ func TestRecordMPIEndsLingeringLauncherAfterAbort(t *testing.T) {
 // the job runs to its end.
 func TestRecordMPIWaitsForRanksComputingAfterFinalize(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, _ := mpiProgram(t, dir, "finalize", finalizeThenCompute)
 	var log bytes.Buffer

@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
 // wait-for cycle with the C source line of each blocked call.
 func TestRecordMPIHangEndsJobAndNamesCycle(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, source := mpiProgram(t, dir, "recvrecv", recvRecv)
 	segs := filepath.Join(dir, "segments")
@@ -138,6 +139,7 @@ int main(int argc, char **argv) {
 // crashed, the summary names the abort, and the events before it are kept.
 func TestRecordMPIAbortIsCrashed(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, _ := mpiProgram(t, dir, "abort", abortAfterSend)
 	out := filepath.Join(dir, "abort.db")
@@ -196,6 +198,7 @@ func TestRecordMPIUsageErrors(t *testing.T) {
 // segment; that is said plainly.
 func TestRecordMPINotAnMPIProgram(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	_, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
 		Program: "/bin/true", Ranks: 2, Output: filepath.Join(t.TempDir(), "t.db"), Stdout: io.Discard, Stderr: io.Discard,
 	})

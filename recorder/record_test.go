@@ -190,6 +190,7 @@ func testTwoWritersOnOneFile(t *testing.T, f *fixture) {
 
 // TestRecordPrograms records the scenario programs, built once for all subtests.
 func TestRecordPrograms(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	t.Run("pingpong contents", func(t *testing.T) { testRecordPingpongContents(t, f) })
 	t.Run("hung run", func(t *testing.T) { testRecordHungRun(t, f) })

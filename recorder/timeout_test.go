@@ -40,6 +40,7 @@ int main(int argc, char **argv) {
 // with a no-progress finding naming rank 0 and the Send's line.
 func TestRecordMPITimeoutEndsSpinningRank(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, source := mpiProgram(t, dir, "spin", spinAfterSend)
 	var log bytes.Buffer
@@ -106,6 +107,7 @@ int main(int argc, char **argv) {
 // replay's analysis names the Iprobe's envelope and line.
 func TestRecordMPIIprobeLivelockIsHang(t *testing.T) {
 	mpitest.RequireMPI(t)
+	t.Parallel()
 	dir := t.TempDir()
 	exe, source := mpiProgram(t, dir, "iprobe", iprobeLivelock)
 	var log bytes.Buffer

@@ -11,10 +11,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/p2ptrace/p2ptrace/internal/proc"
 	"github.com/p2ptrace/p2ptrace/internal/pytest"
+	"github.com/p2ptrace/p2ptrace/internal/testjobs"
 	"github.com/p2ptrace/p2ptrace/recorder"
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -41,16 +44,62 @@ func recordTorch(t *testing.T, name string, n int, args ...string) (string, *rec
 	t.Helper()
 	pytest.RequireTorch(t)
 	script, _ := torchScript(t, name)
-	out := filepath.Join(t.TempDir(), name+".db")
-	var stdout, stderr bytes.Buffer
-	sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
-		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out,
-		HangTimeout: 2 * time.Second, Stdout: &stdout, Stderr: &stderr,
-	})
+	out, sum, err, log := recordTorchIn(t.TempDir(), script, n, "", args...)
 	if t.Failed() || testing.Verbose() {
-		t.Logf("%s: stdout:\n%s\nstderr:\n%s", name, stdout.String(), stderr.String())
+		t.Logf("%s: %s", name, log)
 	}
 	return out, sum, err
+}
+
+// recordTorchIn is recordTorch's recording into dir, without a test (see
+// sharedHeadtohead); log is the job's stdout and stderr.
+// segs, if not "", keeps the ranks' segments there.
+func recordTorchIn(dir, script string, n int, segs string, args ...string) (out string, sum *recorder.Summary, err error, log string) {
+	out = filepath.Join(dir, strings.TrimSuffix(filepath.Base(script), ".py")+".db")
+	var stdout, stderr bytes.Buffer
+	sum, err = recorder.RecordTorch(context.Background(), recorder.MPIOptions{
+		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out, Segments: segs,
+		HangTimeout: 2 * time.Second, Stdout: &stdout, Stderr: &stderr,
+	})
+	return out, sum, err, "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
+}
+
+// headtohead is the one recording of testdata/torch/headtohead.py as 2
+// ranks (record --launcher torch) that TestRecordTorchPrograms/headtohead
+// checks and TestRecordTorchrun/headtohead compares torchrun's with: each
+// rank of a recording imports torch, seconds of CPU on CI's two cores.
+var headtohead struct {
+	once sync.Once
+	path string
+	sum  *recorder.Summary
+	err  error
+	log  string
+	// left lists its ranks (pid) still running right after the recording
+	// returned, read from their segments: not a scan of every process for
+	// the script, which other tests (other packages' too) run meanwhile.
+	left []string
+}
+
+// sharedHeadtohead records headtohead once for the test binary, into
+// sharedDir, and returns it to every caller: read-only.
+func sharedHeadtohead(t *testing.T) (string, *recorder.Summary, error) {
+	t.Helper()
+	pytest.RequireTorch(t)
+	script, _ := torchScript(t, "headtohead")
+	h := &headtohead
+	h.once.Do(func() {
+		segs := filepath.Join(sharedDir, "headtohead-segments")
+		h.path, h.sum, h.err, h.log = recordTorchIn(sharedDir, script, 2, segs)
+		for r := range 2 {
+			if st, err := mpi.ReadLiveState(mpi.SegmentPath(segs, r)); err != nil || st.PID <= 0 || proc.Running(st.PID) {
+				h.left = append(h.left, fmt.Sprintf("rank %d (pid %d, %v)", r, st.PID, err))
+			}
+		}
+	})
+	if t.Failed() || testing.Verbose() {
+		t.Logf("headtohead: %s", h.log)
+	}
+	return h.path, h.sum, h.err
 }
 
 // at is "name.py:LINE" of the line of testdata/torch/name.py holding marker.
@@ -134,6 +183,12 @@ func wantClean(t *testing.T, fs []replay.Finding, rules replay.Rules) {
 	}
 }
 
+// torchJobs is how many torch programs TestRecordTorchPrograms records at
+// once: a job's ranks spend seconds of CPU importing torch, then mostly
+// wait (gloo, the hang timeout, the timeout subtest's 45 s), so more than
+// CI's 2 cores' worth, but not many more: their imports compete for them.
+const torchJobs = 3
+
 // TestRecordTorchPrograms records each program of testdata/torch under real
 // processes (gloo) and pins what the recording says and what check says
 // under NCCL's rules (the default for torch traces) and gloo's.
@@ -141,28 +196,68 @@ func wantClean(t *testing.T, fs []replay.Finding, rules replay.Rules) {
 // Each program takes seconds (every rank imports torch): by default only
 // the three marked quick run; all run with CI set or P2PTRACE_TORCH_ALL=1.
 func TestRecordTorchPrograms(t *testing.T) {
+	t.Parallel()
 	const nccl, gloo = replay.RulesNCCL, replay.RulesRecorded
 	all := os.Getenv("CI") != "" || os.Getenv("P2PTRACE_TORCH_ALL") != ""
+	// The programs run as subtests torchJobs at a time, in this order.
+	var jobs []testjobs.Job
 	run := func(name string, quick bool, f func(t *testing.T)) {
-		t.Run(name, func(t *testing.T) {
+		jobs = append(jobs, testjobs.Job{Name: name, F: func(t *testing.T) {
 			if !quick && !all {
 				t.Skip("set P2PTRACE_TORCH_ALL=1 (or CI) to record every torch program")
 			}
-			t.Parallel()
 			f(t)
-		})
+		}})
 	}
+	run("timeout", false, func(t *testing.T) {
+		// Rank 0 stays in its own code after its send: never a hang;
+		// --timeout ends the job with a no-progress finding naming rank 0's
+		// last call. Its loop sleeps: to the recorder a rank that sleeps in
+		// its own code is one that spins (no torch.distributed call either
+		// way), and a spinning rank would take one of CI's two cores from
+		// the other tests for the whole timeout. First of the subtests:
+		// the longest (the timeout). The deadline leaves the ranks time to import torch
+		// and meet in init_process_group even on a loaded 2-core CI machine
+		// running other packages' tests under -race (15 s was once too
+		// short there: no rank had recorded anything yet; 30 s left a
+		// margin of under 2 with torchJobs programs starting at once:
+		// the subtest took 49 s).
+		pytest.RequireTorch(t)
+		script := filepath.Join(t.TempDir(), "spin.py")
+		src := "import time\nimport torch\nimport torch.distributed as dist\n\ndist.init_process_group(\"gloo\")\nt = torch.zeros(4)\n" +
+			"if dist.get_rank() == 0:\n    dist.send(t, 1)  # last call\n    while True:\n        time.sleep(0.01)\nelse:\n    dist.recv(t, 0)\n"
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
+			Program: pytest.Python, Args: []string{script}, Ranks: 2, Output: filepath.Join(t.TempDir(), "spin.db"),
+			Timeout: 45 * time.Second, Stdout: io.Discard, Stderr: &stderr,
+		})
+		if err != nil {
+			t.Fatalf("record: %v\n%s", err, stderr.String())
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		want := "[1] no-progress (cause: program)\n    the job did not end within --timeout 45s; p2ptrace record ended it; rank 0 runs code of its own (its last MPI call was Send at "
+		if msg := sum.Text(); !strings.Contains(msg, want) || !strings.Contains(msg, "spin.py:8") {
+			t.Errorf("report lacks %q and spin.py:8:\n%s", want, msg)
+		}
+		if pids := processesRunning(script); len(pids) > 0 {
+			t.Errorf("ranks left running after the job was ended: %v", pids)
+		}
+	})
 	run("headtohead", true, func(t *testing.T) {
-		path, sum, err := recordTorch(t, "headtohead", 2)
+		path, sum, err := sharedHeadtohead(t)
 		if err != nil {
 			t.Fatalf("record: %v", err)
 		}
 		if sum.Header.Status != trace.StatusHung {
 			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
 		}
-		script, _ := torchScript(t, "headtohead")
-		if pids := processesRunning(script); len(pids) > 0 {
-			t.Errorf("ranks left running after the hung job was ended: %v", pids)
+		if left := headtohead.left; len(left) > 0 {
+			t.Errorf("ranks left running after the hung job was ended: %v", left)
 		}
 		line := at(t, "headtohead", "# both ranks block here")
 		msg := sum.Text()
@@ -330,39 +425,6 @@ func TestRecordTorchPrograms(t *testing.T) {
 			}
 		}
 	})
-	run("timeout", false, func(t *testing.T) {
-		// Rank 0 spins in its own code after its send: never a hang;
-		// --timeout ends the job with a no-progress finding naming rank 0's
-		// last call. The deadline leaves the ranks time to import torch
-		// and meet in init_process_group even on a loaded 2-core CI machine
-		// running other packages' tests under -race (15 s was once too
-		// short there: no rank had recorded anything yet).
-		pytest.RequireTorch(t)
-		script := filepath.Join(t.TempDir(), "spin.py")
-		src := "import torch\nimport torch.distributed as dist\n\ndist.init_process_group(\"gloo\")\nt = torch.zeros(4)\n" +
-			"if dist.get_rank() == 0:\n    dist.send(t, 1)  # last call\n    while True:\n        pass\nelse:\n    dist.recv(t, 0)\n"
-		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		sum, err := recorder.RecordTorch(context.Background(), recorder.MPIOptions{
-			Program: pytest.Python, Args: []string{script}, Ranks: 2, Output: filepath.Join(t.TempDir(), "spin.db"),
-			Timeout: 30 * time.Second, Stdout: io.Discard, Stderr: &stderr,
-		})
-		if err != nil {
-			t.Fatalf("record: %v\n%s", err, stderr.String())
-		}
-		if sum.Header.Status != trace.StatusHung {
-			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
-		}
-		want := "[1] no-progress (cause: program)\n    the job did not end within --timeout 30s; p2ptrace record ended it; rank 0 runs code of its own (its last MPI call was Send at "
-		if msg := sum.Text(); !strings.Contains(msg, want) || !strings.Contains(msg, "spin.py:7") {
-			t.Errorf("report lacks %q and spin.py:7:\n%s", want, msg)
-		}
-		if pids := processesRunning(script); len(pids) > 0 {
-			t.Errorf("ranks left running after the job was ended: %v", pids)
-		}
-	})
 	run("crash", false, func(t *testing.T) {
 		_, sum, err := recordTorch(t, "crash", 2)
 		if !errors.Is(err, recorder.ErrProgramFailed) {
@@ -376,6 +438,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Errorf("report does not match %s:\n%s", want, sum.Text())
 		}
 	})
+	testjobs.Run(t, torchJobs, jobs)
 }
 
 // torchrun is Debian's (python3-torch). Debian's 1.13 fails at start under
@@ -423,18 +486,23 @@ func onlyWorkerSegments(t *testing.T, segs string, n int) {
 // no process left), with the very findings the other door reports; the
 // ordered exchange is clean. The jobs run one after the other (torchrun's
 // standalone rendezvous listens on a fixed port); ordered runs with CI or
-// P2PTRACE_TORCH_ALL=1.
+// P2PTRACE_TORCH_ALL=1. Not parallel: with TestRecordTorchPrograms' jobs
+// beside it (under go test -race ./..., load average 20), torchrun outlived
+// its finalized workers by the 5 s a launcher may linger and was ended
+// (ordered: "the program failed: signal: terminated").
 func TestRecordTorchrun(t *testing.T) {
 	all := os.Getenv("CI") != "" || os.Getenv("P2PTRACE_TORCH_ALL") != ""
 	t.Run("headtohead", func(t *testing.T) {
-		// The other door's recording, meanwhile (its ranks use a free port).
+		// The other door's recording, meanwhile (its ranks use a free
+		// port), or the one TestRecordTorchPrograms/headtohead made.
 		type result struct {
 			sum *recorder.Summary
 			err error
 		}
+		pytest.RequireTorch(t) // here, not in the goroutine: it may skip or fail the test
 		other := make(chan result, 1)
 		go func() {
-			_, sum, err := recordTorch(t, "headtohead", 2)
+			_, sum, err := sharedHeadtohead(t)
 			other <- result{sum, err}
 		}()
 		path, segs, sum, err := recordTorchrun(t, "headtohead", 2)

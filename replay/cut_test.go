@@ -24,6 +24,7 @@ func TestKilledRecordingChecksClean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a recorded program; skipped with -short")
 	}
+	t.Parallel()
 	root := scenariotest.ModuleRoot(t)
 	bin := scenariotest.Build(t, root)
 	path := filepath.Join(t.TempDir(), "killed.db")

@@ -16,6 +16,7 @@ func TestPollLivelockVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a scenario program; skipped with -short")
 	}
+	t.Parallel()
 	s := newScenarios(t)
 	tr := s.record("poll-livelock")
 	if st := tr.Header().Status; st != trace.StatusHung {

@@ -57,6 +57,7 @@ func writeRing(t *testing.T, path string, ranks, iters, skip int) replay.Events 
 // order the ranks are read in and however the decoders run ahead: through
 // Next and in place, across batch ends, for a rank without events too.
 func TestFileSourceReadsEveryRankInOrder(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ring.p2ptrace")
 	const ranks = 2000 // batches of 16 events: a few per rank
 	want := writeRing(t, path, ranks, 9, 7)
@@ -282,6 +283,7 @@ func fileOutcomes(t *testing.T, tr *replay.Trace, cfg replay.Config) []string {
 // receives' matches read ahead, sends' under mutate, more than 255 Done
 // events in a row, Done events at a rank's end.
 func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
+	t.Parallel()
 	many := func(n int) replay.Events {
 		var send, recv []trace.Event
 		var reqs []uint64

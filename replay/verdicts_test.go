@@ -110,6 +110,7 @@ func TestScenarioVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records every scenario program; skipped with -short")
 	}
+	t.Parallel()
 	s := newScenarios(t)
 
 	t.Run("pingpong", func(t *testing.T) {

@@ -78,6 +78,7 @@ func runBounded(t *testing.T, args ...string) runResult {
 // exactly what the sound trace prints; none may hang, panic or allocate
 // more than a small multiple of what the sound trace takes.
 func TestDamagedInputs(t *testing.T) {
+	t.Parallel()
 	n := 12
 	if v := os.Getenv(EnvDamaged); v != "" {
 		var err error

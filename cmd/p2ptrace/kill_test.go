@@ -57,6 +57,7 @@ func buildDirs(tmp string) []string {
 // cut short, and a build directory left by a recorder killed while building
 // is removed by the next recording.
 func TestRecordKilled(t *testing.T) {
+	t.Parallel()
 	ring := filepath.Join(scenariotest.ModuleRoot(t), "testdata", "train", "ring")
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "ring.p2ptrace")
@@ -130,6 +131,7 @@ int main(int argc, char **argv) {
 
 // kill -9 of `p2ptrace record -n 2`: mpirun and every rank end with it.
 func TestRecordMPIKilled(t *testing.T) {
+	t.Parallel()
 	mpitest.RequireMPI(t)
 	tmp := t.TempDir()
 	exe := buildForever(t, tmp)
@@ -187,6 +189,7 @@ func assertEnded(t *testing.T, pids []int) {
 // kill -9 of one rank of `p2ptrace record -n 2`: the job ends, no process
 // is left, and the trace is readable and says the job crashed.
 func TestRecordMPIRankKilled(t *testing.T) {
+	t.Parallel()
 	mpitest.RequireMPI(t)
 	tmp := t.TempDir()
 	exe := buildForever(t, tmp)

@@ -18,6 +18,7 @@ func TestCheckJudgesRacesByRerunning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and re-runs programs; skipped with -short")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join("..", "..")
 	record := func(name string) string {

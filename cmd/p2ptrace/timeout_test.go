@@ -20,6 +20,7 @@ import (
 // runtime reports it), and of a program that spins after gpu.Launch returned
 // by killing it; no process of either is left.
 func TestRecordTimeoutEndsSpinningProgram(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	line := "testdata/spin/main.go:" + strconv.Itoa(scenariotest.MarkerLine(t, "testdata/spin/main.go", "last"))
 
@@ -80,6 +81,7 @@ func noSpinLeft(t *testing.T) {
 // trace hung, with a hang naming the poll's line; --poll-limit reaches the
 // program.
 func TestRecordPollingLivelockIsHang(t *testing.T) {
+	t.Parallel()
 	root := scenariotest.ModuleRoot(t)
 	test := scenariotest.Culprit(t, root, "poll-livelock", "test")
 	for _, limit := range []string{"", "10"} {

@@ -34,6 +34,7 @@ func TestRecordTorchFlagErrors(t *testing.T) {
 // exit 0; check (NCCL's rules by default) finds the deadlock, exit 1;
 // check --rules gloo finds nothing, exit 0; replay likewise.
 func TestRecordTorchThenCheck(t *testing.T) {
+	t.Parallel()
 	pytest.RequireTorch(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", "testdata", "torch", "isend_irecv_headtohead.py"))
 	if err != nil {

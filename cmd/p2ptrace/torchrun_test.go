@@ -40,6 +40,7 @@ func torchrunJob(t *testing.T, name string, workaround bool) []string {
 // workers: head-to-head sends are a deadlock found live, naming both
 // ranks' .py line (exit 1), and check finds it in the trace.
 func TestRecordTorchrunCommand(t *testing.T) {
+	t.Parallel()
 	pytest.RequireTorch(t)
 	db := filepath.Join(t.TempDir(), "t.db")
 	code, out, stderr := runCmd(t, append([]string{"record", "-o", db, "--hang-timeout", "2s", "--"}, torchrunJob(t, "headtohead", true)...)...)
@@ -58,6 +59,7 @@ func TestRecordTorchrunCommand(t *testing.T) {
 // fails at start without --redirects and --tee; p2ptrace's error says what
 // to add. (A torchrun that starts without them records the program.)
 func TestRecordTorchrunDebianFailure(t *testing.T) {
+	t.Parallel()
 	pytest.RequireTorch(t)
 	db := filepath.Join(t.TempDir(), "t.db")
 	code, out, stderr := runCmd(t, append([]string{"record", "-o", db, "--"}, torchrunJob(t, "ordered", false)...)...)
