@@ -153,13 +153,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
-	if why.lingered {
-		if sum.Header.Status != trace.StatusCrashed {
-			runErr = nil // every rank finalized: only the launcher hung, and we ended it
-		} else if runErr != nil {
-			runErr = fmt.Errorf("the ranks ended, then the launcher did not exit and p2ptrace ended it (%w)", runErr)
-		}
-	}
+	runErr = launcherError(why, sum.Header.Status, runErr)
 	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
@@ -397,6 +391,21 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			}
 		}
 	}
+}
+
+// launcherError is what the exit of a job's launcher (mpirun, torchrun)
+// says about the program, given the status of the trace its ranks left:
+// when p2ptrace ended a launcher that outlived its ranks (lingered), its
+// "signal: terminated" is ours, not the program's, so it is no error if the
+// ranks ended cleanly, and says what happened if one crashed.
+func launcherError(why endReason, status trace.Status, runErr error) error {
+	switch {
+	case !why.lingered || runErr == nil:
+		return runErr
+	case status != trace.StatusCrashed:
+		return nil // every rank finalized: only the launcher hung, and we ended it
+	}
+	return fmt.Errorf("the ranks ended, then the launcher did not exit and p2ptrace ended it (%w)", runErr)
 }
 
 // endedUnix is endedAt in Unix ns, 0 when the job was not ended by us.

@@ -159,6 +159,7 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	}
 	sum.Path = o.Output
 	sum.Interrupted = why.interrupted
+	runErr = launcherError(why, sum.Header.Status, runErr) // (torchrun may outlive its workers too)
 	if runErr != nil && !why.hung && !why.timedOut {
 		sum.ProgramError = runErr.Error()
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, strings.Join(command, " "), runErr)
