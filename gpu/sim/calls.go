@@ -165,11 +165,21 @@ func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
 	if (!op.done || call.Flag) && op.bits&bitFreed == 0 {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
-			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) freed while still active", op.Rank, op.Kind, op.Peer, op.Tag)})
+			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, requestOf(op))})
 	}
 	op.bits |= bitFreed
 	e.retire(rk, op)
 	e.complete(call, rk.clock)
+}
+
+// requestOf names the op of a request in a finding: a message by its kind,
+// peer and tag; a nonblocking collective as Describe does (its Peer is a
+// root or nothing, and it has no tag).
+func requestOf(op *Op) string {
+	if op.Kind.IsCollective() {
+		return Describe(op)
+	}
+	return fmt.Sprintf("%s (peer %d, tag %d)", op.Kind, op.Peer, op.Tag)
 }
 
 // Compute advances rank r's clock by d ns. It returns false when the rank
@@ -198,7 +208,7 @@ func (e *Engine) Finalize(call *Op) {
 			state = "completed but never waited"
 		}
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
-			Message: fmt.Sprintf("rank %d: request of %s (peer %d, tag %d) %s before the rank finished", op.Rank, op.Kind, op.Peer, op.Tag, state)})
+			Message: fmt.Sprintf("rank %d: request of %s %s before the rank finished", op.Rank, requestOf(op), state)})
 	}
 	rk.active, rk.activeHead = nil, 0
 	ids := make([]int, 0, len(rk.streams))

@@ -139,6 +139,10 @@ func TestIcollNeverWaited(t *testing.T) {
 	if e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.MissingWait || ps[0].Ranks[0] != 0 || ps[0].Ops[0] != a {
 		t.Fatalf("want one missing-wait of rank 0's Iallreduce, got stuck %v %+v", e.Stuck(), ps)
 	}
+	// The request is named as the collective it is: no peer, no tag.
+	if want := "rank 0: request of Iallreduce (8 bytes) never completed before the rank finished"; ps[0].Message != want {
+		t.Errorf("message %q, want %q", ps[0].Message, want)
+	}
 
 	e = sim.New(sim.Config{Ranks: 2, Latency: time.Microsecond})
 	runScript(e, [][]call{
