@@ -42,6 +42,12 @@ type collective struct {
 	// ranks 0..i (for i < low); tagT[i] is rank i's entry (-1: none yet).
 	low        int
 	upTo, tagT []int64
+	// typed and reduced are copies of the first calls that recorded a
+	// datatype and a reduction op the rules compare (a known basic type
+	// with data, a predefined op), nil until one did: the first call may
+	// have recorded neither (an opaque type, a user-defined op), and then
+	// two later members that differ from each other still disagree.
+	typed, reduced *Op
 	// mismatched: a call disagreed with the first (reported once).
 	mismatched bool
 }
@@ -153,14 +159,24 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
 	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes ||
 		call.Dtype != in.first.Dtype || call.Stream != in.first.Stream) {
-		a, b := &in.first, call
-		if b.Rank < a.Rank {
-			a, b = b, a
+		// (A call like the first in all of these disagrees with no one.)
+		for i, w := range [...]*Op{&in.first, in.typed, in.reduced} {
+			if w == nil || i > 0 && w == &in.first {
+				continue
+			}
+			a, b := w, call
+			if b.Rank < a.Rank {
+				a, b = b, a
+			}
+			if why := collMismatch(a, b); why != "" {
+				in.mismatched = true
+				e.problem(mismatchProblem(a, b, k, why))
+				break
+			}
 		}
-		if why := collMismatch(a, b); why != "" {
-			in.mismatched = true
-			e.problem(mismatchProblem(a, b, k, why))
-		}
+	}
+	if !in.mismatched && len(in.entries) > 0 {
+		in.witness(call, false) // (the first call's: see newCollective)
 	}
 	// Whether the entry may let waiting calls complete: the last one, the
 	// root's, one that extends a Scan's prefix (or any, once the calls
@@ -247,11 +263,37 @@ func (e *Engine) collOf(call *Op) *collective {
 	return c.waiting[c.entered[call.Rank]-1]
 }
 
+// witness makes call the collective's typed or reduced call if it is the
+// first whose datatype or reduction op the rules compare (collMismatch:
+// typesDiffer, reduceOpsDiffer): the first call's own copy, else a copy of
+// call (a call may be recycled once it completes).
+func (in *collective) witness(call *Op, first bool) {
+	// (Cheap tests first: most calls record no type or op the rules compare.)
+	typed := in.typed == nil && call.Bytes > 0 && call.Dtype.Basic() && sameType(call.Kind)
+	reduced := in.reduced == nil && call.Stream > 0 && reduceOp(call).Predefined()
+	if !typed && !reduced {
+		return
+	}
+	w := &in.first
+	if !first {
+		c := *call
+		c.kept = true // (a copy: never released)
+		w = &c
+	}
+	if typed {
+		in.typed = w
+	}
+	if reduced {
+		in.reduced = w
+	}
+}
+
 // newCollective is the k-th collective of a comm of n members, first
 // entered by call (room for n entries at once: no growing).
 func newCollective(call *Op, n int) *collective {
 	in := &collective{first: *call, root: collEntry{rank: -1}, entries: make([]collEntry, 0, n), pending: make([]*Op, 0, n)}
 	in.first.kept = true // (a copy: never released)
+	in.witness(&in.first, true)
 	if ruleOf(call.Kind) == rulePrefix {
 		in.upTo, in.tagT = make([]int64, n), make([]int64, n)
 		for i := range in.tagT {

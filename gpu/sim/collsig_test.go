@@ -114,3 +114,41 @@ func TestCollMismatchNotFlagged(t *testing.T) {
 		}
 	}
 }
+
+// TestCollMismatchBehindTheFirst: the datatype and reduction-op rules
+// compare each member with the first member that recorded a comparable
+// one, not only with the first member: behind a first call with an opaque
+// type or a user-defined op, two later members that differ from each
+// other disagree (ranks 1 and 2 here, entering in rank order).
+func TestCollMismatchBehindTheFirst(t *testing.T) {
+	const sum, max, user, none = trace.ReduceSum, trace.ReduceMax, trace.ReduceUser, trace.ReduceNone
+	for _, c := range []struct {
+		name    string
+		a, b, c call
+		want    string
+	}{
+		{"datatype", typedColl(trace.OpBcast, 3, 0, 16, trace.Opaque, none, 1), typedColl(trace.OpBcast, 3, 0, 16, trace.Int32, none, 2),
+			typedColl(trace.OpBcast, 3, 0, 16, trace.Float32, none, 3), "their type signatures differ (int32 and float32 elements)"},
+		{"reduction op", typedColl(trace.OpAllreduce, 3, -1, 16, trace.Int32, user, 1), typedColl(trace.OpAllreduce, 3, -1, 16, trace.Int32, sum, 2),
+			typedColl(trace.OpAllreduce, 3, -1, 16, trace.Int32, max, 3), "the members pass different reduction ops (MPI_SUM, MPI_MAX)"},
+	} {
+		e := sim.New(sim.Config{Ranks: 3})
+		runScript(e, [][]call{{c.a}, {compute(5000), c.b}, {compute(10000), c.c}})
+		ps := e.Problems()
+		if e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch || !slices.Equal(ps[0].Ranks, []int{1, 2}) {
+			t.Fatalf("%s: want one collective-mismatch of ranks 1 and 2, got stuck %v %+v", c.name, e.Stuck(), ps)
+		}
+		f := ps[0].Finding(sites)
+		if text := f.Text(1); !strings.Contains(text, c.want) || !strings.Contains(text, "at site2") || !strings.Contains(text, "at site3") {
+			t.Errorf("%s: report lacks %q or the sites of ranks 1 and 2:\n%s", c.name, c.want, text)
+		}
+	}
+	// The same three with the first two alike: nothing to report.
+	e := sim.New(sim.Config{Ranks: 3})
+	runScript(e, [][]call{{typedColl(trace.OpAllreduce, 3, -1, 16, trace.Opaque, user, 1)},
+		{compute(5000), typedColl(trace.OpAllreduce, 3, -1, 16, trace.Int32, sum, 2)},
+		{compute(10000), typedColl(trace.OpAllreduce, 3, -1, 16, trace.Int32, sum, 3)}})
+	if ps := e.Problems(); len(ps) != 0 {
+		t.Errorf("members 1 and 2 agree: %+v", ps)
+	}
+}
