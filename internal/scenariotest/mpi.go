@@ -398,6 +398,9 @@ var MPIScenarios = []MPIScenario{
 	// the peer of Send, Recv, Probe and Iprobe are clean, and exit 0.
 	{Name: "type-free-pending", Ranks: 2, Record: complete, Plain: PlainOK},
 	{Name: "proc-null", Ranks: 2, Record: complete, Plain: PlainOK},
+	// packed: MPI_PACKED sent and received as MPI_INT, and the reverse:
+	// clean (MPI_PACKED matches any type signature, MPI-3.1 sec. 4.2).
+	{Name: "packed", Ranks: 2, Record: complete, Plain: PlainOK},
 
 	// type-signature: derived types compared by type signature: int x 8
 	// sent (contiguous(2, MPI_INT)), double x 4 received (contiguous(2,
