@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 1;
 	}
+	if (rank == 0)
+		printf("packed: ok\n");
 	MPI_Finalize();
 	return 0;
 }
