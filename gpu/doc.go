@@ -46,7 +46,9 @@
 //     returns ErrTruncated. Datatypes that differ between the two ends are a
 //     type-mismatch. (TestTruncation, TestDatatypeMismatch)
 //   - Requests: Wait, Waitall, Waitany, Test, Testall, Request.Free. Freeing an
-//     active request, or finishing with requests never waited, is a
+//     active send's request is legitimate (MPI-3.1 sec. 3.7.3): the message
+//     is still delivered. Freeing an active receive's or nonblocking
+//     collective's, or finishing with requests never waited, is a
 //     missing-wait. (TestRequestFreeWhileActive, TestRequestNeverWaited)
 //   - Request.Cancel (MPI_Cancel) takes only while the op is unmatched: the
 //     op completes at once, Status.Cancelled; else it completes normally.

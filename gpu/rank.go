@@ -396,8 +396,10 @@ func (r *Rank) Testall(reqs ...*Request) (bool, error) {
 	return true, nil
 }
 
-// Free releases the request without waiting for it. Freeing an active request
-// is reported as a missing Wait.
+// Free releases the request without waiting for it (MPI_Request_free): an
+// active operation still completes, unseen. Freeing an active send is
+// legitimate (MPI-3.1 sec. 3.7.3); freeing an active receive or nonblocking
+// collective is reported as a missing Wait.
 //
 //go:noinline
 func (q *Request) Free() error {

@@ -179,10 +179,10 @@ func TestScenarioPrograms(t *testing.T) {
 			},
 			kinds: []string{"missing-wait", "missing-wait"}},
 		{name: "isend-nowait", args: []string{"-mode", "free"},
-			head: "rank 0: request of Isend (peer 1, tag 0) freed while still active",
+			head: "rank 1: request of Irecv (peer 0, tag 0) freed while still active",
 			lines: []string{
-				"rank 0: Isend to rank 1 tag 0 (4194304 bytes) at {free-isend}",
-				"rank 0: Request.Free at {free}",
+				"rank 1: Irecv from rank 0 tag 0 (4194304 bytes) at {free-irecv}",
+				"rank 1: Request.Free at {free}",
 			},
 			kinds: []string{"missing-wait"}},
 		{name: "buffer-overlap",
@@ -526,22 +526,21 @@ func TestScenarioInProcessProblems(t *testing.T) {
 	t.Run("isend-nowait-free", func(t *testing.T) {
 		err := gpu.Launch(2, func(r *gpu.Rank) error {
 			buf := r.Alloc(gpu.Float32, 1<<20)
-			if r.ID() == 0 {
-				q, err := r.Isend(buf, 1, 0) // culprit: ip-free-isend
+			if r.ID() == 1 {
+				q, err := r.Irecv(buf, 0, 0) // culprit: ip-free-irecv
 				if err != nil {
 					return err
 				}
 				return q.Free() // culprit: ip-free
 			}
-			_, err := r.Recv(buf, 0, 0)
-			return err
+			return r.Send(buf, 1, 0)
 		})
 		re := runError(t, err, gpu.ErrProblem)
 		if len(re.Problems) != 1 {
 			t.Fatalf("%d problems, want 1:\n%v", len(re.Problems), err)
 		}
-		wantProblem(t, re.Problems[0], verdict.MissingWait, []int{0},
-			"rank 0 Isend at "+here(t, "ip-free-isend"), "rank 0 Request.Free at "+here(t, "ip-free"))
+		wantProblem(t, re.Problems[0], verdict.MissingWait, []int{1},
+			"rank 1 Irecv at "+here(t, "ip-free-irecv"), "rank 1 Request.Free at "+here(t, "ip-free"))
 	})
 	pipeline := func(chunks int) func(r *gpu.Rank) error {
 		const chunk = 16384

@@ -593,7 +593,8 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 		call := d.msgOp(r, ev)
 		// A recorded Free whose done has the flag freed a request the
 		// recorder saw active (an MPI persistent request, started and not
-		// completed): a finding whatever this replay's timing.
+		// completed): a finding whatever this replay's timing, unless a
+		// send's (see sim's Free).
 		if done, ok := d.peekDone(r, c, ev.seq); ok {
 			call.Flag = done.flag()
 		}

@@ -201,7 +201,7 @@ func TestScenarioVerdicts(t *testing.T) {
 	})
 	t.Run("isend-nowait", func(t *testing.T) {
 		wantFinding(t, replayUnder(t, s.record("isend-nowait", "-mode", "leak"), 1), "missing-wait", "program", []int{0}, s.line("isend-nowait", "leak-isend"))
-		wantFinding(t, replayUnder(t, s.record("isend-nowait", "-mode", "free"), 1), "missing-wait", "program", []int{0}, s.line("isend-nowait", "free-isend"))
+		wantFinding(t, replayUnder(t, s.record("isend-nowait", "-mode", "free"), 1), "missing-wait", "program", []int{1}, s.line("isend-nowait", "free-irecv"))
 	})
 	t.Run("pipeline-chunks", func(t *testing.T) {
 		wantFinding(t, replayUnder(t, s.record("pipeline-chunks"), 1), "missing-wait", "program", []int{0})

@@ -158,18 +158,35 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 	return all
 }
 
-// Free releases a request. Freeing an active request is a missing Wait: the
-// op still completes, but nothing will ever know when. call.Flag says the
-// recording saw the request active (not completed) when it was freed.
+// Free releases a request without completing it (MPI_Request_free).
+//
+// MPI-3.1 sec. 3.7.3: the request is only marked for deallocation; an
+// ongoing operation goes on and completes, unseen. Freeing an active send is
+// legitimate (its completion may be learned otherwise, a reply): retiring it
+// leaves the message to match, deliver and complete as any other. Freeing an
+// active receive or nonblocking collective is a missing Wait: nothing tells
+// the program when its buffer holds the result (the standard's advice).
+// call.Flag says the recording saw the request active (not completed) when
+// it was freed, whatever this run's timing.
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
-	if (!op.done || call.Flag) && op.bits&bitFreed == 0 {
+	if (!op.done || call.Flag) && op.bits&bitFreed == 0 && !freeableActive(op.Kind) {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, requestOf(op))})
 	}
 	op.bits |= bitFreed
 	e.retire(rk, op)
 	e.complete(call, rk.clock)
+}
+
+// freeableActive reports whether a request of kind may be freed while
+// active: a nonblocking send's (persistent sends start as these kinds).
+func freeableActive(kind trace.Op) bool {
+	switch kind {
+	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend:
+		return true
+	}
+	return false
 }
 
 // requestOf names the op of a request in a finding: a message by its kind,
@@ -241,12 +258,13 @@ func (e *Engine) Cut(r int) {
 	e.nCut++
 }
 
-// End reports what is left once no rank can run: sends nobody received.
+// End reports what is left once no rank can run: sends nobody received,
+// complete (eager) or freed (see Free: no Wait will ever report it).
 func (e *Engine) End() {
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		for s := range rk.unexpected.all {
-			if s.done && !e.stuck && !rk.cut {
+			if (s.done || s.bits&bitFreed != 0) && !e.stuck && !rk.cut {
 				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
 					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, s.Kind, rk.id, s.Tag, s.Bytes)})
 			}

@@ -1,7 +1,7 @@
 /* isend-nowait-fixed (2 ranks): the fix of isend-nowait: every request is
  * waited. argv[1] "leak" (the default): rank 0's Isend and rank 1's Irecv of
- * 16 floats are both waited. "free": rank 0 waits for its 1M-float Isend
- * instead of freeing the request; rank 1 receives and checks.
+ * 16 floats are both waited. "free": rank 1 waits for its 1M-float Irecv
+ * instead of freeing the request, and checks; rank 0's Isend is waited.
  * Correct: no findings. */
 #include <mpi.h>
 #include <stdio.h>

@@ -1,9 +1,10 @@
 /* isend-nowait (2 ranks): requests never completed by the program.
  * argv[1] "leak" (the default): rank 0's MPI_Isend and rank 1's MPI_Irecv of
  * 16 floats are never waited or tested before MPI_Finalize.
- * argv[1] "free": rank 0 frees the request of its 1M-float (4 MiB) Isend with
- * MPI_Request_free while the transfer is still active (legal MPI, but the
- * program can no longer know when the buffer may be reused); rank 1 receives.
+ * argv[1] "free": rank 1 frees the request of its 1M-float (4 MiB) Irecv with
+ * MPI_Request_free while the receive is still active; rank 0 sends. MPI-3.1
+ * sec. 3.7.3 lets a program free an active send, but advises against freeing
+ * an active receive: nothing tells it when the buffer holds the message.
  * Both exit 0 under plain mpirun. Fix: isend-nowait-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -40,19 +41,19 @@ int main(int argc, char **argv)
 			MPI_Irecv(buf, SMALL, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, &req); // culprit: leak-irecv
 		}
 	} else {
-		/* The receive is posted after the barrier, so the send is still
+		/* The send is posted after the barrier, so the receive is still
 		 * active when its request is freed, however the ranks are timed. */
-		if (rank == 0) {
-			MPI_Isend(buf, LARGE, MPI_FLOAT, 1, 0, MPI_COMM_WORLD, &req); // culprit: free-isend
+		if (rank == 1) {
+			MPI_Irecv(buf, LARGE, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, &req); // culprit: free-irecv
 			MPI_Request_free(&req); // culprit: free
 			MPI_Barrier(MPI_COMM_WORLD);
-			printf("isend-nowait: ok, free\n");
 		} else {
 			MPI_Barrier(MPI_COMM_WORLD);
-			MPI_Recv(buf, LARGE, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: free-recv
+			MPI_Send(buf, LARGE, MPI_FLOAT, 1, 0, MPI_COMM_WORLD); // culprit: free-send
+			printf("isend-nowait: ok, free\n");
 		}
 	}
-	/* buf is not freed: with the freed request, the transfer may still be reading it */
+	/* buf is not freed: with the freed request, the transfer may still be writing it */
 	MPI_Finalize();
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* persistent-bugs (2 ranks): persistent requests misused by rank 0, which sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): free: rank 0 frees the request with MPI_Request_free while it is active (started, never completed by a Wait or Test); leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. Fix: persistent (set up once, Startall, Waitall, freed). */
+/* persistent-bugs (2 ranks): persistent requests misused. free: rank 1 frees its MPI_Recv_init + MPI_Start receive of 4 ints with MPI_Request_free while it is active (started, never completed by a Wait or Test; rank 0 sends after a barrier), so it can never know when the buffer holds the message (MPI-3.1 sec. 3.7.3 advises against it; freeing an active send is legitimate); the others: rank 0 sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. Fix: persistent (set up once, Startall, Waitall, freed). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +18,22 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
+	if (strcmp(mode, "free") == 0) {
+		/* The send is posted after the barrier, so the receive is still
+		 * active when its request is freed, however the ranks are timed. */
+		if (rank == 1) {
+			MPI_Recv_init(buf, 4, MPI_INT, 0, 7, MPI_COMM_WORLD, &req); // culprit: free-init
+			MPI_Start(&req); // culprit: free-start
+			MPI_Request_free(&req); // culprit: free
+		}
+		MPI_Barrier(MPI_COMM_WORLD); // culprit: free-barrier
+		if (rank == 0) {
+			MPI_Send(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD); // culprit: free-send
+			printf("persistent-bugs: ok, free\n");
+		}
+		MPI_Finalize();
+		return 0;
+	}
 	if (rank == 1) {
 		MPI_Recv(buf, 4, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv
 		if (buf[3] != 4) {
@@ -26,10 +42,6 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		printf("persistent-bugs: ok\n");
-	} else if (strcmp(mode, "free") == 0) {
-		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: free-init
-		MPI_Start(&req); // culprit: free-start
-		MPI_Request_free(&req); // culprit: free
 	} else if (strcmp(mode, "leak") == 0) {
 		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: leak-init
 		MPI_Start(&req); // culprit: leak-start

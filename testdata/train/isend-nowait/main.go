@@ -1,6 +1,8 @@
 // Command isend-nowait: requests never completed. -mode leak: rank 0's Isend
-// and rank 1's Irecv are never waited. -mode free: rank 0 frees its large
-// Isend's request while the transfer is still active; rank 1 receives.
+// and rank 1's Irecv are never waited. -mode free: rank 1 frees its large
+// Irecv's request while the receive is still active; rank 0 sends. (Freeing
+// an active send is legitimate, MPI-3.1 sec. 3.7.3; an active receive leaves
+// the program no way to know when its buffer holds the message.)
 package main
 
 import (
@@ -29,15 +31,14 @@ func main() {
 			return err
 		}
 		buf := r.Alloc(gpu.Float32, 1<<20)
-		if r.ID() == 0 {
-			q, err := r.Isend(buf, 1, 0) // culprit: free-isend
+		if r.ID() == 1 {
+			q, err := r.Irecv(buf, 0, 0) // culprit: free-irecv
 			if err != nil {
 				return err
 			}
 			return q.Free() // culprit: free
 		}
-		_, err := r.Recv(buf, 0, 0) // culprit: free-recv
-		return err
+		return r.Send(buf, 1, 0) // culprit: free-send
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "p2ptrace train isend-nowait: %v\n", err)
