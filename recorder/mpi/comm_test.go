@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -70,5 +71,108 @@ func TestMergeCommSplit(t *testing.T) {
 	}
 	if comm[0] == comm[1] {
 		t.Errorf("both halves have comm id %d", comm[0])
+	}
+}
+
+// The groups {0} and {3,2,1} (key -rank: comm ranks and world ranks differ,
+// and the remote group of rank 0 is larger than its local one) joined by
+// MPI_Intercomm_create, which the shim does not intercept. On an
+// intercommunicator dest, source and MPI_SOURCE are ranks of the remote
+// group (MPI-3.1 sec. 6.6). Rank 0 sends to remote ranks 0..2 (world 3, 2,
+// 1), each receives from MPI_ANY_SOURCE; world 3 answers on a dup of the
+// intercomm; then world 1 and, 300 ms later, world 2 send to rank 0, which
+// receives from MPI_ANY_SOURCE twice. The intercomm barrier is passed
+// through, as every intercomm collective.
+const intercommC = `#include <mpi.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank, lrank, v = 0, i;
+    MPI_Comm half, inter, dup;
+    MPI_Status st;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, rank != 0, -rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank == 0 ? 3 : 0, 7, &inter);
+    MPI_Comm_dup(inter, &dup);
+    MPI_Comm_rank(inter, &lrank);
+    if (rank == 0) {
+        for (i = 0; i < 3; i++) MPI_Send(&rank, 1, MPI_INT, i, 10 + i, inter);
+        MPI_Recv(&v, 1, MPI_INT, 0, 20, dup, MPI_STATUS_IGNORE);
+        for (i = 0; i < 2; i++) MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 30, inter, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 10 + lrank, inter, &st);
+        if (st.MPI_SOURCE != 0) abort();
+        if (lrank == 0) MPI_Send(&rank, 1, MPI_INT, 0, 20, dup);
+        if (rank == 2) usleep(300000);
+        if (rank != 3) MPI_Send(&rank, 1, MPI_INT, 0, 30, inter);
+    }
+    MPI_Barrier(inter);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+    MPI_Finalize();
+    return 0;
+}
+`
+
+// recordIntercomm records intercommC (with extraEnv) and returns its ranks' ops.
+func recordIntercomm(t *testing.T, extraEnv ...string) [][]op {
+	t.Helper()
+	dir := t.TempDir()
+	bin := compile(t, dir, "inter", intercommC)
+	segdir := runMPI(t, 4, bin, false, extraEnv...)
+	out := filepath.Join(dir, "inter.p2ptrace")
+	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, rk, _ := loadTrace(t, out)
+	want := []string{"Send Send Send Recv Recv Recv Finalize", "Recv Send Finalize", "Recv Send Finalize", "Recv Send Finalize"}
+	for r := range 4 {
+		if got := ops(rk[r]); got != want[r] {
+			t.Errorf("rank %d: ops %q, want %q (the intercomm barrier unrecorded)", r, got, want[r])
+		}
+		if len(rk[r]) < strings.Count(want[r], " ") {
+			t.FailNow()
+		}
+	}
+	return rk
+}
+
+func TestIntercommPeersAreRemoteGroupRanks(t *testing.T) {
+	rk := recordIntercomm(t)
+	inter, dup := rk[0][0].post.Comm, rk[0][3].post.Comm
+	if inter == 0 || dup == 0 || inter == dup {
+		t.Fatalf("intercomm id %d, its dup's %d: want nonzero, distinct", inter, dup)
+	}
+	for i, w := range []int32{3, 2, 1} { // remote rank i of rank 0
+		s, rv := rk[0][i], rk[w][0]
+		if s.post.Peer != w || s.post.Comm != inter {
+			t.Errorf("rank 0 send %d: peer %d comm %d, want world rank %d comm %d", i, s.post.Peer, s.post.Comm, w, inter)
+		}
+		// the same id on the other side, and MPI_SOURCE (remote rank 0) as world rank 0
+		if rv.post.Comm != inter || rv.post.Peer != trace.AnySource || rv.done.Source != 0 || rv.done.MatchRank != 0 || rv.done.MatchSeq != s.post.Seq {
+			t.Errorf("rank %d recv: %+v / %+v, want comm %d, source 0, matching send %d", w, rv.post, rv.done, inter, i)
+		}
+	}
+	if s, rv := rk[3][1], rk[0][3]; s.post.Peer != 0 || s.post.Comm != dup || rv.post.Peer != 3 || rv.post.Comm != dup || rv.done.MatchRank != 3 {
+		t.Errorf("on the dup: send %+v, recv %+v / %+v: want 3 -> 0 on comm %d", s.post, rv.post, rv.done, dup)
+	}
+}
+
+// TestIntercommForcedSource: check's re-run pins rank 0's first receive
+// from MPI_ANY_SOURCE to world rank 2, which the shim must pass to MPI as
+// remote rank 1 (world 2 sends 300 ms after world 1).
+func TestIntercommForcedSource(t *testing.T) {
+	rk := recordIntercomm(t, "P2PTRACE_FORCE_MATCH=0:0=2")
+	if got := []int32{rk[0][4].done.Source, rk[0][5].done.Source}; got[0] != 2 || got[1] != 1 {
+		t.Errorf("rank 0's receives from MPI_ANY_SOURCE took world ranks %v, want [2 1] (the first pinned to 2)", got)
+	}
+	// what MPI delivered, whatever the recorded source says: world 2's payload (its rank)
+	if got, want := rk[0][4].done.HashDone, rk[2][1].post.HashPost; got != want {
+		t.Errorf("rank 0's first receive from MPI_ANY_SOURCE got payload hash %#x, want world rank 2's %#x", got, want)
+	}
+	if p := rk[0][4].post.Peer; p != trace.AnySource {
+		t.Errorf("pinned receive recorded with peer %d, want MPI_ANY_SOURCE as the program made it", p)
 	}
 }
