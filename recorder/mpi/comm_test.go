@@ -176,3 +176,89 @@ func TestIntercommForcedSource(t *testing.T) {
 		t.Errorf("pinned receive recorded with peer %d, want MPI_ANY_SOURCE as the program made it", p)
 	}
 }
+
+// lazyIDsC uses a communicator made by MPI_Comm_create (world ranks 3, 1)
+// and an intercommunicator of the parity halves {0,2} and {1,3}, neither
+// made by a call the shim intercepts.
+const lazyIDsC = `#include <mpi.h>
+int main(int argc, char **argv) {
+    int rank, v = 0, ranks[2] = {3, 1};
+    MPI_Group wg, g;
+    MPI_Comm sub, half, inter;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_incl(wg, 2, ranks, &g);
+    MPI_Comm_create(MPI_COMM_WORLD, g, &sub);
+    if (rank == 3) MPI_Send(&rank, 1, MPI_INT, 1, 0, sub);
+    if (rank == 1) MPI_Recv(&v, 1, MPI_INT, 0, 0, sub, MPI_STATUS_IGNORE);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - rank % 2, 5, &inter);
+    if (rank == 0) MPI_Send(&rank, 1, MPI_INT, 0, 1, inter);
+    if (rank == 1) MPI_Recv(&v, 1, MPI_INT, 0, 1, inter, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+    return 0;
+}
+`
+
+// The shim's ids, in Go: mix32 and comm_id_of of p2ptrace_shim.c, over the
+// FNV-1a of world ranks (sep: the separator between an intercomm's groups).
+func shimMix32(x uint64) uint32 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return uint32(x)
+}
+
+func shimLazyID(tag int32, groups ...[]uint32) int32 {
+	x := uint64(0xcbf29ce484222325)
+	for i, g := range groups {
+		if i > 0 {
+			x = (x ^ 0xffffffff) * 0x100000001b3
+		}
+		for _, w := range g {
+			x = (x ^ uint64(w)) * 0x100000001b3
+		}
+	}
+	parent := shimMix32(x)
+	v := shimMix32(uint64(parent)<<32^uint64(uint32(tag))*0x9e3779b97f4a7c15) & 0x7fffffff
+	if v == 0 {
+		return 1
+	}
+	return int32(v)
+}
+
+// TestLazyCommIDs pins the ids of communicators the shim met without seeing
+// them made: an intracomm's (world ranks in comm rank order, tag -3) as
+// before intercomms were handled, so old traces keep their bytes; an
+// intercomm's from both groups, the one holding world rank 0 first, the
+// same on both sides (tag -4).
+func TestLazyCommIDs(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "lazy", lazyIDsC)
+	segdir := runMPI(t, 4, bin, false)
+	out := filepath.Join(dir, "lazy.p2ptrace")
+	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, rk, _ := loadTrace(t, out)
+	want := []string{"Send Finalize", "Recv Recv Finalize", "Finalize", "Send Finalize"}
+	for r := range 4 {
+		if got := ops(rk[r]); got != want[r] {
+			t.Fatalf("rank %d: ops %q, want %q", r, got, want[r])
+		}
+	}
+	sub := shimLazyID(-3, []uint32{3, 1})
+	if a, b := rk[3][0].post.Comm, rk[1][0].post.Comm; a != sub || b != sub {
+		t.Errorf("MPI_Comm_create's communicator: ids %d (rank 3), %d (rank 1), want %d", a, b, sub)
+	}
+	inter := shimLazyID(-4, []uint32{0, 2}, []uint32{1, 3})
+	if a, b := rk[0][0].post.Comm, rk[1][1].post.Comm; a != inter || b != inter {
+		t.Errorf("the intercomm: ids %d (rank 0), %d (rank 1), want %d on both sides", a, b, inter)
+	}
+	if s, r := rk[0][0].post, rk[1][1]; s.Peer != 1 || r.post.Peer != 0 || r.done.MatchRank != 0 {
+		t.Errorf("across the intercomm: send %+v, recv %+v / %+v: want 0 -> 1", s, r.post, r.done)
+	}
+}
