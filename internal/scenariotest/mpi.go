@@ -354,6 +354,22 @@ var MPIScenarios = []MPIScenario{
 			find("sync", verdict.UnsafeBuffering, []int{1, 3}, "send"),
 		}},
 
+	// intercomm: the halves {0,2} and {1,3} joined by MPI_Intercomm_create;
+	// dest, source and status.MPI_SOURCE name ranks of the remote group
+	// (MPI-3.1 sec. 6.6), recorded as world ranks; the intercomm's id is
+	// the same on both sides. Clean (an intercomm barrier and
+	// MPI_Intercomm_merge's communicator too).
+	{Name: "intercomm", Ranks: 4, Record: complete, Plain: PlainOK},
+	// intercomm-deadlock: world ranks 2 and 1 (remote ranks 0 and 1 of
+	// each other) both MPI_Ssend first across the intercomm: a deadlock
+	// at any size, named with world ranks.
+	{Name: "intercomm-deadlock", Ranks: 4, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Deadlock, []int{1, 2}, "ssend-even", "ssend-odd"),
+		Check: []MPIVerdict{
+			find("", verdict.Deadlock, []int{1, 2}, "ssend-even", "ssend-odd"),
+		}},
+	{Name: "intercomm-deadlock-fixed", Ranks: 4, Record: complete, Plain: PlainOK, FixOf: "intercomm-deadlock"},
+
 	// invalid-rank: MPI_Send to rank size: MPI_ERR_RANK under
 	// MPI_ERRORS_ARE_FATAL; mpirun exits 6 (the error class).
 	{Name: "invalid-rank", Ranks: 2, Plain: PlainFail, PlainExit: 6,

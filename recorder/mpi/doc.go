@@ -29,13 +29,23 @@
 // MPI calls made by the MPI library itself inside an intercepted call are not
 // recorded (a thread-local depth counter passes them through).
 //
-// Peers and status sources are world ranks (MPI_Group_translate_ranks).
+// Peers and status sources are world ranks (MPI_Group_translate_ranks). On
+// an intercommunicator (MPI_Comm_test_inter; MPI-3.1 sec. 6.6) dest, source,
+// MPI_SOURCE and a re-run's pinned source are ranks of the remote group
+// (MPI_Comm_remote_group, bounded by MPI_Comm_remote_size, not
+// MPI_Comm_size, which is the local group's); its collectives, MPI_Barrier
+// included, are passed through unrecorded (their roots MPI_ROOT and
+// MPI_PROC_NULL and two groups are not modelled).
 // Communicator ids agree across ranks without communication: 0 is
 // MPI_COMM_WORLD; a communicator made by Comm_dup or Comm_split gets a 31-bit
 // id hashed from (parent id, how many communicators this parent made before,
 // split color), so every member computes the same id, and handle values never
 // matter. A communicator made by a call the shim does not intercept
-// (Comm_create, Cart_create...) gets an id hashed from its world ranks.
+// (Comm_create, Cart_create, Intercomm_merge...) gets an id hashed from its
+// world ranks; an intercommunicator (Intercomm_create) one hashed from both
+// groups' world ranks, the group holding the lower world rank first, so that
+// both sides agree (tagged apart from the intracommunicators' ids). A comm
+// record lists the local group.
 //
 // Requests get small increasing ids (1, 2, ...) per rank, through an
 // open-addressing table keyed by the MPI_Request handle; a persistent request

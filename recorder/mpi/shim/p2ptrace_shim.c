@@ -732,6 +732,11 @@ struct comm {
     MPI_Comm h;
     int id, size, children;
     int *world; /* world rank of each rank of the communicator; NULL for the world */
+    /* An intercommunicator (MPI-3.1 sec. 6.6): the ranks its point-to-point
+     * calls name (dest, source, MPI_SOURCE) are ranks of the remote group
+     * (size rsize, world ranks remote); size and world stay the local group. */
+    int inter, rsize;
+    int *remote;
 };
 static struct comm **comms;
 static int ncomms, capcomms;
@@ -746,26 +751,61 @@ static int comm_id_of(int parent, int counter, int color) {
     return v ? (int)v : 1;
 }
 
+/* group_world is the world rank of each of the n ranks of group g. */
+static int *group_world(MPI_Group g, int n) {
+    MPI_Group wg;
+    int *in = malloc(sizeof(int) * (n ? n : 1)), *out = malloc(sizeof(int) * (n ? n : 1));
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int i = 0; i < n; i++) in[i] = i;
+    PMPI_Group_translate_ranks(g, n, in, wg, out);
+    PMPI_Group_free(&wg);
+    free(in);
+    return out;
+}
+
+static uint64_t fnv_ranks(uint64_t x, const int *w, int n) {
+    for (int i = 0; i < n; i++) x = (x ^ (uint32_t)(w ? w[i] : i)) * 0x100000001b3ULL;
+    return x;
+}
+static int min_rank(const int *w, int n) {
+    int m = INT_MAX;
+    for (int i = 0; i < n; i++)
+        if (w[i] < m) m = w[i];
+    return m;
+}
+
 static struct comm *comm_add(MPI_Comm h, int id, int parent) {
     struct comm *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->h = h; c->id = id;
     PMPI_Comm_size(h, &c->size);
     if (h != MPI_COMM_WORLD) {
-        MPI_Group g, wg;
-        int *in = malloc(sizeof(int) * c->size);
-        c->world = malloc(sizeof(int) * c->size);
+        MPI_Group g;
         PMPI_Comm_group(h, &g);
-        PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-        for (int i = 0; i < c->size; i++) in[i] = i;
-        PMPI_Group_translate_ranks(g, c->size, in, wg, c->world);
+        c->world = group_world(g, c->size);
         PMPI_Group_free(&g);
-        PMPI_Group_free(&wg);
-        free(in);
+        if (PMPI_Comm_test_inter(h, &c->inter) != MPI_SUCCESS) c->inter = 0;
+        if (c->inter) {
+            PMPI_Comm_remote_size(h, &c->rsize);
+            PMPI_Comm_remote_group(h, &g);
+            c->remote = group_world(g, c->rsize);
+            PMPI_Group_free(&g);
+        }
     }
-    if (id < 0) { /* made by a call the shim does not intercept: an id from its world ranks */
+    if (id < 0 && c->inter) {
+        /* An intercommunicator the shim did not see made (MPI_Intercomm_create):
+         * both sides must compute the same id, so the two groups are hashed
+         * in an order independent of the side, the group holding the lower
+         * world rank first, with a separator no world rank equals and a tag
+         * of its own (-4), so that it never equals an intracommunicator's. */
+        int mine = min_rank(c->world, c->size) < min_rank(c->remote, c->rsize);
         uint64_t x = 0xcbf29ce484222325ULL;
-        for (int i = 0; i < c->size; i++) x = (x ^ (uint32_t)(c->world ? c->world[i] : i)) * 0x100000001b3ULL;
+        x = fnv_ranks(x, mine ? c->world : c->remote, mine ? c->size : c->rsize);
+        x = (x ^ 0xffffffffu) * 0x100000001b3ULL;
+        x = fnv_ranks(x, mine ? c->remote : c->world, mine ? c->rsize : c->size);
+        c->id = id = comm_id_of((int)mix32(x), 0, -4);
+    } else if (id < 0) { /* made by a call the shim does not intercept: an id from its world ranks */
+        uint64_t x = fnv_ranks(0xcbf29ce484222325ULL, c->world, c->size);
         c->id = id = comm_id_of((int)mix32(x), 0, -3);
     }
     if (ncomms == capcomms) {
@@ -824,18 +864,14 @@ static void force_init(void) {
  * nothing (see source_of, any_found). */
 static int pinned_source(int source, MPI_Comm comm) {
     if (source != MPI_ANY_SOURCE || force_rank != world_rank || any_seen != force_nth) return source;
-    MPI_Group wg, g;
-    int from = (int)force_src, to = MPI_UNDEFINED;
-    quiet++;
-    if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
-        if (PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
-            PMPI_Group_translate_ranks(wg, 1, &from, g, &to);
-            PMPI_Group_free(&g);
-        }
-        PMPI_Group_free(&wg);
-    }
-    quiet--;
-    return to == MPI_UNDEFINED ? source : to;
+    struct comm *c = comm_get(comm);
+    if (!c) return source;
+    /* the sources comm's receives name: the remote group of an intercommunicator */
+    const int *w = c->inter ? c->remote : c->world;
+    int n = c->inter ? c->rsize : c->size;
+    for (int i = 0; i < n; i++)
+        if ((w ? w[i] : i) == force_src) return i;
+    return source;
 }
 
 /* any_found counts a call from source that counts (lock held). */
@@ -854,8 +890,19 @@ static int source_of(int source, MPI_Comm comm) {
 static inline int xlate(struct comm *c, int r) {
     if (r == MPI_ANY_SOURCE) return -1;
     if (r == MPI_PROC_NULL) return -2;
+    if (c && c->inter) return r < 0 || r >= c->rsize ? r : c->remote[r]; /* a rank of the remote group */
     if (!c || !c->world || r < 0 || r >= c->size) return r;
     return c->world[r];
+}
+
+/* inter says whether comm is an intercommunicator: its collectives (roots
+ * MPI_ROOT and MPI_PROC_NULL, two groups) are passed through unrecorded. */
+static int inter(MPI_Comm comm) {
+    int flag = 0;
+    quiet++;
+    if (PMPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS) flag = 0;
+    quiet--;
+    return flag;
 }
 
 /* ---- requests ----
@@ -1752,7 +1799,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-    if (PASS) return PMPI_Barrier(comm);
+    if (PASS || inter(comm)) return PMPI_Barrier(comm); /* as every intercommunicator collective (inter) */
     uintptr_t pc = PC();
     lock();
     count_call();
@@ -1837,15 +1884,6 @@ static int coll_leave(int call, uint32_t seq, int rc) {
     set_state(ST_RUNNING);
     unlock();
     return rc;
-}
-/* inter says whether comm is an intercommunicator: its collectives (roots
- * MPI_ROOT and MPI_PROC_NULL, two groups) are passed through unrecorded. */
-static int inter(MPI_Comm comm) {
-    int flag = 0;
-    quiet++;
-    if (PMPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS) flag = 0;
-    quiet--;
-    return flag;
 }
 #define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) REDCOLL(CALL, OP, ROOT, BYTES, DT, RED_NONE, PMPI_CALL)
 /* REDCOLL is COLL of a reduction: REDOP is its op's code (redop_code). */
@@ -1962,7 +2000,7 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     int n = 0;
     int64_t total = 0;
     quiet++;
-    if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0;
+    if (inter(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0; /* inter: rcounts has the remote size, passed through */
     quiet--;
     for (int i = 0; i < n; i++) total += rcounts[i];
     COLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype,
@@ -2123,7 +2161,7 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
     int n = 0;
     int64_t total = 0;
     quiet++;
-    if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0;
+    if (inter(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0; /* inter: rcounts has the remote size, passed through */
     quiet--;
     for (int i = 0; i < n; i++) total += rcounts[i];
     ICOLL(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE,

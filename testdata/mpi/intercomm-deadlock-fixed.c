@@ -1,0 +1,57 @@
+/* intercomm-deadlock-fixed (4 ranks): intercomm-deadlock with world rank 1
+ * receiving before it sends: each MPI_Ssend across the intercommunicator
+ * meets a posted receive. Correct: no findings. */
+#include <mpi.h>
+#include <stdio.h>
+
+#define RANKS 4
+#define N 16
+
+int main(int argc, char **argv)
+{
+	int rank, size, color, lrank, i, msg[N], got[N];
+	MPI_Comm half, inter;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != RANKS) {
+		if (rank == 0)
+			fprintf(stderr, "intercomm-deadlock-fixed: needs %d ranks, got %d\n", RANKS, size);
+		MPI_Finalize();
+		return 2;
+	}
+	color = rank % 2;
+	MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+	MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 99, &inter);
+	MPI_Comm_rank(inter, &lrank);
+	for (i = 0; i < N; i++)
+		msg[i] = rank * 100 + i;
+	if (rank == 2) { /* remote rank 0 of the even half's view: world rank 1 */
+		MPI_Ssend(msg, N, MPI_INT, 0, 0, inter); // culprit: ssend-even
+		MPI_Recv(got, N, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
+	} else if (rank == 1) { /* remote rank 1 of the odd half's view: world rank 2 */
+		MPI_Recv(got, N, MPI_INT, 1, 0, inter, MPI_STATUS_IGNORE);
+		MPI_Ssend(msg, N, MPI_INT, 1, 0, inter); // culprit: ssend-odd
+	} else if (rank == 0) { /* remote rank 1: world rank 3 */
+		MPI_Ssend(msg, N, MPI_INT, 1, 0, inter);
+		MPI_Recv(got, N, MPI_INT, 1, 0, inter, MPI_STATUS_IGNORE);
+	} else { /* rank 3, remote rank 0: world rank 0 */
+		MPI_Recv(got, N, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);
+		MPI_Ssend(msg, N, MPI_INT, 0, 0, inter);
+	}
+	for (i = 0; i < N; i++) {
+		int peer = rank == 0 ? 3 : rank == 3 ? 0 : 3 - rank;
+		if (got[i] != peer * 100 + i) {
+			fprintf(stderr, "intercomm-deadlock-fixed: rank %d: element %d = %d, want %d\n", rank, i, got[i], peer * 100 + i);
+			MPI_Finalize();
+			return 1;
+		}
+	}
+	if (rank == 0)
+		printf("intercomm-deadlock-fixed: ok\n");
+	MPI_Comm_free(&inter);
+	MPI_Comm_free(&half);
+	MPI_Finalize();
+	return 0;
+}
