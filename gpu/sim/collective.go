@@ -199,27 +199,29 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 		delete(c.waiting, k)
 	}
 	if bad {
+		// It fails at once, and its entry may be the one the others
+		// waited for (a Reduce's root for the last member): wake them.
 		e.complete(call, call.PostT)
-		return
-	}
-	in.pending = append(in.pending, call)
-	if nonblocking {
-		if c.gen == nil {
-			c.gen = map[*Op]uint64{}
+	} else {
+		in.pending = append(in.pending, call)
+		if nonblocking {
+			if c.gen == nil {
+				c.gen = map[*Op]uint64{}
+			}
+			c.gen[call] = k
 		}
-		c.gen[call] = k
-	}
-	if !full && !wake {
-		// Only the call itself may complete now (one that waits for every
-		// member never does before the last entry).
-		if e.collRule(call) == ruleAll {
+		if !full && !wake {
+			// Only the call itself may complete now (one that waits for
+			// every member never does before the last entry).
+			if e.collRule(call) == ruleAll {
+				return
+			}
+			if t, ok := e.collReady(in, call, need, e.sync); ok {
+				in.pending = in.pending[:len(in.pending)-1]
+				e.collDone(c, call, t)
+			}
 			return
 		}
-		if t, ok := e.collReady(in, call, need, e.sync); ok {
-			in.pending = in.pending[:len(in.pending)-1]
-			e.collDone(c, call, t)
-		}
-		return
 	}
 	left := in.pending[:0]
 	for _, op := range in.pending {

@@ -30,7 +30,8 @@ func sized(kind trace.Op, peer, count int, got **sim.Op) call {
 // (MPI_ERR_COUNT) of the rank that passed it, named with its op, which
 // fails at once: a send's, a receive's (MPI_PROC_NULL as the peer too: the
 // count is checked first) and a collective's (its size negative), whose
-// disagreement with the others' is that error, not a mismatch. The peer of
+// disagreement with the others' is that error, not a mismatch, and whose
+// entry still lets the others' calls complete. The peer of
 // a failed message op is not served: it hangs, as its own finding.
 func TestNegativeCountInvalidCall(t *testing.T) {
 	for _, c := range []struct {
@@ -50,6 +51,10 @@ func TestNegativeCountInvalidCall(t *testing.T) {
 		}, false},
 		{"bcast", func(bad **sim.Op) [][]call {
 			return [][]call{{coll(trace.OpBcast, 2, 0, -8, 1, bad)}, {coll(trace.OpBcast, 2, 0, 8, 2, nil)}}
+		}, false},
+		// The failed call is the last entry the root waited for.
+		{"reduce-last", func(bad **sim.Op) [][]call {
+			return [][]call{{coll(trace.OpReduce, 2, 0, 8, 1, nil)}, {compute(1000), coll(trace.OpReduce, 2, 0, -8, 2, bad)}}
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
