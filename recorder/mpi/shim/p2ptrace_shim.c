@@ -1227,7 +1227,7 @@ static void failed_call(void) {
 }
 
 /* err_why, set while the shim raises an error the MPI library does not
- * detect (raise_error), says what the program did: the error's text. */
+ * detect (start_refused), says what the program did: the error's text. */
 static __thread const char *err_why;
 
 static void errhandler(MPI_Comm *comm, int *code, ...) {
@@ -2372,7 +2372,7 @@ static struct req *start_active(int n, MPI_Request reqs[]) {
     }
     return NULL;
 }
-/* start_refused fails a Start or Startall (call) of active request e, in the
+/* start_refused fails a Start or Startall naming active request e, in the
  * library (depth) since its entry, without starting anything: it raises
  * MPI_ERR_REQUEST on e's communicator as an MPI that checks would, so its
  * handler records and aborts as for the library's own errors (errhandler;
