@@ -349,7 +349,7 @@ func (d *driver) step(r int) error {
 			}
 			continue
 		}
-		if ev.count|ev.bytes < 0 { // either negative: one test per event, inline
+		if ev.count|ev.bytes < 0 && impossibleSizes(ev) { // either negative: one test per event, inline
 			return badSizes(r, ev)
 		}
 		e := d.e
@@ -535,9 +535,25 @@ func (d *driver) reqOps(r int, c *rankCursor, ev *event, reqs []uint64) ([]*sim.
 	return ops, nil
 }
 
+// impossibleSizes says whether post ev, with a negative count or size, is
+// one no call can have (a damaged trace) rather than a call with a
+// negative count (the program's invalid call, MPI_ERR_COUNT, which the
+// engine reports: sim's negativeCount). A message op's size is its count
+// times its type's size, so the two are never of opposite signs; a
+// collective's count is its communicator's size, never negative, and its
+// size its count times its type's; no other op has a count or size below 0.
+func impossibleSizes(ev *event) bool {
+	switch {
+	case ev.op.IsSend() || ev.op.IsRecv():
+		return ev.count > 0 || ev.bytes > 0
+	case ev.op.IsCollective():
+		return ev.count < 0
+	}
+	return true
+}
+
 // badSizes refuses an op whose count or size no call can have (a damaged
-// trace, or a call that failed with MPI_ERR_COUNT after the shim wrote it):
-// the engine sizes copies by them.
+// trace): the engine sizes copies by them.
 func badSizes(r int, ev *event) error {
 	return fmt.Errorf("%w: rank %d seq %d: %s with count %d and %d bytes", errBadTrace, r, ev.seq, ev.op, ev.count, ev.bytes)
 }

@@ -73,7 +73,7 @@ var kindTable = [...]KindInfo{
 		"Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing"},
 	{ReadyWithoutRecv, "a ready send (Rsend) was made before its receive was posted", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"post the receive before the ready send (e.g. behind a barrier), or use Send"},
-	{InvalidCall, "a call broke a rule of the API: an invalid rank, tag, count or datatype, GroupEnd without GroupStart, an MPI error", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+	{InvalidCall, "a call broke a rule of the API: an invalid rank, tag, count (a negative one) or datatype, MPI_Start of a persistent request still active, GroupEnd without GroupStart, an MPI error", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"check the arguments of the call against the communicator's size and the API's rules"},
 	{MessageRace, "a wildcard (AnySource) receive can legally match another sender, and that order makes the program hang or fail", []string{DoorReplay, DoorHarness},
 		"receive from a specific source, or make the program independent of arrival order"},

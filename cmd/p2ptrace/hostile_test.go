@@ -36,9 +36,10 @@ func badOpsTrace(t *testing.T, dir, name string, fix func(*trace.Event)) string 
 }
 
 // Counts, sizes, ranks and tags read from a trace are checked before use:
-// an op no call can have is a clean input error (exit 2) naming the op, a
-// peer outside the world a finding, never a panic (a negative count made
-// check panic in copyPayload).
+// an op no call can have (a size of the other sign than its count) is a
+// clean input error (exit 2) naming the op; a negative count (the
+// program's MPI_ERR_COUNT) and a peer outside the world are findings,
+// never a panic (a negative count made check panic in copyPayload).
 func TestInvalidOpFields(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -47,8 +48,9 @@ func TestInvalidOpFields(t *testing.T) {
 		code int
 		want string // on stderr (exit 2) or stdout
 	}{
-		{"negative-count", func(e *trace.Event) { e.Count, e.Bytes = -1, -4 }, 2, "trace does not replay: rank 0 seq 0: Send with count -1 and -4 bytes\n"},
+		{"negative-count", func(e *trace.Event) { e.Count, e.Bytes = -1, -4 }, 1, "invalid-call (cause: program)\n    rank 0: Send to rank 1 tag 5 (-4 bytes) with count -1: a count is never negative"},
 		{"negative-bytes", func(e *trace.Event) { e.Bytes = -4 }, 2, "trace does not replay: rank 0 seq 0: Send with count 1 and -4 bytes\n"},
+		{"negative-count-positive-bytes", func(e *trace.Event) { e.Count = -1 }, 2, "trace does not replay: rank 0 seq 0: Send with count -1 and 4 bytes\n"},
 		{"huge-bytes", func(e *trace.Event) { e.Bytes = 1 << 62 }, 0, "no findings"},
 		{"peer-out-of-range", func(e *trace.Event) { e.Peer = 1 << 30 }, 1, "rank 0: Send to rank 1073741824, but the world has ranks 0..1"},
 	} {

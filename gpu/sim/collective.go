@@ -146,17 +146,24 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 	k := c.entered[rk.id]
 	c.entered[rk.id]++
 	in := c.waiting[k]
-	bad := rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
+	// A negative size is a negative count (Bytes is the count times the
+	// type's size; Count is the communicator's size): MPI_ERR_COUNT.
+	negative := call.Bytes < 0
+	bad := negative || rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
 	if in == nil {
 		in = newCollective(call, min(need, len(e.ranks)))
 	}
 	if bad {
-		// The MPI call fails (MPI_ERR_ROOT); its disagreement with the
-		// others' roots is that error, not another finding.
+		// The MPI call fails (MPI_ERR_COUNT, MPI_ERR_ROOT); its
+		// disagreement with the others' calls is that error, not another
+		// finding.
 		in.mismatched = true
 		call.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call},
-			Message: fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)})
+		msg := fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)
+		if negative {
+			msg = fmt.Sprintf("rank %d: %s: a negative count (a count is never negative)", call.Rank, Describe(call))
+		}
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: msg})
 	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes ||
 		call.Dtype != in.first.Dtype || call.Stream != in.first.Stream) {
 		// (A call like the first in all of these disagrees with no one.)
@@ -192,27 +199,29 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 		delete(c.waiting, k)
 	}
 	if bad {
+		// It fails at once, and its entry may be the one the others
+		// waited for (a Reduce's root for the last member): wake them.
 		e.complete(call, call.PostT)
-		return
-	}
-	in.pending = append(in.pending, call)
-	if nonblocking {
-		if c.gen == nil {
-			c.gen = map[*Op]uint64{}
+	} else {
+		in.pending = append(in.pending, call)
+		if nonblocking {
+			if c.gen == nil {
+				c.gen = map[*Op]uint64{}
+			}
+			c.gen[call] = k
 		}
-		c.gen[call] = k
-	}
-	if !full && !wake {
-		// Only the call itself may complete now (one that waits for every
-		// member never does before the last entry).
-		if e.collRule(call) == ruleAll {
+		if !full && !wake {
+			// Only the call itself may complete now (one that waits for
+			// every member never does before the last entry).
+			if e.collRule(call) == ruleAll {
+				return
+			}
+			if t, ok := e.collReady(in, call, need, e.sync); ok {
+				in.pending = in.pending[:len(in.pending)-1]
+				e.collDone(c, call, t)
+			}
 			return
 		}
-		if t, ok := e.collReady(in, call, need, e.sync); ok {
-			in.pending = in.pending[:len(in.pending)-1]
-			e.collDone(c, call, t)
-		}
-		return
 	}
 	left := in.pending[:0]
 	for _, op := range in.pending {

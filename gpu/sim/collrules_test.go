@@ -197,6 +197,19 @@ func TestCollectiveInvalidRoot(t *testing.T) {
 	}
 }
 
+// TestCollectiveInvalidRootLast: the invalid call is the last entry the
+// others waited for (a Reduce's root waits for every member): its entry
+// still completes them.
+func TestCollectiveInvalidRootLast(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	var bad *sim.Op
+	runScript(e, [][]call{{coll(trace.OpReduce, 2, 0, 16, 1, nil)}, {compute(100), coll(trace.OpReduce, 2, 7, 16, 2, &bad)}})
+	ps := e.Problems()
+	if e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.InvalidCall || !slices.Equal(ps[0].Ranks, []int{1}) || bad.Err != trace.ErrInvalid {
+		t.Fatalf("stuck %v: %+v", e.Stuck(), ps)
+	}
+}
+
 // TestCollectiveKeepsNoCompletedCall: a call that completed before the
 // others entered (a Bcast's root) may be released and its op reused; the
 // collective still compares the later calls with it, and names it.

@@ -69,8 +69,23 @@ func (op *Op) notePayload() {
 	}
 }
 
+// negativeCount fails message op, whose count (or size) is negative, as
+// an invalid call that completes at t. MPI-3.1 sec. 3.2.2 and 3.2.4: a
+// count is a non-negative integer (MPI_ERR_COUNT); the call's parameters
+// are checked before its peer, so MPI_PROC_NULL is no exception.
+func (e *Engine) negativeCount(op *Op, t int64) {
+	op.Err = trace.ErrInvalid
+	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		Message: fmt.Sprintf("rank %d: %s with count %d: a count is never negative", op.Rank, Describe(op), op.Count)})
+	e.complete(op, t)
+}
+
 func (e *Engine) postSend(op *Op, t int64) {
 	op.notePayload()
+	if op.Count|op.Bytes < 0 { // either negative: one test, inline
+		e.negativeCount(op, t)
+		return
+	}
 	if op.Peer == trace.ProcNull {
 		e.complete(op, t)
 		return
@@ -256,6 +271,10 @@ func (e *Engine) deliverEnvelope(dst *rank, send *Op, t int64) {
 
 func (e *Engine) postRecv(op *Op, t int64) {
 	op.notePayload()
+	if op.Count|op.Bytes < 0 {
+		e.negativeCount(op, t)
+		return
+	}
 	if op.Peer == trace.ProcNull {
 		op.Source = trace.ProcNull
 		e.complete(op, t)

@@ -82,6 +82,11 @@ type MPIScenario struct {
 	PlainExit int
 	// FixOf names the buggy program this one is the fixed version of ("" if none).
 	FixOf string
+	// Unchecked: the program makes an invalid call its MPI library does
+	// not detect (Open MPI: MPI_Start of an active request), so plain
+	// mpirun is ok, while the recording fails the call as an MPI that
+	// checks would (under MPI_ERRORS_ARE_FATAL: crashed, invalid-call).
+	Unchecked bool
 }
 
 // MPIVerdict is a trace status and/or one finding: its kind, the ranks it
@@ -409,6 +414,38 @@ var MPIScenarios = []MPIScenario{
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"recv-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"bcast-root"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+
+	// negative-count: a negative count, MPI_ERR_COUNT (mpirun exits 2):
+	// send: rank 0's last MPI_Send of an off-by-one chunk loop; gatherv:
+	// rank 1's MPI_Gatherv (its tile's count clamped from above only). The
+	// replay finds the call as well (its count or size is negative), not
+	// a trace that does not replay.
+	{Name: "negative-count", Ranks: 2, Args: []string{"send"}, Plain: PlainFail, PlainExit: 2,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send"),
+		Check: []MPIVerdict{
+			find("", verdict.InvalidCall, []int{0}, "send"),
+		}},
+	{Name: "negative-count", Ranks: 2, Args: []string{"gatherv"}, Plain: PlainFail, PlainExit: 2,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "gatherv"),
+		Check: []MPIVerdict{
+			find("", verdict.InvalidCall, []int{1}, "gatherv"),
+		}},
+	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"send"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
+	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"gatherv"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
+
+	// start-active: rank 0 starts a persistent send that is still active
+	// (MPI-3.1 sec. 3.9: erroneous). start: MPI_Start, which Open MPI does
+	// not check (plain mpirun is ok): the recording fails the call as an
+	// MPI that checks would (MPI_ERR_REQUEST, under MPI_ERRORS_ARE_FATAL
+	// an abort); startall: MPI_Startall, which Open MPI checks (exit 7).
+	// The call starts nothing, so no trace op: a crashed trace, check has
+	// nothing to add.
+	{Name: "start-active", Ranks: 2, Args: []string{"start"}, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "start")},
+	{Name: "start-active", Ranks: 2, Args: []string{"startall"}, Plain: PlainFail, PlainExit: 7,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "startall")},
+	{Name: "start-active-fixed", Ranks: 2, Args: []string{"start"}, Record: complete, Plain: PlainOK, FixOf: "start-active"},
+	{Name: "start-active-fixed", Ranks: 2, Args: []string{"startall"}, Record: complete, Plain: PlainOK, FixOf: "start-active"},
 
 	// The recording never changes what the program does: derived types
 	// freed while their requests are pending (legal) and MPI_PROC_NULL as

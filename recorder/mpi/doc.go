@@ -75,7 +75,10 @@
 // At Init the shim installs an error handler on MPI_COMM_WORLD (inherited by
 // derived communicators) that records the MPI error text and the call it
 // happened in, marks the rank errored and aborts the job, as
-// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way. The shim's
+// MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way. An error
+// Open MPI does not detect, MPI_Start or MPI_Startall of a persistent
+// request that is active (MPI-3.1 sec. 3.9), the shim raises itself
+// (MPI_ERR_REQUEST on the request's communicator, the call not made). The shim's
 // own look-ups (type sizes, counts, envelopes) run "quiet": an error they
 // raise is ignored, so that the program's call reports it under its own
 // name; an error outside the recorded calls is placed by unwinding the

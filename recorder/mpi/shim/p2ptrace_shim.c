@@ -1273,12 +1273,17 @@ static void failed_call(void) {
     }
 }
 
+/* err_why, set while the shim raises an error the MPI library does not
+ * detect (start_refused), says what the program did: the error's text. */
+static __thread const char *err_why;
+
 static void errhandler(MPI_Comm *comm, int *code, ...) {
     if (quiet) return; /* the shim's own look-up: its caller copes, the program's call reports it */
-    char text[MPI_MAX_ERROR_STRING];
+    char text[MPI_MAX_ERROR_STRING + 160];
     int len = 0, cls = 0;
     PMPI_Error_string(*code, text, &len);
     PMPI_Error_class(*code, &cls);
+    if (err_why) snprintf(text + strlen(text), sizeof text - strlen(text), " (%s)", err_why);
     lock();
     if (hdr) {
         hdr->err_class = cls;
@@ -2386,6 +2391,42 @@ PERSIST(MPI_Bsend_init, PMPI_Bsend_init, C_BSEND_INIT, OP_IBSEND, const void *)
 PERSIST(MPI_Rsend_init, PMPI_Rsend_init, C_RSEND_INIT, OP_IRSEND, const void *)
 PERSIST(MPI_Recv_init, PMPI_Recv_init, C_RECV_INIT, OP_IRECV, void *)
 
+/* start_active finds, for a Start or Startall of the n requests in reqs,
+ * one that is active: a persistent request started and not yet completed
+ * by a Wait or Test, or one named twice. MPI-3.1 sec. 3.9: "It is
+ * erroneous to call MPI_START with a request that is active"; Open MPI
+ * does not check it (its ob1 starts a new request and drops the active
+ * one). Lock held. */
+static struct req *start_active(int n, MPI_Request reqs[]) {
+    epoch++;
+    for (int i = 0; i < n; i++) {
+        MPI_Request h = reqs[i];
+        struct req *e = req_pick(h, &reqs[i]);
+        if (e && e->persistent && e->active) return e;
+        if (e || h == MPI_REQUEST_NULL || !rcap) continue;
+        /* none left unpicked: named again in this call, started by the earlier slot */
+        for (size_t k = rslot(h); rtab[k].h != MPI_REQUEST_NULL; k = (k + 1) & (rcap - 1))
+            if (rtab[k].h == h && rtab[k].persistent && rtab[k].mark == epoch) return &rtab[k];
+    }
+    return NULL;
+}
+/* start_refused fails a Start or Startall naming active request e, in the
+ * library (depth) since its entry, without starting anything: it raises
+ * MPI_ERR_REQUEST on e's communicator as an MPI that checks would, so its
+ * handler records and aborts as for the library's own errors (errhandler;
+ * under MPI_ERRORS_RETURN the call returns the error). */
+static int start_refused(struct req *e) {
+    MPI_Comm comm = e->comm && e->comm->h != MPI_COMM_NULL ? e->comm->h : MPI_COMM_WORLD;
+    err_why = "a request it starts is active: started and not yet completed by a Wait or Test";
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST);
+    err_why = NULL;
+    depth--;
+    lock();
+    watch_exit();
+    unlock();
+    return MPI_ERR_REQUEST;
+}
+
 /* start_one records the Start of persistent request h (lock held). */
 static void start_one(int call, MPI_Request h, MPI_Request *addr, uintptr_t pc, uint32_t mod, uint64_t t0) {
     epoch++;
@@ -2424,6 +2465,10 @@ int MPI_Start(MPI_Request *req) {
     uint32_t mod = enter_nonblocking(C_START, pc);
     int forced;
     lock();
+    struct req *bad = start_active(1, req);
+    unlock();
+    if (bad) return start_refused(bad);
+    lock();
     int rc = start_forced(h, req, &forced);
     unlock();
     if (!forced) rc = PMPI_Start(req);
@@ -2439,6 +2484,10 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     uintptr_t pc = PC();
     uint64_t t0 = tnow();
     uint32_t mod = enter_nonblocking(C_STARTALL, pc);
+    lock();
+    struct req *bad = start_active(n, reqs);
+    unlock();
+    if (bad) return start_refused(bad);
     int rc = MPI_SUCCESS;
     if (force_rank == world_rank) { /* one at a time: one of them may be forced */
         for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
