@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"github.com/p2ptrace/p2ptrace/verdict"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,4 +137,36 @@ func TestMPIErrorRecorded(t *testing.T) {
 		!strings.HasPrefix(fs[0].Message, "rank 1: MPI error in MPI_Send: MPI_ERR_RANK: invalid rank") || len(fs[0].Ops) != 1 || !strings.HasSuffix(fs[0].Ops[0].Site, "mpierr.c:"+line) {
 		t.Errorf("status %q findings %+v", res.Header.Status, fs)
 	}
+	// MPI refused the Send for its rank (MPI_ERR_RANK, an argument's error
+	// class): it took no effect, so it is not in the trace, where a replay
+	// would report it again, and what would follow from it.
+	if !segHeaderRejected(t, segdir, 1) {
+		t.Errorf("rank 1's segment does not say its failed call was refused")
+	}
+	_, rk, _ := loadTrace(t, filepath.Join(dir, "mpierr.p2ptrace"))
+	if got := ops(rk[1]); got != "" {
+		t.Errorf("rank 1's ops %q, want none: the refused Send left out", got)
+	}
+}
+
+// segHeaderRejected reads rank r's segment header in segdir and says
+// whether it marks its failed call as refused for an argument.
+func segHeaderRejected(t *testing.T, segdir string, r int) bool {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(segdir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range segs {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < segHdrSize {
+			continue
+		}
+		h, err := parseHeader(b[:segHdrSize])
+		if err == nil && int(h.Rank) == r {
+			return h.ErrRejected
+		}
+	}
+	t.Fatalf("no segment of rank %d in %s", r, segdir)
+	return false
 }

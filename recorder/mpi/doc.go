@@ -212,6 +212,10 @@
 //	        first-use order ("cpu", "cpu,cuda:0"), NUL terminated (Python
 //	        recorder; zero from the shim); the merge makes it the trace
 //	        header's Devices
+//	1016 u32 nonzero: the failed call (error call, at 108) was refused
+//	        for a bad argument (an error class of count, type, tag,
+//	        communicator, rank, request, root, group, op or argument:
+//	        it took no effect); the merge leaves its post out of the trace
 //
 // Records follow the header back to back. A record is encoded in place and
 // then published by advancing "used", so a reader never sees half of one:

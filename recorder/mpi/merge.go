@@ -500,11 +500,16 @@ func prepare(s *segment) (*rankData, error) {
 	rd.matchS = make([]uint64, n)
 	nullReq := map[uint64]bool{}
 	placeMatched(rd)
+	rejected := rejectedCall(s, rd)
 	var last uint64
 	var seq uint64
 	for i, ri := range rd.posts {
 		p := &s.recs[ri]
 		rd.matchR[i] = trace.NoRank
+		if i == rejected {
+			rd.skip[i] = true
+			continue
+		}
 		var d *record
 		if j := rd.doneOf[i]; j >= 0 {
 			d = &s.recs[j]
@@ -586,6 +591,23 @@ func prepare(s *segment) (*rankData, error) {
 		}
 	}
 	return rd, nil
+}
+
+// rejectedCall is the index of the post of the call that MPI refused for a
+// bad argument (the rank's last post, never completed, the call its error
+// names), or -1. Such a call took no effect: in the trace it would be a
+// message no rank sent, or a receive no rank posted, and the replay would
+// report what follows from it (a type mismatch, a deadlock under sync, the
+// same bad rank again) beside the invalid-call the error already is.
+func rejectedCall(s *segment, rd *rankData) int {
+	n := len(rd.posts)
+	if s.hdr.State != StateErrored || !s.hdr.ErrRejected || n == 0 || rd.doneOf[n-1] >= 0 {
+		return -1
+	}
+	if uint32(s.recs[rd.posts[n-1]].Call) != s.hdr.ErrCall {
+		return -1
+	}
+	return n - 1
 }
 
 func dropNull(reqs []uint64, null map[uint64]bool) []uint64 {

@@ -78,6 +78,10 @@ const (
 	// rank's tensors (segDevicesLen bytes, NUL terminated; zero from the shim).
 	segDevicesOff = 984
 	segDevicesLen = 32
+	// segErrRejectedOff is where the shim says the failed call was refused
+	// for its arguments (a uint32, nonzero; zero from older shims and the
+	// Python recorder).
+	segErrRejectedOff = 1016
 )
 
 // Record types.
@@ -279,6 +283,12 @@ type segHeader struct {
 	// BsendOverhead is the MPI's MPI_BSEND_OVERHEAD (at 124), from a shim
 	// that records MPI_Buffer_attach/detach (0 before: padding).
 	BsendOverhead uint32
+
+	// ErrRejected says the failed call (ErrCall) was refused for a bad
+	// argument: its error class is one of the argument checks' (count,
+	// type, tag, communicator, rank, request, root, group, op, argument),
+	// so it took no effect and the merge leaves it out of the trace.
+	ErrRejected bool
 }
 
 func cstring(b []byte) string {
@@ -337,6 +347,7 @@ func parseHeader(b []byte) (segHeader, error) {
 		h.CurSite = le.Uint32(b[976:])
 		h.ErrSite = le.Uint32(b[980:])
 		h.Devices = cstring(b[segDevicesOff : segDevicesOff+segDevicesLen])
+		h.ErrRejected = le.Uint32(b[segErrRejectedOff:]) != 0
 	}
 	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)

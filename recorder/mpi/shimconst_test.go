@@ -40,6 +40,9 @@ func TestShimConstants(t *testing.T) {
 	if got := def("SEG_HDR"); got != strconv.Itoa(segHdrSize) {
 		t.Errorf("SEG_HDR %s, Go %d", got, segHdrSize)
 	}
+	if got := def("SEG_ERR_REJECTED"); got != strconv.Itoa(segErrRejectedOff) {
+		t.Errorf("SEG_ERR_REJECTED %s, Go %d", got, segErrRejectedOff)
+	}
 
 	want := map[string]int{
 		"ST_RUNNING": int(StateRunning), "ST_BLOCKED": int(StateBlocked), "ST_FINALIZED": int(StateFinalized),

@@ -1,4 +1,4 @@
-/* mpi-error-fixed (2 ranks): mpi-error with valid arguments: tag 5 in MPI_Send_init/MPI_Recv_init (send-init-tag, recv-init-tag), MPI_INT in MPI_Send/MPI_Recv (send-null-type, recv-null-type), root 0 in MPI_Bcast (bcast-root). Correct: no findings. */
+/* mpi-error-fixed (2 ranks): mpi-error with valid arguments: tag 5 in MPI_Send_init/MPI_Recv_init (send-init-tag, recv-init-tag), MPI_INT in MPI_Send/MPI_Recv (send-null-type, recv-null-type), root 0 in MPI_Bcast (bcast-root), MPI_COMM_WORLD in MPI_Send (comm-null). Correct: no findings. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +48,11 @@ int main(int argc, char **argv)
 			MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
 	} else if (strcmp(mode, "bcast-root") == 0) {
 		MPI_Bcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD); // culprit: bcast
+	} else if (strcmp(mode, "comm-null") == 0) {
+		if (rank == 0)
+			MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-comm-null
+		else
+			MPI_Recv(buf, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "mpi-error-fixed: unknown mode %s\n", mode);

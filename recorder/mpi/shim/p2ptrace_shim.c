@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@
 #define SEG_MAGIC "P2PTSEG1"
 #define SEG_VERSION 3
 #define SEG_HDR 4096
+/* offset of err_rejected in the header (segErrRejectedOff) */
+#define SEG_ERR_REJECTED 1016
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
 enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6 };
@@ -119,6 +122,12 @@ struct seg_hdr {
        MPI_Iprobe answering no); poll_to is 0 after any other outcome. While
        the rank makes only such polls, the hang monitor counts it as blocked. */
     uint64_t poll_from, poll_to;
+    uint32_t cur_site, err_site; /* written by the Python recorder only */
+    char devices[32];            /* written by the Python recorder only */
+    /* err_rejected: the call that failed (err_call) was refused for its
+       arguments (an error class of a bad argument: the call took no effect),
+       so the merge leaves it out of the trace. */
+    uint32_t err_rejected;
 };
 
 /* struct rec is a record being built (rec_begin .. rec_commit); rec_commit
@@ -144,6 +153,7 @@ struct rec {
     size_t cap;
 };
 _Static_assert(sizeof(struct seg_hdr) <= SEG_HDR, "header size");
+_Static_assert(offsetof(struct seg_hdr, err_rejected) == SEG_ERR_REJECTED, "err_rejected offset");
 
 /* ---- state ---- */
 static int active;
@@ -1277,6 +1287,20 @@ static void failed_call(void) {
  * detect (start_refused), says what the program did: the error's text. */
 static __thread const char *err_why;
 
+/* rejected_class says whether an error class is that of a bad argument
+ * (MPI-3.1 sec. 8.4, Table 8.7), raised by the argument checks at a call's
+ * entry: the call did not take effect (no message was sent or received, no
+ * request was started). MPI_ERR_BUFFER is left out: it is also the error of
+ * a buffered send without space, after the call has begun. */
+static int rejected_class(int cls) {
+    switch (cls) {
+    case MPI_ERR_COUNT: case MPI_ERR_TYPE: case MPI_ERR_TAG: case MPI_ERR_COMM: case MPI_ERR_RANK:
+    case MPI_ERR_REQUEST: case MPI_ERR_ROOT: case MPI_ERR_GROUP: case MPI_ERR_OP: case MPI_ERR_ARG:
+        return 1;
+    }
+    return 0;
+}
+
 static void errhandler(MPI_Comm *comm, int *code, ...) {
     if (quiet) return; /* the shim's own look-up: its caller copes, the program's call reports it */
     char text[MPI_MAX_ERROR_STRING + 160];
@@ -1293,6 +1317,7 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         hdr->err_call = depth ? hdr->cur_call : C_NONE;
         hdr->err_pc = depth ? hdr->cur_pc : 0;
         hdr->err_module = depth ? hdr->cur_module : 0;
+        hdr->err_rejected = depth && rejected_class(cls);
         if (!depth) failed_call();
         snprintf(hdr->error, sizeof hdr->error, "%s", text);
         struct timespec ts;
