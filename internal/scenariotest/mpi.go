@@ -424,19 +424,16 @@ var MPIScenarios = []MPIScenario{
 
 	// negative-count: a negative count, MPI_ERR_COUNT (mpirun exits 2):
 	// send: rank 0's last MPI_Send of an off-by-one chunk loop; gatherv:
-	// rank 1's MPI_Gatherv (its tile's count clamped from above only). The
-	// replay finds the call as well (its count or size is negative), not
-	// a trace that does not replay.
+	// rank 1's MPI_Gatherv (its tile's count clamped from above only).
+	// MPI refused the call (MPI_ERR_COUNT), so it is not in the trace
+	// (see mpi-error) and check's replays add nothing; a trace that holds
+	// a negative count (the Go door, a hand-made trace) replays to an
+	// invalid-call too, not a trace that does not replay
+	// (TestNegativeCountReplaysAsInvalidCall).
 	{Name: "negative-count", Ranks: 2, Args: []string{"send"}, Plain: PlainFail, PlainExit: 2,
-		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send"),
-		Check: []MPIVerdict{
-			find("", verdict.InvalidCall, []int{0}, "send"),
-		}},
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send")},
 	{Name: "negative-count", Ranks: 2, Args: []string{"gatherv"}, Plain: PlainFail, PlainExit: 2,
-		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "gatherv"),
-		Check: []MPIVerdict{
-			find("", verdict.InvalidCall, []int{1}, "gatherv"),
-		}},
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "gatherv")},
 	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"send"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
 	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"gatherv"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
 
