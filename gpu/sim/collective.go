@@ -407,12 +407,15 @@ func collSize(call *Op, world int) int {
 // collWaitsOn lists the ranks a rank blocked in collective call waits for
 // (for the wait-for graph): of those its rule depends on, the ones that
 // have not entered the same collective (for the world, its ranks; for
-// another comm, the ranks seen using it).
+// another comm, the ranks seen using it, or every rank when the comm is as
+// large as the world, as a dup of it is: then a rank that has not used it
+// yet is a member all the same, and a cycle through it is a deadlock).
 func (e *Engine) collWaitsOn(call *Op) []int {
 	c := e.comms[call.Comm]
 	if c == nil {
 		return nil
 	}
+	everyRank := call.Comm == 0 || collSize(call, len(e.ranks)) == len(e.ranks)
 	in := e.collOf(call)
 	entered := make([]bool, len(e.ranks))
 	if in != nil {
@@ -423,7 +426,7 @@ func (e *Engine) collWaitsOn(call *Op) []int {
 	rule := e.collRule(call)
 	var out []int
 	for r := range e.ranks {
-		if entered[r] || (call.Comm > 0 && !c.members[r]) {
+		if entered[r] || (!everyRank && !c.members[r]) {
 			continue
 		}
 		switch {

@@ -259,3 +259,24 @@ func TestProcNullCompletesAtOnce(t *testing.T) {
 		t.Errorf("Iprobe of ProcNull: flag false")
 	}
 }
+
+// TestCollectivesOnTwoWorldCommsInOppositeOrderIsDeadlock: rank 0 enters a
+// barrier of the world, rank 1 one of a dup of the world (same size): each
+// waits for the other, which has not used the other's comm yet but is a
+// member of it (its size is the world's): a wait-for cycle, a deadlock, not
+// a hang that "waits for a message no rank can send" (as before).
+func TestCollectivesOnTwoWorldCommsInOppositeOrderIsDeadlock(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	script := [][]call{
+		{barrier(0, 2, 1, nil), barrier(9, 2, 2, nil)},
+		{barrier(9, 2, 2, nil), barrier(0, 2, 1, nil)},
+	}
+	runScript(e, script)
+	ps := e.Problems()
+	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Deadlock || !slices.Equal(ps[0].Cycle, []int{0, 1, 0}) {
+		t.Fatalf("%+v", ps)
+	}
+	if !slices.Equal(ps[0].Blocked[0].WaitsOn, []int{1}) || !slices.Equal(ps[0].Blocked[1].WaitsOn, []int{0}) {
+		t.Fatalf("waits on %v, %v", ps[0].Blocked[0].WaitsOn, ps[0].Blocked[1].WaitsOn)
+	}
+}

@@ -581,6 +581,24 @@ var MPIScenarios = []MPIScenario{
 			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "bcast"),
 		}},
 	{Name: "coll-order-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-order"},
+	// coll-comm-order: Allreduce on the world and on a dup of it, in
+	// another order per rank (MPI-3.1 sec. 5.13): each waits for the other,
+	// which is in the other communicator's call; a dup is as large as the
+	// world, so every rank is its member: a deadlock (before: a hang, rank
+	// 1 "waits for a message no rank can send"). Open MPI hangs. bcast:
+	// Bcasts (the root does not wait): complete; under sync the deadlock.
+	{Name: "coll-comm-order", Ranks: 2, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Deadlock, []int{0, 1}, "world", "dup"),
+		Check: []MPIVerdict{
+			find("", verdict.Deadlock, []int{0, 1}, "world", "dup"),
+		}},
+	{Name: "coll-comm-order", Ranks: 2, Args: []string{"bcast"}, Record: complete, Plain: PlainOK,
+		Check: []MPIVerdict{
+			find("sync", verdict.Deadlock, []int{0, 1}, "bcast-world", "bcast-dup"),
+			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "bcast-world"),
+		}},
+	{Name: "coll-comm-order-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-comm-order"},
+	{Name: "coll-comm-order-fixed", Ranks: 2, Args: []string{"bcast"}, Record: complete, Plain: PlainOK, FixOf: "coll-comm-order"},
 	// coll-mismatch: Reduce against Bcast as the world's first collective:
 	// Open MPI hangs; the recording and check name both calls.
 	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,
