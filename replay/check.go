@@ -613,7 +613,8 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 
 // CheckTrace is check's whole verdict on a trace file: the findings the
 // recording itself made (a crash, an in-flight mutation, the live run's
-// hang) first, then the battery's (Check), deduplicated by signature; and,
+// hang) first, then the battery's (Check), deduplicated by signature, less
+// those that restate a recorded one (Finding.Restates); and,
 // for a trace cut short, where each unfinished rank's record ends.
 func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	cfg := t.Config()
@@ -628,6 +629,7 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 		return nil, err
 	}
 	var set verdict.Set
+	var recorded []Finding
 	for _, f := range t.Recorded() {
 		if t.Rules() == RulesNCCL && rederived(f.Kind) {
 			// The recording's protocol findings are its backend's (gloo);
@@ -635,8 +637,13 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 			continue
 		}
 		set.Add(f)
+		recorded = append(recorded, f)
 	}
-	set.Add(res.Findings...)
+	for _, f := range res.Findings {
+		if !slices.ContainsFunc(recorded, func(rec Finding) bool { return f.Restates(&rec) }) {
+			set.Add(f)
+		}
+	}
 	ends, err := t.Ends()
 	if err != nil {
 		return nil, err

@@ -121,3 +121,61 @@ func TestCrashedTraceChecksToACrash(t *testing.T) {
 		t.Fatalf("want both ranks' record ends, rank 1's at %s:\n%s", last, rep.Text())
 	}
 }
+
+// TestCheckTraceKeepsARecordedFindingOnce: a finding the recording made
+// (as the MPI merge writes an MPI_ERR_TRUNCATE: the call's name, its rank
+// and line) and the battery's finding of the same bug (the truncation of
+// the same receive, with its sender) are one: check reports the recorded
+// one alone (before: both). A battery finding at another line is kept.
+func TestCheckTraceKeepsARecordedFindingOnce(t *testing.T) {
+	recv := fmt.Sprintf("cut_test.go:%d", scenariotest.MarkerLine(t, "cut_test.go", "short-recv"))
+	mpiError := func(site string) verdict.Finding {
+		return verdict.New(verdict.Truncation, []int{1}, "rank 1: MPI error in MPI_Recv: MPI_ERR_TRUNCATE: message truncated",
+			verdict.OpRef{Rank: 1, Op: "MPI_Recv", Peer: trace.NoRank, Tag: -1, Site: site, Call: "MPI_Recv"})
+	}
+	for _, tc := range []struct {
+		name     string
+		recorded verdict.Finding
+		want     []string // the findings' messages, in order
+	}{
+		{"same receive", mpiError(recv), []string{"rank 1: MPI error in MPI_Recv: MPI_ERR_TRUNCATE: message truncated"}},
+		{"another line", mpiError("other.c:1"), []string{"rank 1: MPI error in MPI_Recv: MPI_ERR_TRUNCATE: message truncated",
+			"rank 0 sent 32 bytes, rank 1's receive buffer holds 16"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "truncated.db")
+			w, err := trace.Create(path, trace.Header{Command: []string{"test"}, WorldSize: 2, Backend: "sim"}, trace.WriterOptions{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = gpu.Launch(2, func(r *gpu.Rank) error {
+				if r.ID() == 0 {
+					return r.Send(r.Alloc(gpu.Int32, 8), 1, 0)
+				}
+				_, err := r.Recv(r.Alloc(gpu.Int32, 4), 0, 0) // culprit: short-recv
+				return err
+			}, gpu.RecordTo(w))
+			status, _ := gpu.Outcome(err)
+			w.SetHeader(func(h *trace.Header) { h.Findings = []verdict.Finding{tc.recorded} })
+			if err := w.Close(status, ""); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := replay.OpenTrace(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			rep, err := replay.CheckTrace(tr, replay.CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range rep.Findings {
+				got = append(got, f.Message)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("findings %q, want %q:\n%s", got, tc.want, rep.Text())
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -80,6 +81,25 @@ func (f *Finding) Signature() string {
 		fmt.Fprintf(&b, "|%d:%s:%s", o.Rank, o.Op, o.Site)
 	}
 	return b.String()
+}
+
+// Restates reports whether f, a finding of a replay as recorded (no fault),
+// is rec again: a finding the recording itself made (an MPI error), of the
+// same kind, whose every op is one of f's (same rank and site). The two
+// name their ops differently (the recording by the MPI call, the replay by
+// the op and its peer), so their signatures differ: a truncation MPI
+// reported at a receive and the replay's truncation of the same receive,
+// with its sender, are one bug.
+func (f *Finding) Restates(rec *Finding) bool {
+	if f.Kind != rec.Kind || f.RevealedBy != "" || len(rec.Ops) == 0 {
+		return false
+	}
+	for _, o := range rec.Ops {
+		if o.Site == "" || !slices.ContainsFunc(f.Ops, func(p OpRef) bool { return p.Rank == o.Rank && p.Site == o.Site }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Set accumulates findings, keeping the first of each signature in the

@@ -202,3 +202,33 @@ func TestREADMEListsEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingRestates pins when a replay's finding is a recorded one again:
+// same kind, found as recorded, and every op of the recorded one (rank and
+// site) among its ops.
+func TestFindingRestates(t *testing.T) {
+	rec := verdict.New(verdict.Truncation, []int{1}, "MPI error", verdict.OpRef{Rank: 1, Op: "MPI_Recv", Site: "a.c:9"})
+	replayed := verdict.New(verdict.Truncation, []int{0, 1}, "sent 40, holds 20",
+		verdict.OpRef{Rank: 0, Op: "Send", Site: "a.c:8"}, verdict.OpRef{Rank: 1, Op: "Recv", Site: "a.c:9"})
+	underSync := replayed
+	underSync.RevealedBy = "sync"
+	otherKind := replayed
+	otherKind.Kind = verdict.TypeMismatch
+	otherRank := verdict.New(verdict.Truncation, []int{0}, "", verdict.OpRef{Rank: 0, Op: "Recv", Site: "a.c:9"})
+	noSite := verdict.New(verdict.Truncation, []int{1}, "MPI error", verdict.OpRef{Rank: 1, Op: "MPI_Recv"})
+	for _, tc := range []struct {
+		name   string
+		f, rec verdict.Finding
+		want   bool
+	}{
+		{"same receive", replayed, rec, true},
+		{"under a fault", underSync, rec, false},
+		{"another kind", otherKind, rec, false},
+		{"another rank", otherRank, rec, false},
+		{"recorded without a site", replayed, noSite, false},
+	} {
+		if got := tc.f.Restates(&tc.rec); got != tc.want {
+			t.Errorf("%s: Restates = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
