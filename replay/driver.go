@@ -53,6 +53,9 @@ type Config struct {
 	// BsendOverhead is the trace's (trace.Header.BsendOverhead): set, every
 	// rank's buffered sends are checked against its attached space.
 	BsendOverhead int64
+	// Comms are the trace's communicators with their members
+	// (trace.Header.Comms), for the wait-for graph of a stuck run.
+	Comms []trace.CommGroup
 }
 
 // Outcome is what one replay did.
@@ -288,7 +291,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		d.late.init()
 		obs = (*transfers)(d)
 	}
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms})
 	for i := range d.ranks {
 		c := &d.ranks[i]
 		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]

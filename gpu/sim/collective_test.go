@@ -280,3 +280,29 @@ func TestCollectivesOnTwoWorldCommsInOppositeOrderIsDeadlock(t *testing.T) {
 		t.Fatalf("waits on %v, %v", ps[0].Blocked[0].WaitsOn, ps[0].Blocked[1].WaitsOn)
 	}
 }
+
+// TestCollectiveOnAKnownCommWaitsForItsMembers: members given in advance
+// (Config.Comms, an MPI trace's header) count before they use the comm:
+// rank 0 in the world's barrier waits for rank 2, rank 2 in comm 5's for
+// rank 0 (a member that has not used comm 5 yet): a deadlock. Without the
+// members rank 2 waits on no one: a hang.
+func TestCollectiveOnAKnownCommWaitsForItsMembers(t *testing.T) {
+	script := func() [][]call {
+		return [][]call{
+			{barrier(0, 3, 1, nil), barrier(5, 2, 2, nil)},
+			{barrier(0, 3, 1, nil)},
+			{barrier(5, 2, 2, nil), barrier(0, 3, 1, nil)},
+		}
+	}
+	e := sim.New(sim.Config{Ranks: 3, Comms: []trace.CommGroup{{ID: 5, Ranks: []int{2, 0}}}})
+	runScript(e, script())
+	ps := e.Problems()
+	if len(ps) != 1 || ps[0].Kind != verdict.Deadlock || !slices.Equal(ps[0].Cycle, []int{0, 2, 0}) {
+		t.Fatalf("with the members: %+v", ps)
+	}
+	e = sim.New(sim.Config{Ranks: 3})
+	runScript(e, script())
+	if ps := e.Problems(); len(ps) != 1 || ps[0].Kind != verdict.Hang {
+		t.Fatalf("without the members: %+v", ps)
+	}
+}

@@ -34,6 +34,11 @@ type Config struct {
 	// its attached space from the start, each message needing this much
 	// beyond its bytes (see bsend.go).
 	BsendOverhead int64
+	// Comms are communicators whose members are known in advance (an MPI
+	// trace's, trace.Header.Comms): a rank stuck in a collective on one
+	// waits for its members that have not entered it. Of another
+	// communicator only the ranks seen using it are known.
+	Comms []trace.CommGroup
 }
 
 // Observer is told about ops as the engine processes them (the recorder is one).
@@ -202,6 +207,17 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.BsendOverhead > 0 {
 		e.bsendOn()
+	}
+	for _, g := range cfg.Comms {
+		if g.ID == 0 {
+			continue // the world: every rank
+		}
+		c := e.comm(g.ID)
+		for _, r := range g.Ranks {
+			if r >= 0 && r < len(c.members) {
+				c.members[r] = true
+			}
+		}
 	}
 	return e
 }

@@ -599,6 +599,16 @@ var MPIScenarios = []MPIScenario{
 		}},
 	{Name: "coll-comm-order-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-comm-order"},
 	{Name: "coll-comm-order-fixed", Ranks: 2, Args: []string{"bcast"}, Record: complete, Plain: PlainOK, FixOf: "coll-comm-order"},
+	// split-coll-order: Allreduce on the world and on the even/odd half,
+	// rank 2 on its half first: rank 0 (world) and rank 2 (half) wait for
+	// each other; the trace header's comms name rank 0 a member of the
+	// half before it uses it: a deadlock (before: a hang). Open MPI hangs.
+	{Name: "split-coll-order", Ranks: 4, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Deadlock, []int{0, 1, 2, 3}, "world-first", "half-first"),
+		Check: []MPIVerdict{
+			find("", verdict.Deadlock, []int{0, 1, 2, 3}, "world-first", "half-first"),
+		}},
+	{Name: "split-coll-order-fixed", Ranks: 4, Record: complete, Plain: PlainOK, FixOf: "split-coll-order"},
 	// coll-mismatch: Reduce against Bcast as the world's first collective:
 	// Open MPI hangs; the recording and check name both calls.
 	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,

@@ -1,7 +1,9 @@
 package mpi
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,7 +42,7 @@ func TestMergeCommSplit(t *testing.T) {
 	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, rk, _ := loadTrace(t, out)
+	h, rk, _ := loadTrace(t, out)
 	comm := map[int]int32{} // world rank -> comm id of its half
 	dupc := map[int]int32{}
 	for r := range 4 {
@@ -71,6 +73,17 @@ func TestMergeCommSplit(t *testing.T) {
 	}
 	if comm[0] == comm[1] {
 		t.Errorf("both halves have comm id %d", comm[0])
+	}
+	// The header names each communicator's members, world ranks in the
+	// communicator's order (key -rank: the higher world rank first), for
+	// the wait-for graph of a stuck replay.
+	want := map[int][]int{int(comm[0]): {2, 0}, int(dupc[0]): {2, 0}, int(comm[1]): {3, 1}, int(dupc[1]): {3, 1}}
+	got := map[int][]int{}
+	for _, g := range h.Comms {
+		got[g.ID] = g.Ranks
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("header comms %v, want %v", got, want)
 	}
 }
 
@@ -126,7 +139,14 @@ func recordIntercomm(t *testing.T, extraEnv ...string) [][]op {
 	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, rk, _ := loadTrace(t, out)
+	h, rk, _ := loadTrace(t, out)
+	// Each side of an intercommunicator records its own group under the
+	// one id: the header leaves it out (its members are not one group).
+	for _, g := range h.Comms {
+		if len(rk[0]) > 3 && (g.ID == int(rk[0][0].post.Comm) || g.ID == int(rk[0][3].post.Comm)) {
+			t.Errorf("header comms name the intercomm %d: %v", g.ID, g.Ranks)
+		}
+	}
 	want := []string{"Send Send Send Recv Recv Recv Finalize", "Recv Send Finalize", "Recv Send Finalize", "Recv Send Finalize"}
 	for r := range 4 {
 		if got := ops(rk[r]); got != want[r] {

@@ -266,7 +266,9 @@
 // Testsome write no op and list in their done record's trailer the requests
 // that completed. A module record (id, load base, path) comes before the
 // first record that uses its id; a comm record (id, parent id in peer, size
-// in count, world ranks in the trailer) when a communicator is created.
+// in count, world ranks in the trailer) when a communicator is created;
+// the merge lists them in the trace header (Header.Comms), leaving out an
+// id whose records disagree (an intercommunicator's two sides).
 // A persistent init (Send_init...) writes a post with its op, envelope and
 // its persistent id in req, and no done: no trace op (Start is). A
 // Request_free of a persistent request writes a post with the persistent id

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -227,6 +228,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
 	hdr.Devices = rankDevices(segs, size)
+	hdr.Comms = commGroups(segs, size)
 	if strings.HasPrefix(hdr.Backend, pythonTorchLibrary) {
 		hdr.HashAlgo = trace.HashBLAKE2b
 	}
@@ -591,6 +593,45 @@ func prepare(s *segment) (*rankData, error) {
 		}
 	}
 	return rd, nil
+}
+
+// commGroups lists, by id, the communicators other than the world that the
+// ranks' comm records name, with their members' world ranks. One whose
+// records disagree, or name a rank outside the world, is left out (an
+// intercommunicator: each side records its own group).
+func commGroups(segs map[int]*segment, size int) []trace.CommGroup {
+	groups := map[int][]int{}
+	bad := map[int]bool{}
+	for r := range size {
+		s := segs[r]
+		if s == nil {
+			continue
+		}
+		for i := range s.recs {
+			c := &s.recs[i]
+			if c.Type != recComm || c.Comm == 0 || bad[int(c.Comm)] {
+				continue
+			}
+			ranks := make([]int, len(c.Reqs))
+			for j, w := range c.Reqs {
+				ranks[j] = int(int64(w))
+				if ranks[j] < 0 || ranks[j] >= size {
+					bad[int(c.Comm)] = true
+				}
+			}
+			if old, ok := groups[int(c.Comm)]; ok && !slices.Equal(old, ranks) {
+				bad[int(c.Comm)] = true
+			}
+			groups[int(c.Comm)] = ranks
+		}
+	}
+	var out []trace.CommGroup
+	for _, id := range slices.Sorted(maps.Keys(groups)) {
+		if !bad[id] {
+			out = append(out, trace.CommGroup{ID: id, Ranks: groups[id]})
+		}
+	}
+	return out
 }
 
 // rejectedCall is the index of the post of the call that MPI refused for a

@@ -323,6 +323,13 @@ const (
 	StatusCrashed  Status = "crashed"
 )
 
+// CommGroup is a communicator of an MPI trace: its id (Event.Comm) and
+// the world ranks of its members, in the communicator's rank order.
+type CommGroup struct {
+	ID    int   `json:"id"`
+	Ranks []int `json:"ranks"`
+}
+
 // Header describes a whole recording. It is stored once and rewritten when the
 // recording ends (status, end time, counts).
 type Header struct {
@@ -369,6 +376,12 @@ type Header struct {
 	// recorder does not know (gpu and MPI programs). A rank's, not an
 	// event's: events have no device field.
 	Devices []string `json:"devices,omitempty"`
+	// Comms are the communicators the recording saw created, with their
+	// members' world ranks (an MPI job's, from the shim); nil when it does
+	// not know (gpu programs, older traces). The replay's wait-for graph
+	// uses them: a rank stuck in a collective waits for every member that
+	// has not entered it, not only the ranks seen using the communicator.
+	Comms []CommGroup `json:"comms,omitempty"`
 	// Events and RankEvents count the events written, set when the recording ends.
 	Events     int64   `json:"events"`
 	RankEvents []int64 `json:"rank_events,omitempty"`
