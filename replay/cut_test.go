@@ -78,12 +78,7 @@ func TestKilledRecordingChecksClean(t *testing.T) {
 // the crash is a finding of check, at the rank's last runtime call, and the
 // other ranks' pending calls are not.
 func TestCrashedTraceChecksToACrash(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crash.db")
-	w, err := trace.Create(path, trace.Header{Command: []string{"test"}, WorldSize: 2, Backend: "sim"}, trace.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = gpu.Launch(2, func(r *gpu.Rank) error {
+	tr := recordedTrace(t, func(r *gpu.Rank) error {
 		b := r.Alloc(gpu.Int32, 4)
 		if r.ID() == 0 {
 			if _, err := r.Recv(b, 1, 0); err != nil {
@@ -97,17 +92,7 @@ func TestCrashedTraceChecksToACrash(t *testing.T) {
 			m[0]++
 		}
 		return nil
-	}, gpu.RecordTo(w))
-	status, fs := gpu.Outcome(err)
-	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
-	if err := w.Close(status, ""); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.OpenTrace(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	}, func(fs []verdict.Finding) []verdict.Finding { return fs })
 	rep, err := replay.CheckTrace(tr, replay.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -143,28 +128,13 @@ func TestCheckTraceKeepsARecordedFindingOnce(t *testing.T) {
 			"rank 0 sent 32 bytes, rank 1's receive buffer holds 16"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "truncated.db")
-			w, err := trace.Create(path, trace.Header{Command: []string{"test"}, WorldSize: 2, Backend: "sim"}, trace.WriterOptions{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = gpu.Launch(2, func(r *gpu.Rank) error {
+			tr := recordedTrace(t, func(r *gpu.Rank) error {
 				if r.ID() == 0 {
 					return r.Send(r.Alloc(gpu.Int32, 8), 1, 0)
 				}
 				_, err := r.Recv(r.Alloc(gpu.Int32, 4), 0, 0) // culprit: short-recv
 				return err
-			}, gpu.RecordTo(w))
-			status, _ := gpu.Outcome(err)
-			w.SetHeader(func(h *trace.Header) { h.Findings = []verdict.Finding{tc.recorded} })
-			if err := w.Close(status, ""); err != nil {
-				t.Fatal(err)
-			}
-			tr, err := replay.OpenTrace(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
+			}, func([]verdict.Finding) []verdict.Finding { return []verdict.Finding{tc.recorded} })
 			rep, err := replay.CheckTrace(tr, replay.CheckOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -178,4 +148,27 @@ func TestCheckTraceKeepsARecordedFindingOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordedTrace runs fn on two ranks of the gpu runtime recording into a
+// trace, stores as its header's findings what findings makes of the run's
+// own (as a recorder would), and opens it.
+func recordedTrace(t *testing.T, fn func(r *gpu.Rank) error, findings func([]verdict.Finding) []verdict.Finding) *replay.Trace {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.db")
+	w, err := trace.Create(path, trace.Header{Command: []string{"test"}, WorldSize: 2, Backend: "sim"}, trace.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, fs := gpu.Outcome(gpu.Launch(2, fn, gpu.RecordTo(w)))
+	w.SetHeader(func(h *trace.Header) { h.Findings = findings(fs) })
+	if err := w.Close(status, ""); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
 }
