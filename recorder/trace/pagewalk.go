@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"strings"
 )
 
 // The bbolt page layout, as far as the pre-walk needs it (bbolt v1.x file
@@ -26,6 +27,9 @@ type pageWalker struct {
 	ps      uint64
 	hwm     uint64
 	visited []uint64 // bitset of page ids
+	// bufs[d] holds the image of the page at depth d (read while its
+	// ancestors' images are still in use), reused from page to page.
+	bufs [maxDepth + 1][]byte
 }
 
 func (w *pageWalker) seen(id uint64) bool {
@@ -52,14 +56,22 @@ func (w *pageWalker) page(id uint64, depth int) error {
 	if id < 2 || id >= w.hwm {
 		return fmt.Errorf("page %d beyond the end of the database (%d pages)", id, w.hwm)
 	}
-	var hdr [16]byte
-	if _, err := w.f.ReadAt(hdr[:], int64(id*w.ps)); err != nil {
+	// One read of the page's first ps bytes: its header and, but for a
+	// page of more elements than fit there, everything the walk reads of
+	// it. Leaves of large values (a trace's blocks) span several pages
+	// whose rest holds bytes the walk only bounds-checks.
+	buf := w.bufs[depth]
+	if uint64(cap(buf)) < w.ps {
+		buf = make([]byte, w.ps)
+	}
+	buf = buf[:w.ps]
+	if _, err := w.f.ReadAt(buf, int64(id*w.ps)); err != nil {
 		return fmt.Errorf("page %d: %v", id, err)
 	}
-	if got := binary.LittleEndian.Uint64(hdr[:]); got != id {
+	if got := binary.LittleEndian.Uint64(buf); got != id {
 		return fmt.Errorf("page %d has id %d", id, got)
 	}
-	overflow := uint64(binary.LittleEndian.Uint32(hdr[12:]))
+	overflow := uint64(binary.LittleEndian.Uint32(buf[12:]))
 	if overflow >= w.hwm-id {
 		return fmt.Errorf("page %d overflows the database", id)
 	}
@@ -68,21 +80,67 @@ func (w *pageWalker) page(id uint64, depth int) error {
 			return fmt.Errorf("page %d referenced twice", i)
 		}
 	}
-	buf := make([]byte, (overflow+1)*w.ps)
-	if _, err := w.f.ReadAt(buf, int64(id*w.ps)); err != nil {
-		return fmt.Errorf("page %d: %v", id, err)
+	size := (overflow + 1) * w.ps
+	if overflow > 0 && readsPast(buf, size) {
+		if uint64(cap(buf)) < size {
+			buf = make([]byte, size)
+		}
+		buf = buf[:size]
+		if _, err := w.f.ReadAt(buf, int64(id*w.ps)); err != nil {
+			return fmt.Errorf("page %d: %v", id, err)
+		}
 	}
-	return w.elems(buf, fmt.Sprintf("page %d", id), depth)
+	w.bufs[depth] = buf
+	return w.elems(buf, size, pageName{id: id}, depth)
 }
 
-// elems checks the elements of a page image p (a real or an inline page).
-func (w *pageWalker) elems(p []byte, name string, depth int) error {
-	if len(p) < 16 {
+// readsPast reports whether elems, checking a page image of size bytes,
+// reads past its first len(p): its element table or a bucket's header.
+func readsPast(p []byte, size uint64) bool {
+	count := uint64(binary.LittleEndian.Uint16(p[10:]))
+	table := 16 + count*elemSize
+	if table > size {
+		return false // elems refuses the page
+	}
+	if table > uint64(len(p)) {
+		return true
+	}
+	if binary.LittleEndian.Uint16(p[8:]) != pageLeaf {
+		return false
+	}
+	for i := range count {
+		e := p[16+i*elemSize:]
+		if binary.LittleEndian.Uint32(e)&leafIsBucket == 0 {
+			continue
+		}
+		end := 16 + i*elemSize + uint64(binary.LittleEndian.Uint32(e[4:])) + uint64(binary.LittleEndian.Uint32(e[8:])) + uint64(binary.LittleEndian.Uint32(e[12:]))
+		if end <= size && end > uint64(len(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// pageName names a page image in errors: page id, or an inline bucket in it.
+type pageName struct {
+	id      uint64
+	inlines int
+}
+
+func (n pageName) String() string {
+	return fmt.Sprintf("page %d", n.id) + strings.Repeat(" (inline bucket)", n.inlines)
+}
+
+// elems checks the elements of a page image of size bytes (a real or an
+// inline page): p is all of it or, for a real page, as much of it as
+// holds what the walk reads (readsPast).
+func (w *pageWalker) elems(p []byte, size uint64, name pageName, depth int) error {
+	if size < 16 {
 		return fmt.Errorf("%s: short page", name)
 	}
 	flags := binary.LittleEndian.Uint16(p[8:])
 	count := int(binary.LittleEndian.Uint16(p[10:]))
-	if 16+count*elemSize > len(p) {
+	if uint64(16+count*elemSize) > size {
 		return fmt.Errorf("%s: %d elements overflow the page", name, count)
 	}
 	// bbolt takes any page without the leaf flag for a branch page, and
@@ -100,7 +158,7 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 		switch flags {
 		case pageBranch:
 			pos, ksize := uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
-			if uint64(off)+pos+ksize > uint64(len(p)) {
+			if uint64(off)+pos+ksize > size {
 				return fmt.Errorf("%s: element %d outside the page", name, i)
 			}
 			if err := w.page(binary.LittleEndian.Uint64(e[8:]), depth+1); err != nil {
@@ -112,7 +170,7 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 			ksize := uint64(binary.LittleEndian.Uint32(e[8:]))
 			vsize := uint64(binary.LittleEndian.Uint32(e[12:]))
 			end := uint64(off) + pos + ksize + vsize
-			if end > uint64(len(p)) {
+			if end > size {
 				return fmt.Errorf("%s: element %d outside the page", name, i)
 			}
 			if lf&leafIsBucket == 0 {
@@ -126,8 +184,11 @@ func (w *pageWalker) elems(p []byte, name string, depth int) error {
 				if err := w.page(root, depth+1); err != nil {
 					return err
 				}
-			} else if err := w.elems(v[16:], name+" (inline bucket)", depth+1); err != nil {
-				return err
+			} else {
+				inline := pageName{name.id, name.inlines + 1}
+				if err := w.elems(v[16:], uint64(len(v)-16), inline, depth+1); err != nil {
+					return err
+				}
 			}
 		}
 	}
