@@ -147,7 +147,11 @@ type Engine struct {
 	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab                []Op
 	slabSize            int
-	free                []*Op // released ops, reused before the slab
+	// freeOps is the last op released, reused before the slab; each free
+	// op's match is the one released before it. (A list through the ops,
+	// not a slice: a replay releasing millions of ops would grow a slice of
+	// them, copying it at each doubling.)
+	freeOps *Op
 	// snaps hold the eager copies of payloads (see Op.snap), freeSnaps
 	// their free slots.
 	snaps     [][]byte
@@ -316,9 +320,8 @@ func (e *Engine) mayContinue(rk *rank) bool {
 func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	rk := &e.ranks[r]
 	var op *Op
-	if n := len(e.free); n > 0 {
-		op = e.free[n-1]
-		e.free = e.free[:n-1]
+	if op = e.freeOps; op != nil {
+		e.freeOps = op.match
 		// Zero, then set: a literal with fields would be built on the stack
 		// and copied, twice the stores. (A slab's ops are zero already: a
 		// replay of many ranks with all their ops live at once, an
@@ -457,9 +460,14 @@ func (e *Engine) Release(op *Op) {
 	if op.bits&bitNoData == 0 {
 		op.Data, op.Reqs = nil, nil
 	}
-	op.match = nil
 	op.done = false // a second Release of the same op is a no-op
-	e.free = append(e.free, op)
+	e.pushFree(op)
+}
+
+// pushFree adds op, released, to the ops newOp reuses.
+func (e *Engine) pushFree(op *Op) {
+	op.match = e.freeOps
+	e.freeOps = op
 }
 
 // ErrRunStuck is returned by calls made after the run was found stuck.

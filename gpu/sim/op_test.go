@@ -96,7 +96,7 @@ func TestNewOpReusesAsFresh(t *testing.T) {
 		want := *e.newOp(0, trace.OpIsend) // from the slab
 		op := new(Op)
 		tc.prep(op)
-		e.free = append(e.free, op)
+		e.pushFree(op)
 		got := e.newOp(0, trace.OpIsend)
 		if got != op {
 			t.Fatalf("%s: newOp did not take the free op", tc.name)
