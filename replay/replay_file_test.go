@@ -37,8 +37,11 @@ func BenchmarkReplayRecordedRingFile(b *testing.B) {
 					b.Fatal(err)
 				}
 				out, err := replay.Replay(src, t.Config())
-				if err != nil || out.Stuck || len(out.Problems) > 0 {
-					b.Fatal(err, out.Problems)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Stuck || len(out.Problems) > 0 {
+					b.Fatal(out.Problems)
 				}
 				events += out.Events
 				t.Close()
@@ -90,8 +93,11 @@ func BenchmarkReplayRecordedRingMemory(b *testing.B) {
 			var events int64
 			for b.Loop() {
 				out, err := replay.Replay(c.source(), cfg)
-				if err != nil || out.Stuck || len(out.Problems) > 0 {
-					b.Fatal(err, out.Problems)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Stuck || len(out.Problems) > 0 {
+					b.Fatal(out.Problems)
 				}
 				events += out.Events
 			}

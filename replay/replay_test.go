@@ -123,8 +123,11 @@ func BenchmarkReplayAllToAll(b *testing.B) {
 			for b.Loop() {
 				src := newAllToAll(c.ranks, c.iters)
 				out, err := replay.Replay(src, replay.Config{})
-				if err != nil || out.Stuck || len(out.Problems) > 0 {
-					b.Fatal(err, out.Problems)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Stuck || len(out.Problems) > 0 {
+					b.Fatal(out.Problems)
 				}
 				events += out.Events
 			}
@@ -150,8 +153,11 @@ func benchRecorded(b *testing.B, path string) {
 			b.Fatal(err)
 		}
 		out, err := replay.Replay(src, tr.Config())
-		if err != nil || out.Stuck || len(out.Problems) > 0 {
-			b.Fatal(err, out.Problems)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out.Stuck || len(out.Problems) > 0 {
+			b.Fatal(out.Problems)
 		}
 		events += out.Events
 	}
@@ -203,8 +209,11 @@ func BenchmarkReplayJitterRing(b *testing.B) {
 	var events int64
 	for b.Loop() {
 		out, err := replay.Replay(ev.Source(), replay.Config{})
-		if err != nil || out.Stuck || len(out.Problems) > 0 {
-			b.Fatal(err, out.Problems)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out.Stuck || len(out.Problems) > 0 {
+			b.Fatal(out.Problems)
 		}
 		events += out.Events
 	}

@@ -380,3 +380,83 @@ func TestFileReplayReadsTheDoneEventsItNeeds(t *testing.T) {
 		tr.Close()
 	}
 }
+
+// A rank's Waitall of many requests is followed in its record by a run of
+// Done events longer than a trace Cursor's window: a replay reads past it,
+// from the decoders ahead and on its own goroutine (the run made both fail
+// with "bytes after the last event of the block" when a skip of Done
+// events reached the window's end twice in one read).
+func TestReplayReadsALongRunOfDoneEvents(t *testing.T) {
+	t.Parallel()
+	const ranks = 128 // 254 requests a Waitall: some 2 KiB of Done events
+	evs := make(replay.Events, ranks)
+	total := 0
+	for r := range ranks {
+		var seq, vt uint64
+		add := func(e trace.Event) {
+			e.Rank = int32(r)
+			evs[r] = append(evs[r], e)
+			total++
+		}
+		var reqs []uint64
+		for k := 1; k < ranks; k++ {
+			reqs = append(reqs, seq+1)
+			add(trace.Event{Kind: trace.KindPost, Seq: seq, Op: trace.OpIsend, Peer: int32((r + k) % ranks), Dtype: trace.Uint8, Count: 8, Bytes: 8, Req: seq + 1})
+			seq++
+		}
+		for k := 1; k < ranks; k++ {
+			reqs = append(reqs, seq+1)
+			add(trace.Event{Kind: trace.KindPost, Seq: seq, Op: trace.OpIrecv, Peer: int32((r - k + ranks) % ranks), Dtype: trace.Uint8, Count: 8, Bytes: 8, Req: seq + 1})
+			seq++
+		}
+		w := seq
+		add(trace.Event{Kind: trace.KindPost, Seq: w, Op: trace.OpWaitall, Reqs: reqs})
+		seq++
+		for j := range w {
+			k := j * 5 % w // completions in another order than the posts
+			vt += 100 + k%7
+			op := trace.OpIsend
+			if k >= ranks-1 {
+				op = trace.OpIrecv
+			}
+			add(trace.Event{Kind: trace.KindDone, Seq: k, Op: op, MatchRank: trace.NoRank, DoneVT: int64(vt)})
+		}
+		add(trace.Event{Kind: trace.KindDone, Seq: w, Op: trace.OpWaitall, MatchRank: trace.NoRank, DoneVT: int64(vt)})
+		add(trace.Event{Kind: trace.KindPost, Seq: seq, Op: trace.OpFinalize})
+	}
+	path := filepath.Join(t.TempDir(), "alltoall.p2ptrace")
+	w, err := trace.Create(path, trace.Header{WorldSize: ranks}, trace.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range evs {
+		for i := range evs[r] {
+			w.Append(&evs[r][i])
+		}
+	}
+	if err := w.Close(trace.StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for _, c := range []struct {
+		name string
+		open func() (replay.Source, error)
+	}{{"ahead", tr.Open}, {"direct", tr.OpenDirect}} {
+		name := c.name
+		src, err := c.open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := replay.Replay(src, tr.Config())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if out.Stuck || len(out.Problems) > 0 || out.Events != int64(total) {
+			t.Errorf("%s: %d of %d events, stuck %v, problems %v", name, out.Events, total, out.Stuck, out.Problems)
+		}
+	}
+}

@@ -76,7 +76,8 @@ func TestCursorNextRef(t *testing.T) {
 // TestCursorNextPost: NextPost skips the Done events before the next post,
 // at most maxSkip of them, returns the event after them in full and counts
 // those it skipped, the last one's Seq and Op included; mixed with Next on
-// one cursor, across windows and blocks, and at the rank's end.
+// one cursor, across windows and blocks, and at the rank's end; runs of
+// Done events longer than a window (a Waitall of many requests) included.
 func TestCursorNextPost(t *testing.T) {
 	evs := ring(3, 60)
 	for i := range evs {
@@ -87,18 +88,57 @@ func TestCursorNextPost(t *testing.T) {
 			}
 		}
 	}
+	t.Run("ring", func(t *testing.T) { testNextPost(t, evs, 3) })
+	t.Run("wide waits", func(t *testing.T) { testNextPost(t, wideWaits(2, 2, 400), 2) })
+}
+
+// wideWaits is the record of ranks that each post n Irecvs and a Waitall
+// of them, iters times: every Waitall is followed by a run of n Done
+// events (completions in another order than the posts), many windows of
+// a Cursor long.
+func wideWaits(ranks int32, iters, n int) []trace.Event {
+	var evs []trace.Event
+	for r := range ranks {
+		var seq, req uint64
+		var vt, wall int64
+		for range iters {
+			first := seq
+			reqs := make([]uint64, n)
+			for j := range n {
+				req++
+				reqs[j] = req
+				evs = append(evs, trace.Event{Kind: trace.KindPost, Rank: r, Seq: seq, Op: trace.OpIrecv, Peer: (r + 1) % ranks, Tag: int32(j), Dtype: trace.Uint8, Count: 8, Bytes: 8, Req: req, Site: 1, PostVT: vt, PostWall: wall, MatchRank: trace.NoRank})
+				seq++
+				wall += 90 + int64(j%7)
+			}
+			w := seq
+			evs = append(evs, trace.Event{Kind: trace.KindPost, Rank: r, Seq: w, Op: trace.OpWaitall, Reqs: reqs, Site: 2, PostVT: vt, PostWall: wall, MatchRank: trace.NoRank})
+			seq++
+			for j := range n {
+				k := j * 7 % n // (n is not a multiple of 7)
+				vt += int64(100 + k%13)
+				wall += int64(40 + k%5)
+				evs = append(evs, trace.Event{Kind: trace.KindDone, Rank: r, Seq: first + uint64(k), Op: trace.OpIrecv, MatchRank: (r + 1) % ranks, MatchSeq: uint64(k), MatchVT: vt - 50, DoneVT: vt, DoneWall: wall, Source: (r + 1) % ranks, StatusTag: int32(k), StatusCnt: 8})
+			}
+			evs = append(evs, trace.Event{Kind: trace.KindDone, Rank: r, Seq: w, Op: trace.OpWaitall, MatchRank: trace.NoRank, DoneVT: vt, DoneWall: wall})
+		}
+	}
+	return evs
+}
+
+func testNextPost(t *testing.T, evs []trace.Event, ranks int32) {
 	want := byRank(evs)
 	for _, size := range []int{0, 2048} {
 		path := filepath.Join(t.TempDir(), "t.p2ptrace")
 		opts := fastOpts
 		opts.BlockSize = size
-		writeTrace(t, path, trace.Header{WorldSize: 3}, opts, evs)
+		writeTrace(t, path, trace.Header{WorldSize: int(ranks)}, opts, evs)
 		r, err := trace.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		for _, maxSkip := range []int{0, 1, 2, 1 << 20} {
+		for _, maxSkip := range []int{0, 1, 2, 255, 1 << 20} {
 			for rank := range r.Ranks() {
 				w := want[int32(rank)]
 				c := r.Rank(rank)

@@ -683,10 +683,12 @@ func (c *Cursor) windowEnd(reqs []uint64, err error) *Event {
 				if !c.refill(from, max(windowSize-len(from), len(from))) {
 					return nil
 				}
-				from = c.dec.data[c.dec.pos:]
 				if t, err = c.dec.decode(reqs); t != nil {
 					return t
 				}
+				// Where the event cut now starts: past the Done events a
+				// NextPost skipped before it, up to a window of them.
+				from = c.dec.data[c.dec.pos:]
 			}
 			if err != nil {
 				c.fail(fmt.Errorf("block %d: %v", c.index-1, err))
@@ -697,10 +699,10 @@ func (c *Cursor) windowEnd(reqs []uint64, err error) *Event {
 		if c.done || !c.nextBlock() {
 			return nil
 		}
-		from = c.dec.data[c.dec.pos:]
 		if t, err = c.dec.decode(reqs); t != nil {
 			return t
 		}
+		from = c.dec.data[c.dec.pos:]
 	}
 }
 
