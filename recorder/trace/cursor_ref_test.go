@@ -89,7 +89,7 @@ func TestCursorNextPost(t *testing.T) {
 		}
 	}
 	t.Run("ring", func(t *testing.T) { testNextPost(t, evs, 3) })
-	t.Run("wide waits", func(t *testing.T) { testNextPost(t, wideWaits(2, 2, 400), 2) })
+	t.Run("wide waits", func(t *testing.T) { testNextPost(t, wideWaits(2, 1, 400), 2) })
 }
 
 // wideWaits is the record of ranks that each post n Irecvs and a Waitall
