@@ -178,6 +178,11 @@ func TestBarrierAgainstRecvIsDeadlock(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
 	}
+	// A cycle of a collective and a receive: reordering the point-to-point
+	// calls alone is not the fix the deadlock hint names.
+	if want := "a collective may block until every member of its communicator has called it: let no member wait, before calling it, in a send or receive whose peer is inside it (complete the exchange first, or make it nonblocking)"; f.Hint != want {
+		t.Errorf("hint %q, want %q", f.Hint, want)
+	}
 }
 
 func TestProbeWaitsForTheMessageWithoutConsumingIt(t *testing.T) {
@@ -278,6 +283,10 @@ func TestCollectivesOnTwoWorldCommsInOppositeOrderIsDeadlock(t *testing.T) {
 	}
 	if !slices.Equal(ps[0].Blocked[0].WaitsOn, []int{1}) || !slices.Equal(ps[0].Blocked[1].WaitsOn, []int{0}) {
 		t.Fatalf("waits on %v, %v", ps[0].Blocked[0].WaitsOn, ps[0].Blocked[1].WaitsOn)
+	}
+	// Every rank of the cycle in a collective: the fix is their order.
+	if f, want := ps[0].Finding(sites), "call the collectives of each communicator in the same order on every rank: a collective may block until every member of its communicator has called it (MPI-3.1 sec. 5.13)"; f.Hint != want {
+		t.Errorf("hint %q, want %q", f.Hint, want)
 	}
 }
 

@@ -21,6 +21,50 @@ type Problem struct {
 	Blocked    []Blocked
 	Cycle      []int
 	Candidates []string
+	// Hint, when set, replaces the fix hint of Kind: a deadlock whose cycle
+	// holds a collective is not fixed by reordering sends and receives.
+	Hint string
+}
+
+// The hints of deadlocks whose wait-for cycle holds ranks in collectives
+// (verdict.Deadlock's own is about point-to-point calls).
+const (
+	collectivesHint = "call the collectives of each communicator in the same order on every rank: a collective may block until every member of its communicator has called it (MPI-3.1 sec. 5.13)"
+	mixedCycleHint  = "a collective may block until every member of its communicator has called it: let no member wait, before calling it, in a send or receive whose peer is inside it (complete the exchange first, or make it nonblocking)"
+)
+
+// inCollective reports whether bl waits in a collective, or for a
+// nonblocking one (a Wait on an Ibcast).
+func inCollective(bl Blocked) bool {
+	if bl.Call != nil && bl.Call.Kind.IsCollective() {
+		return true
+	}
+	return slices.ContainsFunc(bl.Pending, func(op *Op) bool { return op.Kind.IsCollective() })
+}
+
+// cycleHint is the hint of a deadlock on cycle: "" for the kind's own
+// when no rank of the cycle is blocked in a collective.
+func cycleHint(cycle []int, blocked []Blocked) string {
+	colls, others := 0, 0
+	for _, r := range cycle[:len(cycle)-1] { // (the first is repeated at the end)
+		for _, bl := range blocked {
+			if bl.Rank != r {
+				continue
+			}
+			if inCollective(bl) {
+				colls++
+			} else {
+				others++
+			}
+		}
+	}
+	switch {
+	case colls == 0:
+		return ""
+	case others == 0:
+		return collectivesHint
+	}
+	return mixedCycleHint
 }
 
 // Blocked is one rank of a stuck run.
@@ -100,6 +144,9 @@ func Ref(op *Op, site SiteFunc) verdict.OpRef {
 // program), with call sites resolved by site.
 func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 	f := verdict.New(p.Kind, slices.Clone(p.Ranks), p.Message)
+	if p.Hint != "" {
+		f.Hint = p.Hint
+	}
 	f.Cycle, f.Candidates = slices.Clone(p.Cycle), slices.Clone(p.Candidates)
 	for _, op := range p.Ops {
 		f.Ops = append(f.Ops, Ref(op, site))
@@ -175,6 +222,7 @@ func (e *Engine) stuckProblem() Problem {
 			parts[i] = fmt.Sprint(r)
 		}
 		p.Message = "no rank can progress; wait-for cycle: rank " + strings.Join(parts, " -> rank ")
+		p.Hint = cycleHint(p.Cycle, p.Blocked)
 	} else {
 		var why []string
 		for _, bl := range p.Blocked {
