@@ -73,6 +73,31 @@ func TestCheckCollectiveMismatchOnce(t *testing.T) {
 	}
 }
 
+// TestCheckCollectiveMismatchOfFourOnce: four ranks Reduce, rank 3 to
+// another root. Each member is compared with the first to enter, which the
+// replays under delay change (rank 1 or 2 first: another pair of the same
+// call); the call is one bug, reported once, as recorded, with its call.
+func TestCheckCollectiveMismatchOfFourOnce(t *testing.T) {
+	ranks := make([][]trace.Event, 4)
+	for r := range ranks {
+		root := 0
+		if r == 3 {
+			root = 1
+		}
+		ranks[r] = []trace.Event{collEv(trace.OpReduce, r, 4, root, 16, 1)}
+	}
+	fs := checkEvents(t, mpiTrace(ranks...))
+	if len(fs) != 1 || fs[0].Kind != verdict.CollectiveMismatch || fs[0].RevealedBy != "" {
+		t.Fatalf("want one collective-mismatch as recorded, got %s", kinds(fs))
+	}
+	if c := fs[0].Collective; c == nil || *c != (verdict.CollectiveCall{Comm: 0, Call: 1}) {
+		t.Errorf("collective %+v, want the world's call 1", c)
+	}
+	if !strings.Contains(fs[0].Message, "the members name different roots (rank 0, rank 1)") {
+		t.Errorf("message %q", fs[0].Message)
+	}
+}
+
 // TestCheckEveryCollectiveClean: every collective kind, called by three
 // ranks in the same order with the same roots and sizes (a Sendrecv ring
 // between them), is clean under the whole battery, sync included; the v

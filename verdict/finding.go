@@ -65,6 +65,15 @@ type Finding struct {
 	Want        []string `json:"want,omitempty"`
 	// Seed is the replay seed that showed the finding (with --explore, the first).
 	Seed *uint64 `json:"seed,omitempty"`
+	// Collective names the collective call a collective-mismatch is about.
+	Collective *CollectiveCall `json:"collective,omitempty"`
+}
+
+// CollectiveCall names one collective call of a communicator: the Call-th
+// (from 1) that its members make on communicator Comm (0: the world).
+type CollectiveCall struct {
+	Comm int    `json:"comm"`
+	Call uint64 `json:"call"`
 }
 
 // New returns a finding of kind with its hint, caused by the program.
@@ -102,22 +111,41 @@ func (f *Finding) Restates(rec *Finding) bool {
 	return true
 }
 
+// callKey identifies the one call instance a finding is about, when its
+// kind has one: a collective-mismatch's collective call. Its members
+// disagree once, however a run's arrival order paired them (the engine
+// compares each member with the first to enter), so a replay under delays
+// that names another pair of the same call finds the same bug.
+func (f *Finding) callKey() string {
+	if f.Kind == CollectiveMismatch && f.Collective != nil {
+		return fmt.Sprintf("%s@%d:%d", f.Kind, f.Collective.Comm, f.Collective.Call)
+	}
+	return ""
+}
+
 // Set accumulates findings, keeping the first of each signature in the
-// order added. Its zero value is empty and ready to use.
+// order added, and the first about each collective call of a
+// collective-mismatch. Its zero value is empty and ready to use.
 type Set struct {
 	seen map[string]bool
 	list []Finding
 }
 
-// Add adds the findings whose signature is new and reports how many were.
+// Add adds the findings that are new (their signature, and the call a
+// collective-mismatch is about, not seen before) and reports how many were.
 func (s *Set) Add(fs ...Finding) int {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
 	n := 0
 	for _, f := range fs {
-		if sig := f.Signature(); !s.seen[sig] {
-			s.seen[sig] = true
+		sig, call := f.Signature(), f.callKey()
+		dup := s.seen[sig] || call != "" && s.seen[call]
+		s.seen[sig] = true
+		if call != "" {
+			s.seen[call] = true
+		}
+		if !dup {
 			s.list = append(s.list, f)
 			n++
 		}
@@ -128,7 +156,8 @@ func (s *Set) Add(fs ...Finding) int {
 // Findings returns the findings kept, in the order added.
 func (s *Set) Findings() []Finding { return s.list }
 
-// Dedup keeps the first finding of each signature, in order.
+// Dedup keeps the first finding of each signature (and of each collective
+// call of a collective-mismatch: see Set), in order.
 func Dedup(fs []Finding) []Finding {
 	var s Set
 	s.Add(fs...)

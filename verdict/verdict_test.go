@@ -232,3 +232,38 @@ func TestFindingRestates(t *testing.T) {
 		}
 	}
 }
+
+// A collective-mismatch is about one collective call: findings of the same
+// call that pair other members (a replay's arrival order chose another
+// first member) are one bug; another call, or a finding without its call
+// (older traces), goes by its signature too.
+func TestSetKeepsOneFindingPerCollectiveCall(t *testing.T) {
+	mismatch := func(a, b int, call *verdict.CollectiveCall) verdict.Finding {
+		f := verdict.New(verdict.CollectiveMismatch, []int{a, b}, "roots differ", verdict.OpRef{Rank: a, Op: "Reduce", Site: "a.c:5"}, verdict.OpRef{Rank: b, Op: "Reduce", Site: "a.c:5"})
+		f.Collective = call
+		return f
+	}
+	call1 := &verdict.CollectiveCall{Comm: 0, Call: 1}
+	var s verdict.Set
+	s.Add(mismatch(0, 3, nil)) // recorded by an older merge: no call
+	if n := s.Add(mismatch(0, 3, call1)); n != 0 {
+		t.Errorf("the same pair again: %d added", n)
+	}
+	if n := s.Add(mismatch(1, 3, call1), mismatch(2, 3, &verdict.CollectiveCall{Comm: 0, Call: 1})); n != 0 {
+		t.Errorf("other pairs of the same call: %d added", n)
+	}
+	if n := s.Add(mismatch(1, 2, &verdict.CollectiveCall{Comm: 0, Call: 2}), mismatch(0, 1, &verdict.CollectiveCall{Comm: 7, Call: 1})); n != 2 {
+		t.Errorf("other calls: %d added, want 2", n)
+	}
+	// The signature still counts: the same pair at the same lines, in
+	// another call (a loop's next round), is the same bug.
+	if n := s.Add(mismatch(1, 2, &verdict.CollectiveCall{Comm: 0, Call: 3})); n != 0 {
+		t.Errorf("the same pair in another call: %d added", n)
+	}
+	if n := s.Add(mismatch(0, 2, nil)); n != 1 {
+		t.Errorf("another pair without its call: %d added, want 1", n)
+	}
+	if got := len(s.Findings()); got != 4 {
+		t.Errorf("%d findings kept, want 4", got)
+	}
+}

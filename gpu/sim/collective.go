@@ -465,6 +465,7 @@ func mismatchProblem(first, op *Op, k uint64, why string) Problem {
 		where = fmt.Sprintf("comm %d", op.Comm)
 	}
 	return Problem{Kind: verdict.CollectiveMismatch, Ranks: []int{first.Rank, op.Rank}, Ops: []*Op{first, op},
+		Collective: &verdict.CollectiveCall{Comm: op.Comm, Call: k + 1},
 		Message: fmt.Sprintf("collective call %d on %s: rank %d calls %s, rank %d calls %s: %s",
 			k+1, where, first.Rank, Describe(first), op.Rank, Describe(op), why)}
 }

@@ -24,6 +24,8 @@ type Problem struct {
 	// Hint, when set, replaces the fix hint of Kind: a deadlock whose cycle
 	// holds a collective is not fixed by reordering sends and receives.
 	Hint string
+	// Collective: the collective call a collective-mismatch is about.
+	Collective *verdict.CollectiveCall
 }
 
 // The hints of deadlocks whose wait-for cycle holds ranks in collectives
@@ -146,6 +148,10 @@ func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 	f := verdict.New(p.Kind, slices.Clone(p.Ranks), p.Message)
 	if p.Hint != "" {
 		f.Hint = p.Hint
+	}
+	if p.Collective != nil {
+		c := *p.Collective
+		f.Collective = &c
 	}
 	f.Cycle, f.Candidates = slices.Clone(p.Cycle), slices.Clone(p.Candidates)
 	for _, op := range p.Ops {
