@@ -407,23 +407,64 @@ func TestRecordTorchPrograms(t *testing.T) {
 				switch {
 				case ev.Op.IsSend() || ev.Op.IsRecv():
 					s += fmt.Sprintf("(peer %d, comm %d)", ev.Peer, ev.Comm)
-				case ev.Op == trace.OpBarrier:
+				case ev.Op.IsCollective():
 					s += fmt.Sprintf("(%d ranks)", ev.Count)
 				}
 				got[rank] = append(got[rank], s)
 			}
 		}
 		want := map[int][]string{
-			0: {"Send(peer 1, comm 1)", "Barrier(4 ranks)", "Finalize"},
-			1: {"Recv(peer 0, comm 1)", "Barrier(4 ranks)", "Finalize"},
-			2: {"Isend(peer 3, comm 0)", "Wait", "Barrier(4 ranks)", "Finalize"},
-			3: {"Irecv(peer 2, comm 0)", "Test", "Wait", "Barrier(4 ranks)", "Finalize"},
+			0: {"Send(peer 1, comm 1)", "Allreduce(4 ranks)", "Finalize"},
+			1: {"Recv(peer 0, comm 1)", "Allreduce(4 ranks)", "Finalize"},
+			2: {"Isend(peer 3, comm 0)", "Wait", "Allreduce(4 ranks)", "Finalize"},
+			3: {"Irecv(peer 2, comm 0)", "Test", "Wait", "Allreduce(4 ranks)", "Finalize"},
 		}
 		for rank, w := range want {
 			if !slices.Equal(got[rank], w) {
 				t.Errorf("rank %d: ops %v, want %v", rank, got[rank], w)
 			}
 		}
+	})
+	run("collective_order", false, func(t *testing.T) {
+		// gloo hangs; the trace holds each collective as it was called
+		// (not a barrier of its group), so check finds the mismatch under
+		// NCCL's rules, where the recording's hang is gloo's.
+		path, sum, err := recordTorch(t, "collective_order", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		fs := checkUnder(t, path, nccl)
+		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
+			"rank 0 calls Allreduce MPI_SUM (16 bytes), rank 1 calls Bcast root 0 (16 bytes)",
+			at(t, "collective_order", "# all_reduce first"), at(t, "collective_order", "# broadcast first")}})
+		if len(fs) != 1 {
+			t.Errorf("check --rules nccl: %d findings, want the mismatch once", len(fs))
+		}
+		path, sum, err = recordTorch(t, "collective_order", 2, "--fixed")
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record --fixed: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+	})
+	run("async_collective", false, func(t *testing.T) {
+		// An all_reduce with async_op=True returns at once: recorded as
+		// an Iallreduce whose Work.wait completes it, it matches rank 1's
+		// all_reduce, and the send rank 0 makes meanwhile is no deadlock
+		// (as a blocking collective, it was one under both rules).
+		path, sum, err := recordTorch(t, "async_collective", 2)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+		path, _, err = recordTorch(t, "async_collective", 2, "--nowait")
+		if err != nil {
+			t.Fatalf("record --nowait: %v", err)
+		}
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"missing-wait", []int{0}, []string{"Iallreduce", at(t, "async_collective", "# async")}})
 	})
 	run("crash", false, func(t *testing.T) {
 		_, sum, err := recordTorch(t, "crash", 2)

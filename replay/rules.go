@@ -42,11 +42,14 @@ func ParseRules(s string) (Rules, error) {
 // for torch.distributed programs (they run on NCCL on the GPU cluster,
 // whatever backend recorded them), the recorded ones for the rest.
 func DefaultRules(h trace.Header) Rules {
-	if strings.HasPrefix(h.Backend, "torch.distributed") {
+	if torchTrace(h) {
 		return RulesNCCL
 	}
 	return RulesRecorded
 }
+
+// torchTrace reports whether h is a torch.distributed program's trace.
+func torchTrace(h trace.Header) bool { return strings.HasPrefix(h.Backend, "torch.distributed") }
 
 // ncclReqBase starts the request ids NCCLSource gives the blocking sends
 // and receives it turns into stream ops (a recorded rank's own ids are

@@ -175,7 +175,7 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 			if b.Rank < a.Rank {
 				a, b = b, a
 			}
-			if why := collMismatch(a, b); why != "" {
+			if why := collMismatch(a, b, e.cfg.AsyncMatches); why != "" {
 				in.mismatched = true
 				e.problem(mismatchProblem(a, b, k, why))
 				break

@@ -108,9 +108,14 @@ func reduceOpsDiffer(a, b *Op) bool {
 // communicator, disagrees with first, another member's k-th: "" when
 // they match (the same kind, the same root, the same size and basic
 // datatype where the standard requires it, the same predefined reduction
-// op).
-func collMismatch(first, op *Op) string {
+// op). With asyncMatches, a nonblocking call and the blocking call of the
+// same collective are the same kind (Config.AsyncMatches).
+func collMismatch(first, op *Op, asyncMatches bool) string {
 	switch {
+	case first.Kind != op.Kind && first.Kind.Blocking() == op.Kind.Blocking() && asyncMatches:
+		a, b := *first, *op
+		a.Kind, b.Kind = a.Kind.Blocking(), b.Kind.Blocking()
+		return collMismatch(&a, &b, false)
 	case first.Kind != op.Kind && first.Kind.Blocking() == op.Kind.Blocking():
 		// MPI-3.1 sec. 5.12: "Unlike point-to-point operations,
 		// nonblocking collective operations do not match with blocking

@@ -39,6 +39,11 @@ type Config struct {
 	// waits for its members that have not entered it. Of another
 	// communicator only the ranks seen using it are known.
 	Comms []trace.CommGroup
+	// AsyncMatches makes a nonblocking collective call match the blocking
+	// call of the same collective (torch.distributed: a call with
+	// async_op=True is the same collective as one without). MPI's rule,
+	// the default, is that they never match (MPI-3.1 sec. 5.12).
+	AsyncMatches bool
 }
 
 // Observer is told about ops as the engine processes them (the recorder is one).

@@ -124,6 +124,31 @@ func TestIcollOrderWithBlocking(t *testing.T) {
 	}
 }
 
+// TestIcollMatchesBlockingWithAsyncMatches: under Config.AsyncMatches (a
+// torch.distributed trace, whose async_op=True call is the same
+// collective) an Ibcast matches a Bcast and completes as one; a root that
+// differs is still a mismatch, named as the blocking collective's.
+func TestIcollMatchesBlockingWithAsyncMatches(t *testing.T) {
+	var c, d *sim.Op
+	e := sim.New(sim.Config{Ranks: 2, Latency: time.Microsecond, AsyncMatches: true})
+	runScript(e, [][]call{
+		{icoll(trace.OpIbcast, 2, 0, 8, 1, &c), waitReq(&c)},
+		{coll(trace.OpBcast, 2, 0, 8, 1, &d)},
+	})
+	if e.Stuck() || len(e.Problems()) != 0 || !c.Done() || !d.Done() {
+		t.Fatalf("Ibcast against Bcast: stuck %v, done %v %v: %+v", e.Stuck(), c.Done(), d.Done(), e.Problems())
+	}
+	e = sim.New(sim.Config{Ranks: 2, Latency: time.Microsecond, AsyncMatches: true})
+	runScript(e, [][]call{
+		{icoll(trace.OpIbcast, 2, 0, 8, 1, &c), waitReq(&c)},
+		{coll(trace.OpBcast, 2, 1, 8, 1, &d)},
+	})
+	ps := e.Problems()
+	if len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch || !strings.Contains(ps[0].Message, "the members name different roots (rank 0, rank 1)") {
+		t.Fatalf("roots differ: want one collective-mismatch, got %+v", ps)
+	}
+}
+
 // TestIcollNeverWaited: an Iallreduce request never completed by a Wait
 // or Test is a missing-wait at Finalize, as an Isend's is, on the rank
 // that leaked it only; a rank blocked waiting for a member that never

@@ -4,8 +4,9 @@
 // the ranks' PYTHONPATH. Its sitecustomize.py wraps torch.distributed's
 // point-to-point calls (send, recv, isend, irecv, batch_isend_irecv,
 // Work.wait, Work.is_completed, barrier, new_group, destroy_process_group)
-// and the other collectives (recorded as a barrier of their group, so hang
-// reports include them), and writes each rank's calls to a segment file in
+// and the other collectives (recorded as the shim records their MPI
+// counterparts: all_reduce an Allreduce with its op, broadcast a Bcast with
+// its root, and so on), and writes each rank's calls to a segment file in
 // the MPI shim's format, version 3 (recorder/mpi, FORMAT): the merge, the
 // live hang monitor and everything after them are shared with MPI programs.
 //

@@ -19,6 +19,6 @@ else:
     work.is_completed()  # tested
     work.wait()
 total = torch.ones(1)
-dist.all_reduce(total)  # a barrier of the world in the trace
+dist.all_reduce(total)  # an Allreduce of the world in the trace
 assert total.item() == dist.get_world_size()
 dist.destroy_process_group()

@@ -9,6 +9,7 @@ Plain Python, standard library only, no pip.
 
 import atexit
 import hashlib
+import inspect
 import mmap
 import os
 import struct
@@ -30,14 +31,40 @@ POST, DONE, COMM, SITE = 1, 2, 4, 5
 C_SEND, C_RECV, C_ISEND, C_IRECV = 46, 47, 48, 49
 C_BATCH, C_WAIT, C_ISCOMPLETED, C_BARRIER = 50, 51, 52, 53
 C_DESTROY, C_NEWGROUP, C_EXCEPTION, C_EXIT = 44, 45, 54, 55
-COLLECTIVES = {  # collectives other than barrier: recorded as a barrier of their group
+COLLECTIVES = {  # collectives other than barrier
     "all_reduce": 56, "broadcast": 57, "all_gather": 58, "reduce": 59,
     "reduce_scatter": 60, "all_to_all": 61, "gather": 62, "scatter": 63,
 }
+# How each is recorded, as the MPI shim records its MPI counterpart: the
+# trace.Op, the argument whose tensor (or list of tensors) is the caller's
+# side of the type signature, the root's argument, and whether it reduces
+# (its op is recorded). Members are compared as MPI's are (same collective
+# in the same order, the same root, size, dtype and reduction op): NCCL and
+# gloo require the same. reduce_scatter and all_to_all take lists whose
+# sizes may differ by rank: recorded as the v variants (sizes not compared).
+COLLECTIVE_OPS = {
+    "all_reduce": (33, "tensor", None, True),
+    "broadcast": (31, "tensor", "src", False),
+    "all_gather": (38, "tensor", None, False),
+    "reduce": (32, "tensor", "dst", True),
+    "reduce_scatter": (42, "output", None, True),
+    "all_to_all": (41, "input_tensor_list", None, False),
+    "gather": (34, "tensor", "dst", False),
+    "scatter": (36, "tensor", "src", False),
+}
+# Reduction op codes (trace.ReduceOp, the shim's RED_*) of torch's ReduceOp;
+# the others (AVG, PREMUL_SUM) as a user-defined op: never compared.
+REDUCE_OPS = {"MAX": 1, "MIN": 2, "SUM": 3, "PRODUCT": 4, "BAND": 6, "BOR": 8, "BXOR": 10}
+RED_USER = 15
 
 # trace.Op codes.
 OP_SEND, OP_RECV, OP_ISEND, OP_IRECV, OP_WAIT = 1, 5, 6, 10, 11
 OP_TEST, OP_GROUPSTART, OP_GROUPEND, OP_FINALIZE, OP_BARRIER = 14, 21, 22, 24, 25
+# The nonblocking trace.Op of each collective's (async_op=True: the call
+# returns a Work, which wait() or is_completed() completes, as MPI_Ibcast's
+# request). torch.distributed's async call is the same collective as the
+# blocking one: the trace's replays match the two (sim.Config.AsyncMatches).
+ASYNC_OPS = {OP_BARRIER: 46, 31: 47, 32: 48, 33: 49, 34: 50, 36: 52, 38: 54, 41: 57, 42: 58}
 
 # States.
 RUNNING, BLOCKED, FINALIZED, ERRORED = 1, 2, 3, 5
@@ -347,7 +374,11 @@ class Recorder:
         return wrapper
 
     def complete(self, w):
-        """Writes the done record of a completed isend/irecv."""
+        """Writes the done record of a completed isend/irecv, or of a
+        collective called with async_op=True (send None)."""
+        if w[3] is None:
+            self.done(w[4], w[2], {})
+            return
         work, req, seq, send, tensor, peer, tag, count = w
         d = {F_HASH: self.hash(tensor)}
         if not send:
@@ -413,24 +444,89 @@ class Recorder:
             return ret
         return batch_isend_irecv
 
-    def wrap_collective(self, orig, call):
+    def wrap_collective(self, orig, call, name=None):
         rec = self
+        how = COLLECTIVE_OPS.get(name)
+        try:
+            sig = inspect.signature(orig)
+        except (TypeError, ValueError):
+            sig = None
 
         def collective(*args, **kw):
             if rec.finalized or not rec.dist.is_initialized():
                 return orig(*args, **kw)
-            group = kw.get("group")
-            if group is None:
+            bound = None
+            if sig is not None:
+                try:
+                    bound = sig.bind(*args, **kw)
+                    bound.apply_defaults()
+                except TypeError:
+                    bound = None
+            group = bound.arguments.get("group") if bound is not None else kw.get("group")
+            if group is None and bound is None:
                 for a in args:
                     if isinstance(a, rec.dist.ProcessGroup):
                         group = a
             size = rec.dist.get_world_size(group) if group is not None else rec.dist.get_world_size()
             s = rec.ensure()
-            seq, _ = rec.post(call, {F_OP: OP_BARRIER, F_COMM: rec.comm(group), F_COUNT: size, F_T0: s.now()}, True)
+            f = {F_OP: OP_BARRIER, F_COMM: rec.comm(group), F_COUNT: size, F_T0: s.now()}
+            if how is not None and bound is not None:
+                f.update(rec.collective_fields(how, bound.arguments, group))
+            async_op = bound.arguments.get("async_op") if bound is not None else kw.get("async_op")
+            if async_op and f[F_OP] in ASYNC_OPS:
+                # Posted once the call returned, with the request its Work
+                # completes (as an isend's).
+                f[F_OP] = ASYNC_OPS[f[F_OP]]
+                work = orig(*args, **kw)
+                req = rec.next_req
+                rec.next_req += 1
+                f[F_REQ], f[F_T1] = req, s.now()
+                seq, _ = rec.post(call, f, False)
+                if work is not None:
+                    rec.works[id(work)] = (work, req, seq, None, call)
+                return work
+            seq, _ = rec.post(call, f, True)
             ret = orig(*args, **kw)
             rec.returned(call, seq)
             return ret
         return collective
+
+    def collective_fields(self, how, arguments, group):
+        """The fields of a collective call besides its communicator and size
+        (as the shim's coll_enter): its op, root (world rank), the caller's
+        rank in the group, its side's dtype and bytes, its reduction op."""
+        op, side, root_arg, reduces = how
+        f = {F_OP: op, F_PEER: -1}
+        try:
+            f[F_TAG] = self.dist.get_rank(group) if group is not None else self.dist.get_rank()
+        except Exception:
+            pass
+        if root_arg is not None:
+            root = arguments.get(root_arg)
+            if isinstance(root, int):
+                f[F_PEER] = root  # torch's src and dst are world ranks
+        t = arguments.get(side)
+        tensors = t if isinstance(t, (list, tuple)) else [t]
+        try:
+            dtypes = {DTYPES.get(str(x.dtype).replace("torch.", ""), OPAQUE) for x in tensors}
+            f[F_DTYPE] = dtypes.pop() if len(dtypes) == 1 else OPAQUE
+            f[F_BYTES] = sum(x.numel() * x.element_size() for x in tensors)
+            self.ensure().device(str(tensors[0].device))
+        except Exception:
+            pass
+        if reduces:
+            f[F_INDEX] = self.reduce_op(arguments.get("op"))
+        return f
+
+    def reduce_op(self, op):
+        ro = self.dist.ReduceOp
+        for name, code in REDUCE_OPS.items():
+            try:
+                if op == getattr(ro, name):
+                    return code
+            except Exception:
+                pass
+        return RED_USER
 
     def wrap_new_group(self, orig):
         rec = self
@@ -555,7 +651,7 @@ def install():
     }
     for name, code in COLLECTIVES.items():
         if hasattr(c10d, name):
-            patches[name] = rec.wrap_collective(getattr(c10d, name), code)
+            patches[name] = rec.wrap_collective(getattr(c10d, name), code, name)
     for name, fn in patches.items():
         setattr(c10d, name, fn)
         setattr(dist, name, fn)
