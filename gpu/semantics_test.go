@@ -556,6 +556,25 @@ func TestStreamCountMismatch(t *testing.T) {
 	wantKinds(t, err, verdict.CountMismatch)
 }
 
+// A stream (NCCL) receive names its peer: NCCL has no receive from any
+// source. One invalid-call, and the receive goes on as a wildcard (no
+// follow-on finding of the same bug).
+func TestStreamRecvFromAnySourceIsInvalid(t *testing.T) {
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		s := r.Stream()
+		if r.ID() == 0 {
+			s.Send(r.Alloc(gpu.Float32, 4), 1)
+		} else {
+			s.Recv(r.Alloc(gpu.Float32, 4), gpu.AnySource)
+		}
+		return s.Synchronize()
+	})
+	wantKinds(t, err, verdict.InvalidCall)
+	if !strings.Contains(err.Error(), "a stream (NCCL) receive names its peer; NCCL has no receive from any source") {
+		t.Errorf("%v", err)
+	}
+}
+
 func TestStreamNotSynchronizedIsMissingWait(t *testing.T) {
 	err := gpu.Launch(2, func(r *gpu.Rank) error {
 		s := r.Stream()

@@ -466,6 +466,19 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"missing-wait", []int{0}, []string{"Iallreduce", at(t, "async_collective", "# async")}})
 	})
+	run("recv_anysource", false, func(t *testing.T) {
+		path, sum, err := recordTorch(t, "recv_anysource", 3)
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		fs := checkUnder(t, path, nccl)
+		wantVerdict(t, fs, nccl, expect{"invalid-call", []int{0}, []string{
+			"NCCL has no receive from any source", at(t, "recv_anysource", "# from any source")}})
+		if len(fs) != 1 {
+			t.Errorf("check --rules nccl: %d findings, want the invalid call once", len(fs))
+		}
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
 	run("crash", false, func(t *testing.T) {
 		_, sum, err := recordTorch(t, "crash", 2)
 		if !errors.Is(err, recorder.ErrProgramFailed) {

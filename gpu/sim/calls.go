@@ -316,6 +316,14 @@ func (e *Engine) StreamOp(op *Op) {
 	op.Comm = CommStreams
 	op.Tag = 0
 	e.observePost(op)
+	if op.Kind == trace.OpStreamRecv && op.Peer == trace.AnySource {
+		// ncclRecv names its peer: NCCL has no wildcard (and torch's recv
+		// without src fails on its NCCL backend, which has no
+		// recvAnysource). The receive then goes on as a wildcard one, as
+		// recorded: what follows from it is this bug, not another.
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+			Message: fmt.Sprintf("rank %d: %s from any source: a stream (NCCL) receive names its peer; NCCL has no receive from any source", op.Rank, op.Kind)})
+	}
 	op.stream = e.stream(rk, op.Stream)
 	op.bits |= bitStream
 	if rk.groupDepth > 0 {
