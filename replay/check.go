@@ -336,7 +336,42 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	if err != nil {
 		return nil, err
 	}
-	return &CheckResult{Findings: all.Findings(), AnySource: en, Notes: notes}, nil
+	return &CheckResult{Findings: withoutStuckAsRecorded(all.Findings()), AnySource: en, Notes: notes}, nil
+}
+
+// withoutStuckAsRecorded leaves out the unsafe-buffering findings (of the
+// sync replay) whose call the replay as recorded is already stuck in:
+// buffering did not let that send (or collective) complete, so it is the
+// stuck finding's bug, found once, and not a second one (a send to a
+// receive of another tag, a large send to self).
+func withoutStuckAsRecorded(fs []Finding) []Finding {
+	var stuck []*Finding
+	for i := range fs {
+		if f := &fs[i]; f.RevealedBy == "" && f.Kind.Stuck() {
+			stuck = append(stuck, f)
+		}
+	}
+	if len(stuck) == 0 {
+		return fs
+	}
+	blockedIn := func(o OpRef) bool {
+		for _, g := range stuck {
+			for _, b := range g.Blocked {
+				if b.Call.Rank == o.Rank && b.Call.Site == o.Site && b.Call.Op == o.Op {
+					return true
+				}
+				for _, w := range b.Waiting {
+					if w.Rank == o.Rank && w.Site == o.Site && w.Op == o.Op {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	return slices.DeleteFunc(fs, func(f Finding) bool {
+		return f.Kind == verdict.UnsafeBuffering && len(f.Ops) > 0 && f.Ops[0].Site != "" && blockedIn(f.Ops[0])
+	})
 }
 
 // replayJob is one replay of the battery: under specs and seed, or with

@@ -8,7 +8,9 @@ import (
 
 	"github.com/p2ptrace/p2ptrace/faults"
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // twoSendersAnySource: ranks 1 and 2 each send once to rank 0, which
@@ -224,4 +226,29 @@ func mustSpecs(t *testing.T, ss ...string) []faults.Spec {
 		t.Fatal(err)
 	}
 	return specs
+}
+
+// TestCheckSendStuckAsRecordedIsOneFinding: both ranks Send 64 KiB (past
+// the eager limit) then Recv: the replay as recorded deadlocks in the two
+// Sends. Under sync it deadlocks the same way; that the Sends would
+// complete if buffered is the same bug, not unsafe-buffering besides.
+// With 64 bytes (eager) the recorded run completes, and unsafe-buffering
+// is the finding.
+func TestCheckSendStuckAsRecordedIsOneFinding(t *testing.T) {
+	exchange := func(bytes int64) []replay.Finding {
+		rank := func(peer int32) []trace.Event {
+			return []trace.Event{
+				{Op: trace.OpSend, Peer: peer, Bytes: bytes, Count: bytes / 4, Dtype: trace.Int32, Site: 1},
+				{Op: trace.OpRecv, Peer: peer, Bytes: bytes, Count: bytes / 4, Dtype: trace.Int32, Site: 2},
+			}
+		}
+		return checkEvents(t, mpiTrace(rank(1), rank(0)))
+	}
+	if fs := exchange(64 << 10); len(fs) != 1 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "" {
+		t.Errorf("large: want the deadlock as recorded alone, got %s", kinds(fs))
+	}
+	fs := exchange(64)
+	if len(fs) != 3 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "sync" || fs[1].Kind != verdict.UnsafeBuffering || fs[2].Kind != verdict.UnsafeBuffering {
+		t.Errorf("small: want a deadlock and two unsafe-bufferings under sync, got %s", kinds(fs))
+	}
 }

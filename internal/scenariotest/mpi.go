@@ -153,13 +153,13 @@ var MPIScenarios = []MPIScenario{
 			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "send-a"),
 			find("sync", verdict.UnsafeBuffering, []int{1, 0}, "send-b"),
 		}},
-	// headtohead-large: rendezvous, the deadlock is real and found at once.
+	// headtohead-large: rendezvous, the deadlock is real and found at once
+	// (the sends are stuck as recorded: no unsafe-buffering of them under
+	// sync, which would say the same bug again).
 	{Name: "headtohead-large", Ranks: 2, Plain: PlainHang,
 		Record: rec(StatusHung, verdict.Deadlock, []int{0, 1}, "send-a", "send-b"),
 		Check: []MPIVerdict{
 			find("", verdict.Deadlock, []int{0, 1}, "send-a", "send-b"),
-			find("sync", verdict.UnsafeBuffering, []int{0, 1}, "send-a"),
-			find("sync", verdict.UnsafeBuffering, []int{1, 0}, "send-b"),
 		}},
 	{Name: "headtohead-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "headtohead-large"},
 	{Name: "headtohead-fixed", Ranks: 2, Args: []string{"small"}, Record: complete, Plain: PlainOK, FixOf: "headtohead-small"},
