@@ -339,39 +339,64 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	return &CheckResult{Findings: withoutStuckAsRecorded(all.Findings()), AnySource: en, Notes: notes}, nil
 }
 
-// withoutStuckAsRecorded leaves out the unsafe-buffering findings (of the
-// sync replay) whose call the replay as recorded is already stuck in:
-// buffering did not let that send (or collective) complete, so it is the
-// stuck finding's bug, found once, and not a second one (a send to a
-// receive of another tag, a large send to self).
+// withoutStuckAsRecorded leaves out what the battery found again of a run
+// that is stuck as recorded: a stuck finding of the sync replay whose
+// blocked calls include every blocked call of one as recorded (the same
+// ranks stuck at the same calls, and senders that only buffering let go:
+// a send to a receive of another tag or rank), and the unsafe-buffering
+// findings (of sync) whose call is stuck as recorded or in such a finding
+// (a large head-to-head exchange: buffering did not let the sends complete).
+// The one bug is then the finding as recorded, found once.
 func withoutStuckAsRecorded(fs []Finding) []Finding {
-	var stuck []*Finding
+	var recorded []*Finding
 	for i := range fs {
 		if f := &fs[i]; f.RevealedBy == "" && f.Kind.Stuck() {
-			stuck = append(stuck, f)
+			recorded = append(recorded, f)
 		}
 	}
-	if len(stuck) == 0 {
+	if len(recorded) == 0 {
 		return fs
 	}
-	blockedIn := func(o OpRef) bool {
-		for _, g := range stuck {
-			for _, b := range g.Blocked {
-				if b.Call.Rank == o.Rank && b.Call.Site == o.Site && b.Call.Op == o.Op {
-					return true
-				}
-				for _, w := range b.Waiting {
-					if w.Rank == o.Rank && w.Site == o.Site && w.Op == o.Op {
-						return true
-					}
-				}
+	same := func(a, b OpRef) bool { return a.Rank == b.Rank && a.Site == b.Site && a.Op == b.Op }
+	in := func(g *Finding, o OpRef) bool {
+		for _, b := range g.Blocked {
+			if same(b.Call, o) || slices.ContainsFunc(b.Waiting, func(w OpRef) bool { return same(w, o) }) {
+				return true
 			}
 		}
 		return false
 	}
-	return slices.DeleteFunc(fs, func(f Finding) bool {
-		return f.Kind == verdict.UnsafeBuffering && len(f.Ops) > 0 && f.Ops[0].Site != "" && blockedIn(f.Ops[0])
-	})
+	restuck := func(f *Finding) bool { // f, of sync, is stuck as one recorded finding and more
+		if f.RevealedBy != "sync" || !f.Kind.Stuck() {
+			return false
+		}
+		for _, g := range recorded {
+			if len(g.Blocked) > 0 && !slices.ContainsFunc(g.Blocked, func(b verdict.Blocked) bool { return !in(f, b.Call) }) {
+				return true
+			}
+		}
+		return false
+	}
+	stuck := slices.Clone(recorded)
+	for i := range fs {
+		if restuck(&fs[i]) {
+			stuck = append(stuck, &fs[i])
+		}
+	}
+	drop := func(f *Finding) bool {
+		if restuck(f) {
+			return true
+		}
+		return f.Kind == verdict.UnsafeBuffering && f.RevealedBy == "sync" && len(f.Ops) > 0 && f.Ops[0].Site != "" &&
+			slices.ContainsFunc(stuck, func(g *Finding) bool { return in(g, f.Ops[0]) })
+	}
+	kept := make([]Finding, 0, len(fs)) // (a new slice: stuck points into fs)
+	for i := range fs {
+		if !drop(&fs[i]) {
+			kept = append(kept, fs[i])
+		}
+	}
+	return kept
 }
 
 // replayJob is one replay of the battery: under specs and seed, or with

@@ -252,3 +252,16 @@ func TestCheckSendStuckAsRecordedIsOneFinding(t *testing.T) {
 		t.Errorf("small: want a deadlock and two unsafe-bufferings under sync, got %s", kinds(fs))
 	}
 }
+
+// TestCheckStuckAsRecordedIsOneFinding: rank 0 sends tag 0 (eager), rank 1
+// receives tag 1: a hang as recorded. Under sync the Send blocks too, a
+// deadlock of both, and the Send would complete if buffered; all of it is
+// the wrong tag, reported once, as the hang.
+func TestCheckStuckAsRecordedIsOneFinding(t *testing.T) {
+	fs := checkEvents(t, mpiTrace(
+		[]trace.Event{{Op: trace.OpSend, Peer: 1, Tag: 0, Bytes: 64, Count: 16, Dtype: trace.Int32, Site: 1}},
+		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Tag: 1, Bytes: 64, Count: 16, Dtype: trace.Int32, Site: 2}}))
+	if len(fs) != 1 || fs[0].Kind != verdict.Hang || fs[0].RevealedBy != "" || !slices.Equal(fs[0].Ranks, []int{1}) {
+		t.Errorf("want the hang as recorded alone, got %s", kinds(fs))
+	}
+}
