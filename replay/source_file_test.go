@@ -225,10 +225,17 @@ func damageBlock(path string, rank uint32, index uint64) error {
 	})
 }
 
-// writeEvents writes evs to a trace file at path, as a recorder would.
+// writeEvents writes evs to a trace file at path, as a recorder would, in
+// blocks of 512 bytes.
 func writeEvents(t *testing.T, path string, evs replay.Events) {
 	t.Helper()
-	w, err := trace.Create(path, trace.Header{WorldSize: len(evs)}, trace.WriterOptions{NoSync: true, BlockSize: 512})
+	writeEventsWith(t, path, evs, trace.WriterOptions{NoSync: true, BlockSize: 512})
+}
+
+// writeEventsWith is writeEvents with the writer's options opts.
+func writeEventsWith(t *testing.T, path string, evs replay.Events, opts trace.WriterOptions) {
+	t.Helper()
+	w, err := trace.Create(path, trace.Header{WorldSize: len(evs)}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,18 +432,7 @@ func TestReplayReadsALongRunOfDoneEvents(t *testing.T) {
 		add(trace.Event{Kind: trace.KindPost, Seq: seq, Op: trace.OpFinalize})
 	}
 	path := filepath.Join(t.TempDir(), "alltoall.p2ptrace")
-	w, err := trace.Create(path, trace.Header{WorldSize: ranks}, trace.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r := range evs {
-		for i := range evs[r] {
-			w.Append(&evs[r][i])
-		}
-	}
-	if err := w.Close(trace.StatusComplete, ""); err != nil {
-		t.Fatal(err)
-	}
+	writeEventsWith(t, path, evs, trace.WriterOptions{NoSync: true}) // full blocks: the run is in one, past its window
 	tr, err := replay.OpenTrace(path)
 	if err != nil {
 		t.Fatal(err)
