@@ -414,8 +414,8 @@ func TestRecordTorchPrograms(t *testing.T) {
 			}
 		}
 		want := map[int][]string{
-			0: {"Send(peer 1, comm 1)", "Allreduce(4 ranks)", "Finalize"},
-			1: {"Recv(peer 0, comm 1)", "Allreduce(4 ranks)", "Finalize"},
+			0: {"Send(peer 1, comm 1)", "Allreduce(2 ranks)", "Allreduce(4 ranks)", "Finalize"},
+			1: {"Recv(peer 0, comm 1)", "Allreduce(2 ranks)", "Allreduce(4 ranks)", "Finalize"},
 			2: {"Isend(peer 3, comm 0)", "Wait", "Allreduce(4 ranks)", "Finalize"},
 			3: {"Irecv(peer 2, comm 0)", "Test", "Wait", "Allreduce(4 ranks)", "Finalize"},
 		}

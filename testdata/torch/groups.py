@@ -1,4 +1,5 @@
-# A process group of ranks 0 and 1, a collective over the world, and a
+# A process group of ranks 0 and 1 (an all_reduce of it, which every rank
+# calls: a no-op on the others), a collective over the world, and a
 # receive tested with is_completed (gloo's stays False until wait() for
 # send and recv: polled alone, it spins forever). Clean.
 import torch
@@ -18,6 +19,8 @@ else:
     work = dist.irecv(t, 2)
     work.is_completed()  # tested
     work.wait()
+both = torch.ones(1)
+dist.all_reduce(both, group=pair)  # ranks 2 and 3 are not in pair: a no-op there (no call in the trace)
 total = torch.ones(1)
 dist.all_reduce(total)  # an Allreduce of the world in the trace
 assert total.item() == dist.get_world_size()

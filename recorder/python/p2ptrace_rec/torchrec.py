@@ -331,6 +331,8 @@ class Recorder:
             if rec.finalized or not rec.dist.is_initialized():
                 return orig(tensor, *args, **kw)
             peer, group, tag = _peer_args(args, kw, send)
+            if group is not None and rec.not_member(group):
+                return orig(tensor, *args, **kw)  # a no-op in torch (with a warning)
             s = rec.ensure()
             call = C_SEND if send else C_RECV
             f = {F_OP: OP_SEND if send else OP_RECV, F_PEER: -1 if peer is None else peer, F_TAG: tag,
@@ -357,6 +359,8 @@ class Recorder:
             if rec.finalized or not rec.dist.is_initialized():
                 return orig(tensor, *args, **kw)
             peer, group, tag = _peer_args(args, kw, send)
+            if group is not None and rec.not_member(group):
+                return orig(tensor, *args, **kw)  # a no-op in torch (with a warning)
             s = rec.ensure()
             t0 = s.now()
             h = rec.hash(tensor) if send else 0
@@ -467,6 +471,8 @@ class Recorder:
                 for a in args:
                     if isinstance(a, rec.dist.ProcessGroup):
                         group = a
+            if group is not None and rec.not_member(group):
+                return orig(*args, **kw)  # torch makes it a no-op (with a warning): no call of the group
             size = rec.dist.get_world_size(group) if group is not None else rec.dist.get_world_size()
             s = rec.ensure()
             f = {F_OP: OP_BARRIER, F_COMM: rec.comm(group), F_COUNT: size, F_T0: s.now()}
@@ -490,6 +496,17 @@ class Recorder:
             rec.returned(call, seq)
             return ret
         return collective
+
+    def not_member(self, group):
+        """Whether this rank is outside group (torch's collectives on it are
+        no-ops here; its size reads -1)."""
+        try:
+            return self.dist.distributed_c10d._rank_not_in_group(group)
+        except Exception:
+            try:
+                return self.dist.get_world_size(group) < 0
+            except Exception:
+                return False
 
     def collective_fields(self, how, arguments, group):
         """The fields of a collective call besides its communicator and size
