@@ -357,7 +357,11 @@ func withoutStuckAsRecorded(fs []Finding) []Finding {
 	if len(recorded) == 0 {
 		return fs
 	}
-	same := func(a, b OpRef) bool { return a.Rank == b.Rank && a.Site == b.Site && a.Op == b.Op }
+	// One call: the same op of a rank, or of a rank at one line (a loop's
+	// later round).
+	same := func(a, b OpRef) bool {
+		return a.Rank == b.Rank && a.Op == b.Op && (a.Seq == b.Seq || a.Site != "" && a.Site == b.Site)
+	}
 	in := func(g *Finding, o OpRef) bool {
 		for _, b := range g.Blocked {
 			if same(b.Call, o) || slices.ContainsFunc(b.Waiting, func(w OpRef) bool { return same(w, o) }) {
@@ -387,7 +391,7 @@ func withoutStuckAsRecorded(fs []Finding) []Finding {
 		if restuck(f) {
 			return true
 		}
-		return f.Kind == verdict.UnsafeBuffering && f.RevealedBy == "sync" && len(f.Ops) > 0 && f.Ops[0].Site != "" &&
+		return f.Kind == verdict.UnsafeBuffering && f.RevealedBy == "sync" && len(f.Ops) > 0 &&
 			slices.ContainsFunc(stuck, func(g *Finding) bool { return in(g, f.Ops[0]) })
 	}
 	kept := make([]Finding, 0, len(fs)) // (a new slice: stuck points into fs)

@@ -235,19 +235,35 @@ func mustSpecs(t *testing.T, ss ...string) []faults.Spec {
 // With 64 bytes (eager) the recorded run completes, and unsafe-buffering
 // is the finding.
 func TestCheckSendStuckAsRecordedIsOneFinding(t *testing.T) {
-	exchange := func(bytes int64) []replay.Finding {
+	exchange := func(bytes int64, sites bool) []replay.Finding {
+		var send, recv uint32
+		if sites {
+			send, recv = 1, 2
+		}
 		rank := func(peer int32) []trace.Event {
 			return []trace.Event{
-				{Op: trace.OpSend, Peer: peer, Bytes: bytes, Count: bytes / 4, Dtype: trace.Int32, Site: 1},
-				{Op: trace.OpRecv, Peer: peer, Bytes: bytes, Count: bytes / 4, Dtype: trace.Int32, Site: 2},
+				{Op: trace.OpSend, Peer: peer, Bytes: bytes, Count: bytes / 4, Dtype: trace.Int32, Site: send},
+				{Op: trace.OpRecv, Peer: peer, Bytes: bytes, Count: bytes / 4, Dtype: trace.Int32, Site: recv},
 			}
 		}
-		return checkEvents(t, mpiTrace(rank(1), rank(0)))
+		if sites {
+			return checkEvents(t, mpiTrace(rank(1), rank(0)))
+		}
+		// A C program built without -g: no site has a line.
+		ev := mpiTrace(rank(1), rank(0))
+		open := func() (replay.Source, error) { return ev.Source(), nil }
+		res, err := replay.Check(open, replay.Config{EagerLimit: 4040}, func(uintptr) string { return "" }, replay.CheckOptions{NoRerun: "a test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Findings
 	}
-	if fs := exchange(64 << 10); len(fs) != 1 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "" {
-		t.Errorf("large: want the deadlock as recorded alone, got %s", kinds(fs))
+	for _, sites := range []bool{true, false} {
+		if fs := exchange(64<<10, sites); len(fs) != 1 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "" {
+			t.Errorf("large, sites %v: want the deadlock as recorded alone, got %s", sites, kinds(fs))
+		}
 	}
-	fs := exchange(64)
+	fs := exchange(64, true)
 	if len(fs) != 3 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "sync" || fs[1].Kind != verdict.UnsafeBuffering || fs[2].Kind != verdict.UnsafeBuffering {
 		t.Errorf("small: want a deadlock and two unsafe-bufferings under sync, got %s", kinds(fs))
 	}
