@@ -576,9 +576,13 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	note := ""
 	if hung {
 		note = fmt.Sprintf("hang detected while recording: every rank blocked in MPI, polling without success or finished, no other call for %v; the job was ended", hungAfter)
-		if !slices.ContainsFunc(fs, stuck) {
+		mismatch := func(f replay.Finding) bool { return f.Kind == verdict.CollectiveMismatch }
+		if !slices.ContainsFunc(fs, stuck) && !slices.ContainsFunc(fs, mismatch) {
 			// The replay did not stop where the job did (its eager limit
-			// differs from the MPI's?): say where the ranks were.
+			// differs from the MPI's?): say where the ranks were. (Ranks
+			// in collectives that do not match hang in the library, not in
+			// the model, where each follows its own call's rule: the
+			// mismatch is the finding, the note says the job hung.)
 			fs = append(fs, blockedRanks(res, hungAfter))
 		}
 	} else {

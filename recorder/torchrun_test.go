@@ -22,6 +22,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/recorder/mpi"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // torchScript is the absolute path of testdata/torch/name.py and its source.
@@ -435,6 +436,11 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		if sum.Header.Status != trace.StatusHung {
 			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		// The recording's one finding is the mismatch (its note says the
+		// job hung): not also a hang of the same ranks at the same calls.
+		if fs := sum.Header.Findings; len(fs) != 1 || fs[0].Kind != verdict.CollectiveMismatch {
+			t.Errorf("record: want the collective-mismatch alone:\n%s", sum.Text())
 		}
 		fs := checkUnder(t, path, nccl)
 		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
