@@ -224,6 +224,7 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 	hangs := os.Getenv("MPI_PLAIN_HANGS") == "1"
 	results := make([]MPIRunResult, len(MPIScenarios))
 	errs := make([]error, len(MPIScenarios))
+	retried := make([]MPIRunResult, len(MPIScenarios))
 	sem := make(chan struct{}, plainJobs)
 	var wg sync.WaitGroup
 	for i, s := range MPIScenarios {
@@ -240,6 +241,13 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i], errs[i] = runMPI(root, bin, s, timeout)
+			if errs[i] == nil && results[i].TimedOut && s.Plain != PlainHang {
+				// Open MPI 4.1's abort of one rank while the other is in
+				// MPI_Finalize stalled once in a CI run (no p2ptrace in
+				// this job): one more run, said in the log.
+				retried[i] = results[i]
+				results[i], errs[i] = runMPI(root, bin, s, timeout)
+			}
 		}()
 	}
 	wg.Wait()
@@ -251,6 +259,9 @@ func TestMPIProgramsPlainRun(t *testing.T) {
 			}
 			if errs[i] != nil {
 				t.Fatal(errs[i])
+			}
+			if p := retried[i]; p.TimedOut {
+				t.Logf("the first run timed out after %v (run again)\nstderr:\n%s", p.Elapsed.Round(time.Millisecond), p.Stderr)
 			}
 			t.Logf("%s: exit %d after %v", strings.Join(MPIRunArgs("", s)[4:], " "), r.Code, r.Elapsed.Round(time.Millisecond))
 			ok := r.Code == 0 && !r.TimedOut && hasLinePrefix(r.Stdout, s.Name+": ok")
