@@ -565,12 +565,12 @@ func TestStreamRecvFromAnySourceIsInvalid(t *testing.T) {
 		if r.ID() == 0 {
 			s.Send(r.Alloc(gpu.Float32, 4), 1)
 		} else {
-			s.Recv(r.Alloc(gpu.Float32, 4), gpu.AnySource)
+			s.Recv(r.Alloc(gpu.Float32, 4), gpu.AnySource) // culprit: any-source-recv
 		}
 		return s.Synchronize()
 	})
 	wantKinds(t, err, verdict.InvalidCall)
-	if !strings.Contains(err.Error(), "a stream (NCCL) receive names its peer; NCCL has no receive from any source") {
+	if !strings.Contains(err.Error(), "a stream (NCCL) receive names its peer; NCCL has no receive from any source") || !strings.Contains(err.Error(), fmt.Sprintf("rank 1 op 0: Stream.Recv from any rank (16 bytes) at semantics_test.go:%d", markerLine(t, "semantics_test.go", "any-source-recv"))) {
 		t.Errorf("%v", err)
 	}
 }

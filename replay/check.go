@@ -382,22 +382,19 @@ func withoutStuckAsRecorded(fs []Finding) []Finding {
 		return false
 	}
 	stuck := slices.Clone(recorded)
+	again := make([]bool, len(fs))
 	for i := range fs {
-		if restuck(&fs[i]) {
+		if again[i] = restuck(&fs[i]); again[i] {
 			stuck = append(stuck, &fs[i])
 		}
 	}
-	drop := func(f *Finding) bool {
-		if restuck(f) {
-			return true
-		}
-		return f.Kind == verdict.UnsafeBuffering && f.RevealedBy == "sync" && len(f.Ops) > 0 &&
-			slices.ContainsFunc(stuck, func(g *Finding) bool { return in(g, f.Ops[0]) })
-	}
 	kept := make([]Finding, 0, len(fs)) // (a new slice: stuck points into fs)
 	for i := range fs {
-		if !drop(&fs[i]) {
-			kept = append(kept, fs[i])
+		f := &fs[i]
+		unsafe := f.Kind == verdict.UnsafeBuffering && f.RevealedBy == "sync" && len(f.Ops) > 0 &&
+			slices.ContainsFunc(stuck, func(g *Finding) bool { return in(g, f.Ops[0]) })
+		if !again[i] && !unsafe {
+			kept = append(kept, *f)
 		}
 	}
 	return kept

@@ -259,8 +259,15 @@ func TestCheckSendStuckAsRecordedIsOneFinding(t *testing.T) {
 		return res.Findings
 	}
 	for _, sites := range []bool{true, false} {
-		if fs := exchange(64<<10, sites); len(fs) != 1 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "" {
-			t.Errorf("large, sites %v: want the deadlock as recorded alone, got %s", sites, kinds(fs))
+		fs := exchange(64<<10, sites)
+		if len(fs) != 1 || fs[0].Kind != verdict.Deadlock || fs[0].RevealedBy != "" || !slices.Equal(fs[0].Cycle, []int{0, 1, 0}) {
+			t.Errorf("large, sites %v: want the deadlock as recorded alone, cycle 0 -> 1 -> 0, got %s", sites, kinds(fs))
+			continue
+		}
+		for r, b := range fs[0].Blocked {
+			if b.Rank != r || b.Call.Op != "Send" || sites && b.Call.Site != "main.go:1" {
+				t.Errorf("large, sites %v: blocked %+v, want rank %d's Send at main.go:1", sites, b, r)
+			}
 		}
 	}
 	fs := exchange(64, true)
@@ -278,6 +285,9 @@ func TestCheckStuckAsRecordedIsOneFinding(t *testing.T) {
 		[]trace.Event{{Op: trace.OpSend, Peer: 1, Tag: 0, Bytes: 64, Count: 16, Dtype: trace.Int32, Site: 1}},
 		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Tag: 1, Bytes: 64, Count: 16, Dtype: trace.Int32, Site: 2}}))
 	if len(fs) != 1 || fs[0].Kind != verdict.Hang || fs[0].RevealedBy != "" || !slices.Equal(fs[0].Ranks, []int{1}) {
-		t.Errorf("want the hang as recorded alone, got %s", kinds(fs))
+		t.Fatalf("want the hang as recorded alone, got %s", kinds(fs))
+	}
+	if b := fs[0].Blocked; len(b) != 1 || b[0].Rank != 1 || b[0].Call.Op != "Recv" || b[0].Call.Site != "main.go:2" {
+		t.Errorf("blocked %+v, want rank 1's Recv at main.go:2", b)
 	}
 }

@@ -93,8 +93,11 @@ func TestCheckCollectiveMismatchOfFourOnce(t *testing.T) {
 	if c := fs[0].Collective; c == nil || *c != (verdict.CollectiveCall{Comm: 0, Call: 1}) {
 		t.Errorf("collective %+v, want the world's call 1", c)
 	}
-	if !strings.Contains(fs[0].Message, "the members name different roots (rank 0, rank 1)") {
+	if !strings.Contains(fs[0].Message, "rank 0 calls Reduce root 0 (16 bytes), rank 3 calls Reduce root 1 (16 bytes): the members name different roots (rank 0, rank 1)") {
 		t.Errorf("message %q", fs[0].Message)
+	}
+	if !slices.Equal(fs[0].Ranks, []int{0, 3}) || len(fs[0].Ops) != 2 || fs[0].Ops[0].Site != "main.go:1" || fs[0].Ops[1].Site != "main.go:1" {
+		t.Errorf("ranks %v, ops %+v: want ranks 0 and 3 at main.go:1", fs[0].Ranks, fs[0].Ops)
 	}
 }
 
