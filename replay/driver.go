@@ -149,7 +149,7 @@ type backEvent struct {
 
 type driver struct {
 	src   Source
-	ref   refSource // src, when it hands out events in place
+	ref   refSource // src, or a runSource over it: the driver reads runs of events
 	e     *sim.Engine
 	ranks []rankCursor
 	// touch: the source decodes ahead on another core (decodingSource),
@@ -157,14 +157,10 @@ type driver struct {
 	// touched sums what it loads, so that the loads are not dropped.
 	touch   bool
 	touched uint64
-	// full and ev are where read puts the event of a source that is not a
-	// refSource: as Next gave it, and in the replay's form.
-	full   trace.Event
-	ev     event
-	out    Outcome
-	mutate bool
-	force  *ForcedMatch
-	probe  probeForce // when force names a probe
+	out     Outcome
+	mutate  bool
+	force   *ForcedMatch
+	probe   probeForce // when force names a probe
 	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
 	late lateRecvs
 	ids  []uint64 // request ids of the call being made, when *ev may change
@@ -282,9 +278,10 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	d.mutate = cfg.Faults != nil && cfg.Faults.Mutate()
 	d.ref, _ = src.(refSource)
 	_, d.touch = src.(*decodingSource)
-	if d.ref != nil {
-		d.ref.readRefs(d.mutate)
+	if d.ref == nil {
+		d.ref = &runSource{src: src}
 	}
+	d.ref.readRefs(d.mutate)
 	eager := cfg.EagerLimit
 	if eager == 0 {
 		eager = -1
@@ -343,8 +340,16 @@ func (d *driver) step(r int) error {
 		if at := c.at; at < len(c.win) { // read, inline
 			c.at = at + 1
 			ev, store = &c.win[at], c.winReqs
+			if a := at + sim.PostLead; a < len(c.win) {
+				d.forecast(r, &c.win[a])
+			}
 		} else if ev, store = d.refill(r, c); ev == nil {
 			return d.ended(r, c)
+		} else {
+			// The run's first calls were not forecast: they are now.
+			for a := 1; a < min(sim.PostLead, len(c.win)); a++ {
+				d.forecast(r, &c.win[a])
+			}
 		}
 		d.out.Events += ev.events()
 		if ev.isDone() {
@@ -439,6 +444,22 @@ func (d *driver) step(r int) error {
 			}
 		}
 		d.release(c) // the call returned
+	}
+}
+
+// forecast tells the engine of a send or receive that rank r will post a
+// few calls from now, for it to load what the post will touch (see
+// sim.Engine.WillPost): the posts of a many-rank exchange would each wait
+// for three cache misses in turn.
+func (d *driver) forecast(r int, ev *event) {
+	if ev.flags&eventDone != 0 {
+		return
+	}
+	switch ev.op {
+	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend, trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
+		d.e.WillPost(r, true, int(ev.peer), int(ev.tag), int(ev.comm))
+	case trace.OpIrecv, trace.OpRecv:
+		d.e.WillPost(r, false, int(ev.peer), int(ev.tag), int(ev.comm))
 	}
 }
 
@@ -732,20 +753,13 @@ const touchedEvents = 4
 
 // refill is read past the rank's last run of events.
 func (d *driver) refill(r int, c *rankCursor) (*event, []uint64) {
-	if d.ref != nil {
-		win, store := d.ref.nextRefs(r)
-		if len(win) == 0 {
-			c.win, c.at, c.winReqs = nil, 0, nil
-			return nil, nil
-		}
-		c.win, c.at, c.winReqs = win, 1, store
-		return &win[0], store
-	}
-	if !d.src.Next(r, &d.full) {
+	win, store := d.ref.nextRefs(r)
+	if len(win) == 0 {
+		c.win, c.at, c.winReqs = nil, 0, nil
 		return nil, nil
 	}
-	compact(&d.ev, &d.full)
-	return &d.ev, d.full.Reqs
+	c.win, c.at, c.winReqs = win, 1, store
+	return &win[0], store
 }
 
 // peekDone reads ahead to the Done event of the call seq of rank r: the

@@ -125,3 +125,50 @@ func (q *eventQueue) popAhead() qent {
 	}
 	return x
 }
+
+// Ties drawn early. An all-to-all's million completions fall due at one
+// time and go to one group, each to the bucket of its (random) tie: a
+// cache miss per completion queued, and another per node of the bucket's
+// chain. The engine draws each tie tieLead draws before it uses it, in the
+// generator's order (so every tie is the one it would have drawn), and
+// loads the tie's bucket then, and its chain's first node halfway.
+type tieAhead struct {
+	ties [tieLead]uint64 // the next tieLead ties, the next at ties[i%tieLead]
+	i    uint32
+}
+
+const tieLead = 8 // a power of two
+
+// drawTie returns the next tie of the seeded generator.
+func (e *Engine) drawTie() uint64 {
+	a := &e.ties
+	k := a.i & (tieLead - 1)
+	tie := a.ties[k]
+	next := e.rng.Uint64()
+	a.ties[k] = next
+	a.i++
+	e.queue.prefetchBucket(next)
+	e.queue.prefetchChain(a.ties[(a.i+tieLead/2)&(tieLead-1)])
+	return tie
+}
+
+// prefetchBucket starts loading the bucket tie would go to in either group.
+func (q *eventQueue) prefetchBucket(tie uint64) {
+	for i := range q.g {
+		if g := &q.g[i]; len(g.heads) > 0 {
+			prefetch(unsafe.Pointer(&g.heads[tie>>g.shift]))
+		}
+	}
+}
+
+// prefetchChain starts loading the first chained node of the bucket tie
+// would go to in either group (prefetchBucket loaded the bucket).
+func (q *eventQueue) prefetchChain(tie uint64) {
+	for i := range q.g {
+		if g := &q.g[i]; len(g.heads) > 0 {
+			if id := g.heads[tie>>g.shift].chain; id != 0 && int(id) < len(g.nodes) {
+				prefetch(unsafe.Pointer(&g.nodes[id]))
+			}
+		}
+	}
+}

@@ -169,6 +169,8 @@ type Engine struct {
 	pollLimit int
 	nParked   int
 	bsend     *bsendState // attached buffers (bsend.go); nil until used
+	posts     postAhead   // forecast posts (WillPost)
+	ties      tieAhead    // the next ties, drawn early (drawTie)
 }
 
 // The sizes of op slabs.
@@ -200,6 +202,9 @@ func New(cfg Config) *Engine {
 		e.pollLimit = math.MaxInt
 	}
 	e.rng = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
+	for i := range e.ties.ties {
+		e.ties.ties[i] = e.rng.Uint64()
+	}
 	if cfg.Faults != nil {
 		e.sync = cfg.Faults.Sync()
 		e.mutate = cfg.Faults.Mutate()
@@ -246,12 +251,12 @@ func (e *Engine) Stuck() bool { return e.stuck }
 // pushResume queues the resume of rank r at time t; every entry draws its
 // tie from the seeded generator when it is queued.
 func (e *Engine) pushResume(t int64, r int) {
-	e.queue.add(t, e.rng.Uint64(), uint64(evResume)<<32|uint64(uint32(r)))
+	e.queue.add(t, e.drawTie(), uint64(evResume)<<32|uint64(uint32(r)))
 }
 
 // pushOp queues the arrival or the completion of op at time t.
 func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
-	tie := e.rng.Uint64()
+	tie := e.drawTie()
 	e.queue.add(t, tie, uint64(kind)<<32|uint64(e.queue.hold(op)))
 }
 

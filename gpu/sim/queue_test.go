@@ -310,3 +310,31 @@ func BenchmarkCompletionsAllToAll(b *testing.B) {
 		})
 	}
 }
+
+// TestDrawTieKeepsTheGeneratorsOrder: ties drawn early (tieAhead) are
+// used in the order the seeded generator gives them, so a seed's run is
+// the run it was before they were: New's resumes take the first (one per
+// rank), every later event the next.
+func TestDrawTieKeepsTheGeneratorsOrder(t *testing.T) {
+	const ranks, seed = 3, 11
+	e := New(Config{Ranks: ranks, Seed: seed})
+	ref := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
+	var resumes []uint64
+	for range ranks {
+		resumes = append(resumes, ref.Uint64())
+	}
+	slices.Sort(resumes)
+	var got []uint64
+	for e.queue.len() > 0 {
+		x := e.queue.next()
+		got = append(got, x.tie)
+	}
+	if !slices.Equal(got, resumes) {
+		t.Fatalf("the resumes New queued have ties %x, want the generator's first %d, %x", got, ranks, resumes)
+	}
+	for i := range 3 * tieLead {
+		if got, want := e.drawTie(), ref.Uint64(); got != want {
+			t.Fatalf("draw %d: tie %x, want the generator's %x", ranks+i, got, want)
+		}
+	}
+}
