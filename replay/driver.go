@@ -340,12 +340,12 @@ func (d *driver) step(r int) error {
 		if at := c.at; at < len(c.win) { // read, inline
 			c.at = at + 1
 			ev, store = &c.win[at], c.winReqs
-			if a := at + sim.PostLead; a < len(c.win) {
+			if a := at + sim.PostLead; a < len(c.win) && d.e.WantsForecasts() {
 				d.forecast(r, &c.win[a])
 			}
 		} else if ev, store = d.refill(r, c); ev == nil {
 			return d.ended(r, c)
-		} else {
+		} else if d.e.WantsForecasts() {
 			// The run's first calls were not forecast: they are now.
 			for a := 1; a < min(sim.PostLead, len(c.win)); a++ {
 				d.forecast(r, &c.win[a])

@@ -15,7 +15,7 @@ type runSource struct {
 }
 
 // plainRun is the most events runSource reads ahead of a rank.
-const plainRun = 16
+const plainRun = 64
 
 var _ refSource = (*runSource)(nil)
 

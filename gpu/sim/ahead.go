@@ -129,18 +129,25 @@ func (q *eventQueue) popAhead() qent {
 // Ties drawn early. An all-to-all's million completions fall due at one
 // time and go to one group, each to the bucket of its (random) tie: a
 // cache miss per completion queued, and another per node of the bucket's
-// chain. The engine draws each tie tieLead draws before it uses it, in the
-// generator's order (so every tie is the one it would have drawn), and
-// loads the tie's bucket then, and its chain's first node halfway.
+// chain. Once a group has grown past 64*64 buckets (its third bitmap level,
+// leaf, exists; a ring's groups never do, and are in the cache), the engine
+// draws each tie tieLead draws before it uses it, in the generator's order
+// (so every tie is the one it would have drawn: TestDrawTieKeepsTheGeneratorsOrder),
+// and loads the tie's bucket then, and its chain's first node halfway.
 type tieAhead struct {
+	on   bool
 	ties [tieLead]uint64 // the next tieLead ties, the next at ties[i%tieLead]
 	i    uint32
 }
 
 const tieLead = 8 // a power of two
 
-// drawTie returns the next tie of the seeded generator.
+// drawTie returns the next tie of the seeded generator, drawn early; the
+// first call draws the next tieLead.
 func (e *Engine) drawTie() uint64 {
+	if !e.ties.on {
+		e.startTieAhead()
+	}
 	a := &e.ties
 	k := a.i & (tieLead - 1)
 	tie := a.ties[k]
@@ -152,20 +159,31 @@ func (e *Engine) drawTie() uint64 {
 	return tie
 }
 
-// prefetchBucket starts loading the bucket tie would go to in either group.
+// startTieAhead draws the next tieLead ties, for drawTie to hand out in
+// order from now on.
+func (e *Engine) startTieAhead() {
+	a := &e.ties
+	for i := range a.ties {
+		a.ties[i] = e.rng.Uint64()
+	}
+	a.i, a.on = 0, true
+}
+
+// prefetchBucket starts loading the bucket tie would go to in either large
+// group.
 func (q *eventQueue) prefetchBucket(tie uint64) {
 	for i := range q.g {
-		if g := &q.g[i]; len(g.heads) > 0 {
+		if g := &q.g[i]; g.leaf != nil {
 			prefetch(unsafe.Pointer(&g.heads[tie>>g.shift]))
 		}
 	}
 }
 
 // prefetchChain starts loading the first chained node of the bucket tie
-// would go to in either group (prefetchBucket loaded the bucket).
+// would go to in either large group (prefetchBucket loaded the bucket).
 func (q *eventQueue) prefetchChain(tie uint64) {
 	for i := range q.g {
-		if g := &q.g[i]; len(g.heads) > 0 {
+		if g := &q.g[i]; g.leaf != nil {
 			if id := g.heads[tie>>g.shift].chain; id != 0 && int(id) < len(g.nodes) {
 				prefetch(unsafe.Pointer(&g.nodes[id]))
 			}

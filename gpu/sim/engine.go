@@ -170,6 +170,7 @@ type Engine struct {
 	nParked   int
 	bsend     *bsendState // attached buffers (bsend.go); nil until used
 	posts     postAhead   // forecast posts (WillPost)
+	nIndexed  int         // matching queues indexed now (see WantsForecasts)
 	ties      tieAhead    // the next ties, drawn early (drawTie)
 }
 
@@ -202,9 +203,6 @@ func New(cfg Config) *Engine {
 		e.pollLimit = math.MaxInt
 	}
 	e.rng = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
-	for i := range e.ties.ties {
-		e.ties.ties[i] = e.rng.Uint64()
-	}
 	if cfg.Faults != nil {
 		e.sync = cfg.Faults.Sync()
 		e.mutate = cfg.Faults.Mutate()
@@ -251,13 +249,30 @@ func (e *Engine) Stuck() bool { return e.stuck }
 // pushResume queues the resume of rank r at time t; every entry draws its
 // tie from the seeded generator when it is queued.
 func (e *Engine) pushResume(t int64, r int) {
-	e.queue.add(t, e.drawTie(), uint64(evResume)<<32|uint64(uint32(r)))
+	var tie uint64
+	if e.drawsNow() {
+		tie = e.rng.Uint64()
+	} else {
+		tie = e.drawTie()
+	}
+	e.queue.add(t, tie, uint64(evResume)<<32|uint64(uint32(r)))
 }
 
 // pushOp queues the arrival or the completion of op at time t.
 func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
-	tie := e.drawTie()
+	var tie uint64
+	if e.drawsNow() { // (the draw inline here and in pushResume: a call less per event)
+		tie = e.rng.Uint64()
+	} else {
+		tie = e.drawTie()
+	}
 	e.queue.add(t, tie, uint64(kind)<<32|uint64(e.queue.hold(op)))
+}
+
+// drawsNow says whether ties are drawn as they are needed: until the queue
+// holds a large group (see tieAhead).
+func (e *Engine) drawsNow() bool {
+	return !e.ties.on && e.queue.g[0].leaf == nil && e.queue.g[1].leaf == nil
 }
 
 // Next processes queued events until a rank is to run and returns it. ok is

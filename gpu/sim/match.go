@@ -232,6 +232,7 @@ func (e *Engine) file(q *matchQueue, op *Op, recv bool) {
 	}
 	if q.ix == nil {
 		q.ix = e.newIndex()
+		e.nIndexed++
 		q.ix.recv = recv
 		for i, o := range q.list {
 			q.ix.push(o, key(o))
@@ -252,6 +253,7 @@ func (e *Engine) takeIndexed(q *matchQueue, id int32, slot int) *Op {
 		q.ix.reset()
 		e.spareIx = append(e.spareIx, q.ix)
 		q.ix = nil
+		e.nIndexed--
 	}
 	return op
 }

@@ -45,6 +45,12 @@ const (
 	PostLead = stageOp + 2
 )
 
+// WantsForecasts reports whether forecasts (WillPost) may help now: some
+// rank's matching queue is indexed (long: many messages in flight to it).
+// Short queues (a ring's, a pipeline's) are in the cache, and a forecast
+// would only cost its instructions, a tenth more per event of a ring.
+func (e *Engine) WantsForecasts() bool { return e.nIndexed > 0 }
+
 // WillPost forecasts that rank r will soon post a point-to-point send (to
 // peer) or receive (from peer), with tag on communicator comm, and advances
 // the loads of the forecasts before it (see postAhead). It changes nothing
