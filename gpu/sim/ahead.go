@@ -129,8 +129,9 @@ func (q *eventQueue) popAhead() qent {
 // Ties drawn early. An all-to-all's million completions fall due at one
 // time and go to one group, each to the bucket of its (random) tie: a
 // cache miss per completion queued, and another per node of the bucket's
-// chain. Once a group has grown past 64*64 buckets (its third bitmap level,
-// leaf, exists; a ring's groups never do, and are in the cache), the engine
+// chain. Once a group has grown to bigGroup buckets (a ring's never do; a
+// 64-rank all-to-all's 8 K completions stay in a group of 8 K buckets,
+// which the cache holds), the engine
 // draws each tie tieLead draws before it uses it, in the generator's order
 // (so every tie is the one it would have drawn: TestDrawTieKeepsTheGeneratorsOrder),
 // and loads the tie's bucket then, and its chain's first node halfway.
@@ -140,7 +141,10 @@ type tieAhead struct {
 	i    uint32
 }
 
-const tieLead = 8 // a power of two
+const (
+	tieLead  = 8 // a power of two
+	bigGroup = 1 << 15
+)
 
 // drawTie returns the next tie of the seeded generator, drawn early; the
 // first call draws the next tieLead.
@@ -169,21 +173,21 @@ func (e *Engine) startTieAhead() {
 	a.i, a.on = 0, true
 }
 
-// prefetchBucket starts loading the bucket tie would go to in either large
+// prefetchBucket starts loading the bucket tie would go to in either big
 // group.
 func (q *eventQueue) prefetchBucket(tie uint64) {
 	for i := range q.g {
-		if g := &q.g[i]; g.leaf != nil {
+		if g := &q.g[i]; g.big {
 			prefetch(unsafe.Pointer(&g.heads[tie>>g.shift]))
 		}
 	}
 }
 
 // prefetchChain starts loading the first chained node of the bucket tie
-// would go to in either large group (prefetchBucket loaded the bucket).
+// would go to in either big group (prefetchBucket loaded the bucket).
 func (q *eventQueue) prefetchChain(tie uint64) {
 	for i := range q.g {
-		if g := &q.g[i]; g.leaf != nil {
+		if g := &q.g[i]; g.big {
 			if id := g.heads[tie>>g.shift].chain; id != 0 && int(id) < len(g.nodes) {
 				prefetch(unsafe.Pointer(&g.nodes[id]))
 			}

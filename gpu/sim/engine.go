@@ -171,6 +171,7 @@ type Engine struct {
 	bsend     *bsendState // attached buffers (bsend.go); nil until used
 	posts     postAhead   // forecast posts (WillPost)
 	nIndexed  int         // matching queues indexed now (see WantsForecasts)
+	opsMade   int         // ops taken from slabs: the most ever live at once
 	ties      tieAhead    // the next ties, drawn early (drawTie)
 }
 
@@ -272,7 +273,7 @@ func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
 // drawsNow says whether ties are drawn as they are needed: until the queue
 // holds a large group (see tieAhead).
 func (e *Engine) drawsNow() bool {
-	return !e.ties.on && e.queue.g[0].leaf == nil && e.queue.g[1].leaf == nil
+	return !e.ties.on && !e.queue.g[0].big && !e.queue.g[1].big
 }
 
 // Next processes queued events until a rank is to run and returns it. ok is
@@ -378,6 +379,7 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		}
 		op = &e.slab[0]
 		e.slab = e.slab[1:]
+		e.opsMade++
 	}
 	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
 	op.MatchRank, op.Source = trace.NoRank, trace.NoRank

@@ -233,6 +233,8 @@ type tieGroup struct {
 	room int32
 	// aheadAt is the size from which next looks ahead (see aheadShift).
 	aheadAt int32
+	// big: the group has grown to bigGroup buckets (see tieAhead).
+	big bool
 }
 
 // tieHead is a bucket: its least entry, if used, and the chain of the
@@ -393,6 +395,9 @@ func (g *tieGroup) grow() {
 	g.freeID = 0
 	if len(g.heads) > 64*64 {
 		g.leaf = make([]uint64, len(g.heads)/64)
+	}
+	if len(g.heads) >= bigGroup {
+		g.big = true
 	}
 	g.mid, g.summary = [64]uint64{}, 0
 	g.shift--

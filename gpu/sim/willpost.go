@@ -46,10 +46,15 @@ const (
 )
 
 // WantsForecasts reports whether forecasts (WillPost) may help now: some
-// rank's matching queue is indexed (long: many messages in flight to it).
-// Short queues (a ring's, a pipeline's) are in the cache, and a forecast
-// would only cost its instructions, a tenth more per event of a ring.
-func (e *Engine) WantsForecasts() bool { return e.nIndexed > 0 }
+// rank's matching queue is indexed (long: many messages in flight to it),
+// and the engine has made more ops than a 4 MiB cache holds. Else what a
+// post touches is in the cache (a ring's short queues, a 64-rank
+// all-to-all's 8 K ops), and a forecast would only cost its instructions:
+// a tenth more per event of a ring, a seventh of that all-to-all.
+func (e *Engine) WantsForecasts() bool { return e.nIndexed > 0 && e.opsMade > forecastOps }
+
+// forecastOps is the most ops a 4 MiB cache holds.
+const forecastOps = 4 << 20 / int(unsafe.Sizeof(Op{}))
 
 // WillPost forecasts that rank r will soon post a point-to-point send (to
 // peer) or receive (from peer), with tag on communicator comm, and advances
