@@ -60,6 +60,10 @@ type Config struct {
 	// call of the same collective (a torch.distributed trace's; see
 	// sim.Config.AsyncMatches).
 	AsyncMatches bool
+
+	// noForecasts turns off the driver's forecasts (a test compares runs
+	// with and without them: they must change nothing).
+	noForecasts bool
 }
 
 // Outcome is what one replay did.
@@ -157,10 +161,13 @@ type driver struct {
 	// touched sums what it loads, so that the loads are not dropped.
 	touch   bool
 	touched uint64
-	out     Outcome
-	mutate  bool
-	force   *ForcedMatch
-	probe   probeForce // when force names a probe
+	// forecasts: the driver tells the engine of its ranks' next posts
+	// (forecast); off only in a test.
+	forecasts bool
+	out       Outcome
+	mutate    bool
+	force     *ForcedMatch
+	probe     probeForce // when force names a probe
 	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
 	late lateRecvs
 	ids  []uint64 // request ids of the call being made, when *ev may change
@@ -287,6 +294,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		eager = -1
 	}
 	d.force = cfg.Force
+	d.forecasts = !cfg.noForecasts
 	var obs sim.Observer
 	if d.mutate {
 		d.late.init()
@@ -340,12 +348,12 @@ func (d *driver) step(r int) error {
 		if at := c.at; at < len(c.win) { // read, inline
 			c.at = at + 1
 			ev, store = &c.win[at], c.winReqs
-			if a := at + sim.PostLead; a < len(c.win) && d.e.WantsForecasts() {
+			if a := at + sim.PostLead; a < len(c.win) && d.forecasts && d.e.WantsForecasts() {
 				d.forecast(r, &c.win[a])
 			}
 		} else if ev, store = d.refill(r, c); ev == nil {
 			return d.ended(r, c)
-		} else if d.e.WantsForecasts() {
+		} else if d.forecasts && d.e.WantsForecasts() {
 			// The run's first calls were not forecast: they are now.
 			for a := 1; a < min(sim.PostLead, len(c.win)); a++ {
 				d.forecast(r, &c.win[a])

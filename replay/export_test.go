@@ -68,3 +68,10 @@ func (s *replayEventsSource) nextRefs(r int) ([]event, []uint64) {
 	s.pos[r] = len(s.l.evs[r])
 	return s.l.evs[r][p:], s.l.reqs[r]
 }
+
+// WithoutForecasts returns cfg with the driver's forecasts of posts off
+// (see driver.forecast): a test compares replays with and without them.
+func WithoutForecasts(cfg Config) Config {
+	cfg.noForecasts = true
+	return cfg
+}
