@@ -472,6 +472,46 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"missing-wait", []int{0}, []string{"Iallreduce", at(t, "async_collective", "# async")}})
 	})
+	run("single_tensor", false, func(t *testing.T) {
+		// all_to_all_single against all_reduce: recorded as an Alltoall
+		// (it was not recorded at all, and the recording, seeing rank 0
+		// in no call, never called the job hung: it ran until killed).
+		path, sum, err := recordTorch(t, "single_tensor", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if sum.Header.Status != trace.StatusHung {
+			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		fs := checkUnder(t, path, nccl)
+		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
+			"rank 0 calls Alltoall (16 bytes), rank 1 calls Allreduce MPI_SUM (16 bytes)",
+			at(t, "single_tensor", "# all_to_all_single on rank 0"), at(t, "single_tensor", "# all_reduce on the others")}})
+		if len(fs) != 1 {
+			t.Errorf("check --rules nccl: %d findings, want the mismatch once", len(fs))
+		}
+		path, sum, err = recordTorch(t, "single_tensor", 2, "--fixed")
+		if err != nil || !sum.Clean() {
+			t.Fatalf("record --fixed: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
+		}
+		ops := map[trace.Op]int{}
+		r, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var ev trace.Event
+		for c := r.Rank(0); c.Next(&ev); {
+			if ev.Kind == trace.KindPost {
+				ops[ev.Op]++
+			}
+		}
+		if ops[trace.OpAlltoall] != 1 || ops[trace.OpAlltoallv] != 1 || ops[trace.OpBarrier] != 1 {
+			t.Errorf("rank 0 recorded %v, want an Alltoall, an Alltoallv and a Barrier (monitored_barrier)", ops)
+		}
+		wantClean(t, checkUnder(t, path, nccl), nccl)
+		wantClean(t, checkUnder(t, path, gloo), gloo)
+	})
 	run("recv_anysource", false, func(t *testing.T) {
 		path, sum, err := recordTorch(t, "recv_anysource", 3)
 		if err != nil || !sum.Clean() {

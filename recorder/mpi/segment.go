@@ -206,8 +206,20 @@ const (
 	callIreduceScatterBlock
 	callIscan
 	callIexscan
+	// More calls of the Python recorder, from 100: torch.distributed's
+	// single-tensor collectives and gloo's monitored barrier.
+	callTorchAllGatherIntoTensor
+	callTorchReduceScatterTensor
+	callTorchAllToAllSingle
+	callTorchMonitoredBarrier
 	callCount
 )
+
+// torchCall reports whether call c is the Python recorder's (the shim
+// knows none of them).
+func torchCall(c int) bool {
+	return c >= callTorchInit && c <= callTorchScatter || c >= callTorchAllGatherIntoTensor && c < callCount
+}
 
 var callNames = [callCount]string{
 	"", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -229,6 +241,7 @@ var callNames = [callCount]string{
 	"MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Igatherv", "MPI_Iscatter",
 	"MPI_Iscatterv", "MPI_Iallgather", "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ialltoallv", "MPI_Ireduce_scatter",
 	"MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan",
+	"dist.all_gather_into_tensor", "dist.reduce_scatter_tensor", "dist.all_to_all_single", "dist.monitored_barrier",
 }
 
 func callName(c uint32) string {

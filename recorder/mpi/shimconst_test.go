@@ -70,10 +70,10 @@ func TestShimConstants(t *testing.T) {
 	for i, m := range hashModes {
 		want["HASH_"+strings.ToUpper(m)] = i
 	}
-	// The shim's calls are the MPI ones; those from callTorchInit on are
-	// the Python recorder's (TestPythonRecorderConstants).
+	// The shim's calls are the MPI ones; the others are the Python
+	// recorder's (torchCall; TestPythonRecorderConstants).
 	for i, n := range callNames[1:] {
-		if i+1 < callTorchInit || i+1 > callTorchScatter {
+		if !torchCall(i + 1) {
 			want["C_"+strings.ToUpper(strings.TrimPrefix(n, "MPI_"))] = i + 1
 		}
 	}
@@ -101,9 +101,9 @@ func TestShimConstants(t *testing.T) {
 		s, _ := strconv.Unquote(q)
 		names = append(names, s)
 	}
-	// The Python recorder's calls (callTorchInit..callTorchScatter) are
-	// left out of the shim's table (a designated initializer skips them).
-	if !slices.Equal(names, slices.Concat(callNames[:callTorchInit], callNames[callMprobe:])) {
+	// The Python recorder's calls (torchCall) are left out of the shim's
+	// table (a designated initializer skips the first of them).
+	if !slices.Equal(names, slices.Concat(callNames[:callTorchInit], callNames[callMprobe:callTorchAllGatherIntoTensor])) {
 		t.Errorf("call_names in the shim:\n%q\nGo's callNames:\n%q", names, callNames)
 	}
 
@@ -185,6 +185,21 @@ func TestPythonRecorderConstants(t *testing.T) {
 		}
 		n, _ := strconv.Atoi(m[1])
 		return n
+	}
+	// COLLECTIVES: each torch collective's call code names it in Go.
+	block := regexp.MustCompile(`(?s)\nCOLLECTIVES = \{(.*?)\n\}`).FindStringSubmatch(src)
+	if block == nil {
+		t.Fatal("torchrec.py has no COLLECTIVES")
+	}
+	colls := regexp.MustCompile(`"(\w+)": (\d+)`).FindAllStringSubmatch(block[1], -1)
+	for _, m := range colls {
+		code, _ := strconv.Atoi(m[2])
+		if !torchCall(code) || callName(uint32(code)) != "dist."+m[1] {
+			t.Errorf("COLLECTIVES[%q] = %d in torchrec.py, which Go names %q", m[1], code, callName(uint32(code)))
+		}
+	}
+	if n := callTorchScatter - callTorchAllReduce + 1 + callCount - callTorchAllGatherIntoTensor; len(colls) != n {
+		t.Errorf("COLLECTIVES has %d calls, Go %d", len(colls), n)
 	}
 	if v := num(`(?m)^VERSION = (\d+)`); v != segVersion {
 		t.Errorf("VERSION %d, Go %d", v, segVersion)

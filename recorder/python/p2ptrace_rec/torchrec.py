@@ -34,6 +34,10 @@ C_DESTROY, C_NEWGROUP, C_EXCEPTION, C_EXIT = 44, 45, 54, 55
 COLLECTIVES = {  # collectives other than barrier
     "all_reduce": 56, "broadcast": 57, "all_gather": 58, "reduce": 59,
     "reduce_scatter": 60, "all_to_all": 61, "gather": 62, "scatter": 63,
+    # The single-tensor forms (FSDP's) and gloo's monitored barrier, from
+    # 100 (after the shim's calls).
+    "all_gather_into_tensor": 100, "reduce_scatter_tensor": 101,
+    "all_to_all_single": 102, "monitored_barrier": 103,
 }
 # How each is recorded, as the MPI shim records its MPI counterpart: the
 # trace.Op, the argument whose tensor (or list of tensors) is the caller's
@@ -42,6 +46,10 @@ COLLECTIVES = {  # collectives other than barrier
 # in the same order, the same root, size, dtype and reduction op): NCCL and
 # gloo require the same. reduce_scatter and all_to_all take lists whose
 # sizes may differ by rank: recorded as the v variants (sizes not compared).
+# all_gather_into_tensor is MPI_Allgather (its input is the caller's block),
+# reduce_scatter_tensor MPI_Reduce_scatter_block (its output is the block),
+# all_to_all_single MPI_Alltoall of input's equal blocks, or MPI_Alltoallv
+# with split sizes (see collective_fields); monitored_barrier a barrier.
 COLLECTIVE_OPS = {
     "all_reduce": (33, "tensor", None, True),
     "broadcast": (31, "tensor", "src", False),
@@ -51,7 +59,11 @@ COLLECTIVE_OPS = {
     "all_to_all": (41, "input_tensor_list", None, False),
     "gather": (34, "tensor", "dst", False),
     "scatter": (36, "tensor", "src", False),
+    "all_gather_into_tensor": (38, "input_tensor", None, False),
+    "reduce_scatter_tensor": (43, "output", None, True),
+    "all_to_all_single": (40, "input", None, False),
 }
+OP_ALLTOALL, OP_ALLTOALLV = 40, 41
 # Reduction op codes (trace.ReduceOp, the shim's RED_*) of torch's ReduceOp;
 # the others (AVG, PREMUL_SUM) as a user-defined op: never compared.
 REDUCE_OPS = {"MAX": 1, "MIN": 2, "SUM": 3, "PRODUCT": 4, "BAND": 6, "BOR": 8, "BXOR": 10}
@@ -64,7 +76,7 @@ OP_TEST, OP_GROUPSTART, OP_GROUPEND, OP_FINALIZE, OP_BARRIER = 14, 21, 22, 24, 2
 # returns a Work, which wait() or is_completed() completes, as MPI_Ibcast's
 # request). torch.distributed's async call is the same collective as the
 # blocking one: the trace's replays match the two (sim.Config.AsyncMatches).
-ASYNC_OPS = {OP_BARRIER: 46, 31: 47, 32: 48, 33: 49, 34: 50, 36: 52, 38: 54, 41: 57, 42: 58}
+ASYNC_OPS = {OP_BARRIER: 46, 31: 47, 32: 48, 33: 49, 34: 50, 36: 52, 38: 54, 40: 56, 41: 57, 42: 58, 43: 59}
 
 # States.
 RUNNING, BLOCKED, FINALIZED, ERRORED = 1, 2, 3, 5
@@ -477,7 +489,7 @@ class Recorder:
             s = rec.ensure()
             f = {F_OP: OP_BARRIER, F_COMM: rec.comm(group), F_COUNT: size, F_T0: s.now()}
             if how is not None and bound is not None:
-                f.update(rec.collective_fields(how, bound.arguments, group))
+                f.update(rec.collective_fields(how, bound.arguments, group, size))
             async_op = bound.arguments.get("async_op") if bound is not None else kw.get("async_op")
             if async_op and f[F_OP] in ASYNC_OPS:
                 # Posted once the call returned, with the request its Work
@@ -508,11 +520,17 @@ class Recorder:
             except Exception:
                 return False
 
-    def collective_fields(self, how, arguments, group):
+    def collective_fields(self, how, arguments, group, size):
         """The fields of a collective call besides its communicator and size
         (as the shim's coll_enter): its op, root (world rank), the caller's
         rank in the group, its side's dtype and bytes, its reduction op."""
         op, side, root_arg, reduces = how
+        per_peer = False
+        if op == OP_ALLTOALL:
+            if arguments.get("input_split_sizes") is not None or arguments.get("output_split_sizes") is not None:
+                op = OP_ALLTOALLV  # the caller's whole input: sizes not compared
+            else:
+                per_peer = True  # MPI_Alltoall's side: one peer's block
         f = {F_OP: op, F_PEER: -1}
         try:
             f[F_TAG] = self.dist.get_rank(group) if group is not None else self.dist.get_rank()
@@ -528,6 +546,8 @@ class Recorder:
             dtypes = {DTYPES.get(str(x.dtype).replace("torch.", ""), OPAQUE) for x in tensors}
             f[F_DTYPE] = dtypes.pop() if len(dtypes) == 1 else OPAQUE
             f[F_BYTES] = sum(x.numel() * x.element_size() for x in tensors)
+            if per_peer and size > 0:
+                f[F_BYTES] //= size
             self.ensure().device(str(tensors[0].device))
         except Exception:
             pass
