@@ -314,6 +314,13 @@ func cstring(b []byte) string {
 // parseHeader decodes the first segHdrSize bytes of a segment.
 func parseHeader(b []byte) (segHeader, error) {
 	var h segHeader
+	if len(b) == 0 {
+		// Created, not yet sized: the shim (and the Python recorder) size
+		// the file to its header and more at once, before writing it, and
+		// the rank was taken down in between (another rank aborted as it
+		// started, and the launcher killed the job).
+		return h, errUninitialized
+	}
 	if len(b) < segHdrSize {
 		return h, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrSegment, len(b), segHdrSize)
 	}
