@@ -33,3 +33,37 @@ func TestRankCursorLayout(t *testing.T) {
 		t.Errorf("step's fields end at byte %d, past the third cache line", end)
 	}
 }
+
+// TestRunSourceBuffersOnlyRanksWithEvents: a plain Source read a run at a
+// time costs a rank nothing until its first event, then firstRun events,
+// and plainRun once a run fills that: a header may claim a million ranks.
+func TestRunSourceBuffersOnlyRanksWithEvents(t *testing.T) {
+	const ranks = 100_000
+	ev := make(Events, ranks)
+	for i := range 3 * plainRun {
+		ev[7] = append(ev[7], trace.Event{Kind: trace.KindPost, Rank: 7, Seq: uint64(i), Op: trace.OpCompute, Duration: 1})
+	}
+	ev[9] = []trace.Event{{Kind: trace.KindPost, Rank: 9, Op: trace.OpFinalize}}
+	s := &runSource{src: struct{ Source }{ev.Source()}}
+	s.readRefs(false)
+	for r := range ranks {
+		for {
+			win, _ := s.nextRefs(r)
+			if len(win) == 0 {
+				break
+			}
+		}
+	}
+	for r, run := range s.runs {
+		want := 0
+		switch r {
+		case 7:
+			want = plainRun
+		case 9:
+			want = firstRun
+		}
+		if len(run) != want {
+			t.Fatalf("rank %d: a run buffer of %d events, want %d", r, len(run), want)
+		}
+	}
+}

@@ -10,12 +10,19 @@ import "github.com/p2ptrace/p2ptrace/recorder/trace"
 type runSource struct {
 	src  Source
 	full trace.Event // the source's event, reused
-	runs [][plainRun]event
+	// runs are the ranks' buffers, made at a rank's first event, of
+	// firstRun events, and of plainRun once a run fills that: a header may
+	// claim millions of ranks, most of which may have no events (or a few).
+	runs [][]event
 	reqs [][]uint64 // per rank, the Reqs of its run's last event
 }
 
-// plainRun is the most events runSource reads ahead of a rank.
-const plainRun = 64
+// plainRun is the most events runSource reads ahead of a rank; a rank's
+// first run is at most firstRun.
+const (
+	plainRun = 64
+	firstRun = 8
+)
 
 var _ refSource = (*runSource)(nil)
 
@@ -25,7 +32,7 @@ func (s *runSource) Err() error                       { return s.src.Err() }
 
 func (s *runSource) readRefs(bool) {
 	n := s.src.Ranks()
-	s.runs = make([][plainRun]event, n)
+	s.runs = make([][]event, n)
 	s.reqs = make([][]uint64, n)
 }
 
@@ -33,9 +40,18 @@ func (s *runSource) readRefs(bool) {
 // the first with Reqs: the run's store is a copy of that event's Reqs (the
 // source reuses its event's).
 func (s *runSource) nextRefs(r int) ([]event, []uint64) {
-	run := &s.runs[r]
+	run := s.runs[r]
 	n := 0
 	for n < plainRun && s.src.Next(r, &s.full) {
+		if n == len(run) {
+			grown := make([]event, firstRun)
+			if len(run) > 0 {
+				grown = make([]event, plainRun)
+			}
+			copy(grown, run[:n])
+			run = grown
+			s.runs[r] = run
+		}
 		compact(&run[n], &s.full)
 		n++
 		if len(s.full.Reqs) > 0 {
