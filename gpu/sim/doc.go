@@ -22,4 +22,12 @@
 // may still touch or report (see Release). The trace driver does, so a
 // replay allocates almost nothing per event; the code driver does not (user
 // code holds its Requests).
+//
+// A driver that knows a rank's next calls may forecast its sends and
+// receives a few calls ahead (WillPost, PostLead) while WantsForecasts says
+// they can help: the engine then loads the matching-index entries and ops
+// they will touch before the rank makes them, which in a many-rank exchange
+// turns misses in turn into misses at once. Forecasts change nothing else.
+// The trace driver forecasts; the code driver cannot (user code decides its
+// next call as it runs).
 package sim
