@@ -20,33 +20,44 @@ func TestCompactedReplaysAsEvents(t *testing.T) {
 		"probe":   probeRaceTrace(false, false),
 	} {
 		c := evs.Compact()
-		for _, cfg := range []replay.Config{{}, {Seed: 1, Faults: mutateOnly{}}, {Seed: 2, EagerLimit: 1}, {}} {
-			want, err := replay.Replay(evs.Source(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := replay.Replay(c.Source(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g, w := outcomeText(got), outcomeText(want); g != w {
-				t.Errorf("%s under %+v: compacted\n%s\nevents\n%s", name, cfg, g, w)
-			}
+		sourcesReplayAlike(t, name, "compacted", evs.Source, c.Source,
+			[]replay.Config{{}, {Seed: 1, Faults: mutateOnly{}}, {Seed: 2, EagerLimit: 1}, {}})
+	}
+}
+
+// sourcesReplayAlike replays a trace from two of its sources, want's and
+// got's (each call a fresh source), under each of cfgs, one replay after
+// another, and checks it from each: the outcomes and the findings must be
+// the same. It returns check's report over want's.
+func sourcesReplayAlike(t *testing.T, name, gotName string, want, got func() replay.Source, cfgs []replay.Config) string {
+	t.Helper()
+	for _, cfg := range cfgs {
+		w, err := replay.Replay(want(), cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		check := func(open replay.Opener) string {
-			res, err := replay.Check(open, replay.Config{}, siteName, replay.CheckOptions{Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			for _, f := range res.Findings {
-				b.WriteString(f.Text(1) + "\n")
-			}
-			return b.String()
+		g, err := replay.Replay(got(), cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		want := check(func() (replay.Source, error) { return evs.Source(), nil })
-		if got := check(func() (replay.Source, error) { return c.Source(), nil }); got != want {
-			t.Errorf("%s: check over the compacted\n%s\nover the events\n%s", name, got, want)
+		if gt, wt := outcomeText(g), outcomeText(w); gt != wt {
+			t.Errorf("%s under %+v: %s\n%s\nevents\n%s", name, cfg, gotName, gt, wt)
 		}
 	}
+	check := func(src func() replay.Source) string {
+		res, err := replay.Check(func() (replay.Source, error) { return src(), nil }, replay.Config{}, siteName, replay.CheckOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, f := range res.Findings {
+			b.WriteString(f.Text(1) + "\n")
+		}
+		return b.String()
+	}
+	wc := check(want)
+	if gc := check(got); gc != wc {
+		t.Errorf("%s: check over the %s\n%s\nover the events\n%s", name, gotName, gc, wc)
+	}
+	return wc
 }

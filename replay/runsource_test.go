@@ -106,35 +106,9 @@ func TestPlainSourceReplaysAsEvents(t *testing.T) {
 		"exchange stuck": exchangeTrace(12, true),
 	} {
 		plain := func() replay.Source { return struct{ replay.Source }{evs.Source()} }
-		for _, cfg := range []replay.Config{{}, {Seed: 1, Faults: mutateOnly{}}, {Seed: 2, EagerLimit: 1}, {Seed: 3, Latency: 5000}} {
-			want, err := replay.Replay(evs.Source(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := replay.Replay(plain(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g, w := outcomeText(got), outcomeText(want); g != w {
-				t.Errorf("%s under %+v: plain source\n%s\nevents\n%s", name, cfg, g, w)
-			}
-		}
-		check := func(open replay.Opener) string {
-			res, err := replay.Check(open, replay.Config{}, siteName, replay.CheckOptions{Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var s string
-			for _, f := range res.Findings {
-				s += f.Text(1) + "\n"
-			}
-			return s
-		}
-		want := check(func() (replay.Source, error) { return evs.Source(), nil })
-		if got := check(func() (replay.Source, error) { return plain(), nil }); got != want {
-			t.Errorf("%s: check over the plain source\n%s\nover the events\n%s", name, got, want)
-		}
-		if name == "exchange stuck" && want == "" {
+		report := sourcesReplayAlike(t, name, "plain source", evs.Source, plain,
+			[]replay.Config{{}, {Seed: 1, Faults: mutateOnly{}}, {Seed: 2, EagerLimit: 1}, {Seed: 3, Latency: 5000}})
+		if name == "exchange stuck" && report == "" {
 			t.Errorf("%s: check found nothing", name)
 		}
 	}
