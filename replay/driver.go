@@ -460,14 +460,8 @@ func (d *driver) step(r int) error {
 // sim.Engine.WillPost): the posts of a many-rank exchange would each wait
 // for three cache misses in turn.
 func (d *driver) forecast(r int, ev *event) {
-	if ev.flags&eventDone != 0 {
-		return
-	}
-	switch ev.op {
-	case trace.OpIsend, trace.OpIssend, trace.OpIbsend, trace.OpIrsend, trace.OpSend, trace.OpSsend, trace.OpBsend, trace.OpRsend:
-		d.e.WillPost(r, true, int(ev.peer), int(ev.tag), int(ev.comm))
-	case trace.OpIrecv, trace.OpRecv:
-		d.e.WillPost(r, false, int(ev.peer), int(ev.tag), int(ev.comm))
+	if ev.flags&eventDone == 0 {
+		d.e.WillPost(r, ev.op, int(ev.peer), int(ev.tag), int(ev.comm))
 	}
 }
 

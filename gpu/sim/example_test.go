@@ -33,7 +33,7 @@ func ExampleEngine_WillPost() {
 				tag = 2 - i
 			}
 			if r == 0 && i+1 < 3 {
-				e.WillPost(0, true, 1, i+1, 0) // the next call: a send to rank 1, tag i+1
+				e.WillPost(0, trace.OpIsend, 1, i+1, 0) // the next call: an Isend to rank 1, tag i+1
 			}
 			kind := trace.OpIsend
 			if r == 1 {

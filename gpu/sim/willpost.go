@@ -1,6 +1,10 @@
 package sim
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+)
 
 // Look-ahead of posts. A rank of a 1024-rank all-to-all posts a thousand
 // sends to a thousand ranks, and a thousand receives from them, before it
@@ -56,19 +60,22 @@ func (e *Engine) WantsForecasts() bool { return e.nIndexed > 0 && e.opsMade > fo
 // forecastOps is the most ops a 4 MiB cache holds.
 const forecastOps = 4 << 20 / int(unsafe.Sizeof(Op{}))
 
-// WillPost forecasts that rank r will soon post a point-to-point send (to
-// peer) or receive (from peer), with tag on communicator comm, and advances
-// the loads of the forecasts before it (see postAhead). It changes nothing
-// the engine does.
-func (e *Engine) WillPost(r int, send bool, peer, tag, comm int) {
+// WillPost forecasts that rank r will soon post an op of this kind with
+// this envelope (peer: the destination of a send, the source of a
+// receive), and advances the loads of the forecasts before it (see
+// postAhead). Only point-to-point sends and receives are forecast (a
+// stream op, a collective or a wait only advances the others). It changes
+// nothing the engine does.
+func (e *Engine) WillPost(r int, kind trace.Op, peer, tag, comm int) {
 	p := &e.posts
 	u := &p.ring[p.n&(postAheadLen-1)]
 	*u = upcoming{}
+	send := kind.IsSend() && kind != trace.OpStreamSend
 	switch {
 	case send && peer >= 0 && peer < len(e.ranks):
 		dst := &e.ranks[peer]
 		u.take, u.file, u.key = dst.posted.ix, dst.unexpected.ix, envKey{r, tag, comm}
-	case !send && r >= 0 && r < len(e.ranks):
+	case kind.IsRecv() && kind != trace.OpStreamRecv && r >= 0 && r < len(e.ranks):
 		rk := &e.ranks[r]
 		u.file, u.key = rk.posted.ix, envKey{peer, tag, comm}
 		if peer >= 0 && tag >= 0 { // (a wildcard walks the queue: nothing to forecast)

@@ -46,6 +46,14 @@ func exchangeScript(ranks int, seed uint64) [][]post {
 	return script
 }
 
+// kindOf is the op of a post of the script.
+func kindOf(p post) trace.Op {
+	if p.send {
+		return trace.OpIsend
+	}
+	return trace.OpIrecv
+}
+
 // exchangeRun runs script on an engine; forecast, if set, is called before
 // each post with the rank, its script and the index of the post. It
 // returns what the run did: the ranks in the order Next ran them, and each
@@ -70,11 +78,7 @@ func exchangeRun(t *testing.T, script [][]post, seed uint64, forecast func(e *si
 					forecast(e, r, s, i)
 				}
 				p := s[i]
-				kind := trace.OpIrecv
-				if p.send {
-					kind = trace.OpIsend
-				}
-				op := e.NewOp(r, kind)
+				op := e.NewOp(r, kindOf(p))
 				op.Peer, op.Tag, op.Comm, op.Dtype, op.Count, op.Bytes = p.peer, p.tag, p.comm, trace.Uint8, int64(8*(i%4)), int64(8*(i%4))
 				e.NewRequest(op)
 				if p.send {
@@ -113,7 +117,7 @@ func TestWillPostChangesNothing(t *testing.T) {
 		want := exchangeRun(t, script, seed, nil)
 		right := func(e *sim.Engine, r int, s []post, i int) {
 			if j := i + sim.PostLead; j < len(s) {
-				e.WillPost(r, s[j].send, s[j].peer, s[j].tag, s[j].comm)
+				e.WillPost(r, kindOf(s[j]), s[j].peer, s[j].tag, s[j].comm)
 			}
 		}
 		rng := rand.New(rand.NewPCG(seed, 2))
@@ -123,7 +127,8 @@ func TestWillPostChangesNothing(t *testing.T) {
 				if rng.IntN(4) == 0 {
 					peer = trace.AnySource
 				}
-				e.WillPost(rng.IntN(ranks+2)-1, rng.IntN(2) == 0, peer, rng.IntN(3)-1, rng.IntN(3))
+				kind := []trace.Op{trace.OpIsend, trace.OpIrecv, trace.OpSend, trace.OpRecv, trace.OpStreamSend, trace.OpWaitall}[rng.IntN(6)]
+				e.WillPost(rng.IntN(ranks+2)-1, kind, peer, rng.IntN(3)-1, rng.IntN(3))
 			}
 			right(e, r, s, i)
 		}
