@@ -81,7 +81,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err := checkMPIOptions(&o); err != nil {
 		return nil, err
 	}
-	exe, err := mpiProgram(o.Program)
+	exe, err := mpiProgram(o.Program, o.Ranks)
 	if err != nil {
 		return nil, err
 	}
@@ -226,8 +226,9 @@ func segmentDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// mpiProgram checks that prog is an executable file and returns its absolute path.
-func mpiProgram(prog string) (string, error) {
+// mpiProgram checks that prog is an executable file and returns its
+// absolute path; ranks is -n, for the hint of a Python script.
+func mpiProgram(prog string, ranks int) (string, error) {
 	if prog == "" {
 		return "", fmt.Errorf("%w: no program given", ErrUsage)
 	}
@@ -239,7 +240,7 @@ func mpiProgram(prog string) (string, error) {
 		return "", fmt.Errorf("%w: %s is a directory: with -n, PROGRAM is an MPI executable (build it with mpicc); Go programs on package gpu are recorded without -n", ErrUsage, prog)
 	}
 	if fi.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("%w: %s is not executable", ErrUsage, prog)
+		return "", notExecutable(prog, ranks)
 	}
 	return filepath.Abs(prog)
 }

@@ -223,7 +223,7 @@ func program(ctx context.Context, prog string, stderr io.Writer) (string, func()
 	}
 	if !fi.IsDir() {
 		if fi.Mode()&0o111 == 0 {
-			return "", nop, fmt.Errorf("%w: %s is not executable", ErrUsage, prog)
+			return "", nop, notExecutable(prog, 0)
 		}
 		abs, err := filepath.Abs(prog)
 		return abs, nop, err

@@ -164,3 +164,35 @@ func TestRecordNotAProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordPythonScript: a Python script given as the program (not
+// executable: a user's first try) is a usage error that gives the command
+// line recording it, for the library its imports name, with -n as given.
+func TestRecordPythonScript(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	torch := write("train.py", "import torch.distributed as dist\ndist.init_process_group(\"gloo\")\n")
+	mpi := write("ring", "#!/usr/bin/env python3\nfrom mpi4py import MPI\n")
+	plain := write("notes.py", "print('no library')\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "3", torch}, torch + " is not executable; it is a Python script of torch.distributed: record it with `p2ptrace record -n 3 --launcher torch -- /usr/bin/python3 " + torch + "`"},
+		{[]string{torch}, "record it with `p2ptrace record -n N --launcher torch -- /usr/bin/python3 " + torch + "`"},
+		{[]string{"-n", "2", mpi}, mpi + " is not executable; it is a Python script of mpi4py: record it with `p2ptrace record -n 2 -- /usr/bin/python3 " + mpi + "`"},
+		{[]string{"-n", "2", plain}, "it is a Python script: record torch.distributed with `p2ptrace record -n 2 --launcher torch -- /usr/bin/python3 " + plain + "`, mpi4py with `p2ptrace record -n 2 -- /usr/bin/python3 " + plain + "`"},
+	} {
+		args := append([]string{"record", "-o", filepath.Join(dir, "x.db")}, tc.args...)
+		code, _, stderr := runCmd(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
