@@ -58,6 +58,10 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 	}
 	interp, err := exec.LookPath(o.Program)
 	if err != nil {
+		if pythonHint(o.Program, o.Ranks) != "" {
+			// The script, given without its interpreter.
+			return nil, fmt.Errorf("%w: %s is a Python script, and with --launcher torch PROGRAM is the Python interpreter: record it with `p2ptrace record -n %d --launcher torch -- /usr/bin/python3 %s`", ErrUsage, o.Program, o.Ranks, o.Program)
+		}
 		return nil, fmt.Errorf("%w: no such program: %s (with --launcher torch, PROGRAM is the Python interpreter, e.g. /usr/bin/python3 train.py)", ErrUsage, o.Program)
 	}
 	bash, err := exec.LookPath("bash")

@@ -166,8 +166,9 @@ func TestRecordNotAProgram(t *testing.T) {
 }
 
 // TestRecordPythonScript: a Python script given as the program (not
-// executable: a user's first try) is a usage error that gives the command
-// line recording it, for the library its imports name, with -n as given.
+// executable: a user's first try), or as --launcher torch's interpreter,
+// is a usage error that gives the command line recording it, for the
+// library its imports name, with -n as given.
 func TestRecordPythonScript(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, src string) string {
@@ -188,6 +189,7 @@ func TestRecordPythonScript(t *testing.T) {
 		{[]string{torch}, "record it with `p2ptrace record -n N --launcher torch -- /usr/bin/python3 " + torch + "`"},
 		{[]string{"-n", "2", mpi}, mpi + " is not executable; it is a Python script of mpi4py: record it with `p2ptrace record -n 2 -- /usr/bin/python3 " + mpi + "`"},
 		{[]string{"-n", "2", plain}, "it is a Python script: record torch.distributed with `p2ptrace record -n 2 --launcher torch -- /usr/bin/python3 " + plain + "`, mpi4py with `p2ptrace record -n 2 -- /usr/bin/python3 " + plain + "`"},
+		{[]string{"-n", "2", "--launcher", "torch", torch}, torch + " is a Python script, and with --launcher torch PROGRAM is the Python interpreter: record it with `p2ptrace record -n 2 --launcher torch -- /usr/bin/python3 " + torch + "`"},
 	} {
 		args := append([]string{"record", "-o", filepath.Join(dir, "x.db")}, tc.args...)
 		code, _, stderr := runCmd(t, args...)
