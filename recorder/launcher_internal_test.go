@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,5 +30,26 @@ func TestLauncherError(t *testing.T) {
 	}
 	if err := launcherError(lingered, trace.StatusCrashed, nil); err != nil {
 		t.Errorf("no launcher error: %v", err)
+	}
+}
+
+// TestNoTorchHint: ranks whose interpreter has no torch fail before
+// recording; the recorder's sitecustomize.py says why on stderr, and the
+// error names the interpreter and the one that has torch.
+func TestNoTorchHint(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("python", "sitecustomize.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), `"p2ptrace: cannot record torch.distributed: %s\n" % e`) {
+		t.Fatal("sitecustomize.py no longer writes the line noTorchHint looks for")
+	}
+	tail := "Traceback...\np2ptrace: cannot record torch.distributed: No module named 'torch'\nModuleNotFoundError: No module named 'torch'\n"
+	want := "/opt/py/bin/python3 cannot import torch: give an interpreter that can (Debian's python3-torch installs it for /usr/bin/python3)"
+	if got := noTorchHint(tail, "/opt/py/bin/python3"); got != want {
+		t.Errorf("hint %q, want %q", got, want)
+	}
+	if got := noTorchHint("SyntaxError: invalid syntax\n", "/usr/bin/python3"); got != "" {
+		t.Errorf("hint of another failure: %q", got)
 	}
 }
