@@ -33,23 +33,29 @@ func TestLauncherError(t *testing.T) {
 	}
 }
 
-// TestNoTorchHint: ranks whose interpreter has no torch fail before
-// recording; the recorder's sitecustomize.py says why on stderr, and the
-// error names the interpreter and the one that has torch.
-func TestNoTorchHint(t *testing.T) {
+// TestNoModuleHint: ranks whose interpreter has no torch (or mpi4py) fail
+// before recording; the recorder's sitecustomize.py (or the program's
+// traceback) says why on stderr, and the error names the interpreter and
+// the one that has the module.
+func TestNoModuleHint(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("python", "sitecustomize.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(src), `"p2ptrace: cannot record torch.distributed: %s\n" % e`) {
-		t.Fatal("sitecustomize.py no longer writes the line noTorchHint looks for")
+		t.Fatal("sitecustomize.py no longer writes the ImportError that noModuleHint looks for")
 	}
 	tail := "Traceback...\np2ptrace: cannot record torch.distributed: No module named 'torch'\nModuleNotFoundError: No module named 'torch'\n"
 	want := "/opt/py/bin/python3 cannot import torch: give an interpreter that can (Debian's python3-torch installs it for /usr/bin/python3)"
-	if got := noTorchHint(tail, "/opt/py/bin/python3"); got != want {
+	if got := noModuleHint(tail, "torch", "/opt/py/bin/python3"); got != want {
 		t.Errorf("hint %q, want %q", got, want)
 	}
-	if got := noTorchHint("SyntaxError: invalid syntax\n", "/usr/bin/python3"); got != "" {
+	tail = "    from mpi4py import MPI\nModuleNotFoundError: No module named 'mpi4py'\n---------\nmpirun detected that one or more processes exited"
+	want = "/opt/py/bin/python3 cannot import mpi4py: give an interpreter that can (Debian's python3-mpi4py installs it for /usr/bin/python3)"
+	if got := noModuleHint(tail, "mpi4py", "/opt/py/bin/python3"); got != want {
+		t.Errorf("hint %q, want %q", got, want)
+	}
+	if got := noModuleHint("SyntaxError: invalid syntax\n", "torch", "/usr/bin/python3"); got != "" {
 		t.Errorf("hint of another failure: %q", got)
 	}
 }

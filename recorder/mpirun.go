@@ -107,7 +107,8 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 		fmt.Fprintf(o.Log, "p2ptrace: %s %s\n", launcher, strings.Join(args, " "))
 	}
 	cmd := exec.Command(launcher, args...)
-	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
+	tail := &tailWriter{w: o.Stderr, keep: 4096} // (for noModuleHint)
+	cmd.Stdout, cmd.Stderr = o.Stdout, tail
 	cmd.Env = launcherEnv()
 	// The job gets a session of its own: Open MPI puts each rank in a
 	// process group of its own, but they stay in the launcher's session, so
@@ -123,7 +124,11 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 
 	if segs, _ := filepath.Glob(filepath.Join(segdir, "*")); len(segs) == 0 {
 		if runErr != nil {
-			return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything (is it an MPI program, dynamically linked against the MPI library?)", ErrProgramFailed, o.Program, runErr)
+			command := strings.Join(append([]string{o.Program}, o.Args...), " ")
+			if h := noModuleHint(string(tail.tail), "mpi4py", exe); h != "" {
+				return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything: %s", ErrProgramFailed, command, runErr, h)
+			}
+			return nil, fmt.Errorf("%w: %s: %v, and no rank recorded anything (is it an MPI program, dynamically linked against the MPI library?)", ErrProgramFailed, command, runErr)
 		}
 		return nil, fmt.Errorf("%w: %s ran, but no rank recorded anything: it must be an MPI program dynamically linked against the MPI library", ErrNoCalls, o.Program)
 	}
@@ -231,6 +236,15 @@ func segmentDir(dir string) (string, error) {
 func mpiProgram(prog string, ranks int) (string, error) {
 	if prog == "" {
 		return "", fmt.Errorf("%w: no program given", ErrUsage)
+	}
+	if !strings.ContainsRune(prog, filepath.Separator) {
+		// A bare name not in the working directory is looked up on PATH, as
+		// a shell (and mpirun) would: `-- python3 prog.py`.
+		if _, err := os.Stat(prog); err != nil {
+			if path, err := exec.LookPath(prog); err == nil {
+				prog = path
+			}
+		}
 	}
 	fi, err := os.Stat(prog)
 	if err != nil {

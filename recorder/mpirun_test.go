@@ -195,14 +195,18 @@ func TestRecordMPIUsageErrors(t *testing.T) {
 }
 
 // TestRecordMPINotAnMPIProgram: a program that never calls MPI leaves no
-// segment; that is said plainly.
+// segment; that is said plainly. Given by a bare name ("true", as
+// "python3" in `-- python3 prog.py`), it is looked up on PATH, as a shell
+// would: before, that was "no such program: true".
 func TestRecordMPINotAnMPIProgram(t *testing.T) {
 	mpitest.RequireMPI(t)
 	t.Parallel()
-	_, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
-		Program: "/bin/true", Ranks: 2, Output: filepath.Join(t.TempDir(), "t.db"), Stdout: io.Discard, Stderr: io.Discard,
-	})
-	if !errors.Is(err, recorder.ErrNoCalls) || !strings.Contains(err.Error(), "MPI program") {
-		t.Fatalf("err = %v; want ErrNoCalls saying it must be an MPI program", err)
+	for _, prog := range []string{"/bin/true", "true"} {
+		_, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+			Program: prog, Ranks: 2, Output: filepath.Join(t.TempDir(), "t.db"), Stdout: io.Discard, Stderr: io.Discard,
+		})
+		if !errors.Is(err, recorder.ErrNoCalls) || !strings.Contains(err.Error(), "MPI program") {
+			t.Fatalf("%s: err = %v; want ErrNoCalls saying it must be an MPI program", prog, err)
+		}
 	}
 }

@@ -79,18 +79,19 @@ func RecordTorch(ctx context.Context, o MPIOptions) (*Summary, error) {
 		env: []string{"WORLD_SIZE=" + n, "LOCAL_WORLD_SIZE=" + n, "MASTER_ADDR=127.0.0.1",
 			"MASTER_PORT=" + strconv.Itoa(port), "TORCHELASTIC_RUN_ID=p2ptrace"},
 		what: fmt.Sprintf("%d ranks of %s %s (MASTER_PORT=%d)", o.Ranks, interp, strings.Join(o.Args, " "), port),
-		hint: func(tail string) string { return noTorchHint(tail, interp) },
+		hint: func(tail string) string { return noModuleHint(tail, "torch", interp) },
 	})
 }
 
-// noTorchHint explains ranks whose interpreter could not import torch (the
-// recorder's sitecustomize says so): often the python3 first on PATH is
-// not the one with torch.
-func noTorchHint(stderrTail, interp string) string {
-	if !strings.Contains(stderrTail, "p2ptrace: cannot record torch.distributed: No module named 'torch'") {
+// noModuleHint explains ranks whose interpreter could not import module
+// (torch: the recorder's sitecustomize says so; mpi4py: the program's
+// traceback does), from the tail of their stderr: often the python3 first
+// on PATH is not the one that has it.
+func noModuleHint(stderrTail, module, interp string) string {
+	if !strings.Contains(stderrTail, "No module named '"+module+"'") {
 		return ""
 	}
-	return fmt.Sprintf("%s cannot import torch: give an interpreter that can (Debian's python3-torch installs it for /usr/bin/python3)", interp)
+	return fmt.Sprintf("%s cannot import %s: give an interpreter that can (Debian's python3-%s installs it for /usr/bin/python3)", interp, module, module)
 }
 
 // pythonLaunch is how a job of Python ranks is started: by p2ptrace's own
