@@ -131,10 +131,10 @@ func (q *eventQueue) popAhead() qent {
 // cache miss per completion queued, and another per node of the bucket's
 // chain. Once a group has grown to bigGroup buckets (a ring's never do; a
 // 64-rank all-to-all's 8 K completions stay in a group of 8 K buckets,
-// which the cache holds), the engine
-// draws each tie tieLead draws before it uses it, in the generator's order
-// (so every tie is the one it would have drawn: TestDrawTieKeepsTheGeneratorsOrder),
-// and loads the tie's bucket then, and its chain's first node halfway.
+// which the cache holds), the engine draws each tie tieLead draws before
+// it uses it, in the generator's order (so every tie is the one it would
+// have drawn: TestDrawTieKeepsTheGeneratorsOrder), and loads the tie's
+// bucket then, and its chain's first node halfway.
 type tieAhead struct {
 	on   bool
 	ties [tieLead]uint64 // the next tieLead ties, the next at ties[i%tieLead]
