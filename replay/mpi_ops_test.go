@@ -157,3 +157,37 @@ func TestBarrierRecordsAndReplays(t *testing.T) {
 		t.Fatalf("want a stuck barrier waiting on the finished rank 2, got %v", err)
 	}
 }
+
+// TestReplayOtherCommunicatorIsTheCandidate: a message sent on one
+// communicator is never received on another (MPI-3.1 sec. 3.5); the hang
+// names the message on the other communicator as the nearest candidate,
+// and the hint says so (not to reorder the calls), whether the receive
+// waits alone (the send was eager: a hang) or the synchronous send waits
+// too (a deadlock).
+func TestReplayOtherCommunicatorIsTheCandidate(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		send      trace.Op
+		eager     int64
+		kind      string
+		candidate string
+	}{
+		{"receive waits", trace.OpSend, 1 << 20, "[1] hang", "nearest candidate: rank 0 sent tag 0 to rank 1 on comm 7; rank 1 waits for Recv from rank 0 tag 0 (16 bytes) on the world, and a message matches only a receive on its own communicator"},
+		{"send waits", trace.OpSsend, 0, "[1] deadlock", "nearest candidate: rank 1 posted Recv from rank 0 tag 0 (16 bytes) on the world; rank 0 sends Ssend to rank 1 tag 0 (16 bytes) on comm 7, and a message matches only a receive on its own communicator"},
+	} {
+		ev := mpiTrace(
+			[]trace.Event{{Op: c.send, Peer: 1, Comm: 7, Dtype: trace.Int32, Count: 4, Bytes: 16}},
+			[]trace.Event{{Op: trace.OpRecv, Peer: 0, Dtype: trace.Int32, Count: 4, Bytes: 16}},
+		)
+		out, err := replay.Replay(ev.Source(), replay.Config{EagerLimit: c.eager})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := stuckReport(t, out)
+		for _, want := range []string{c.kind, c.candidate, "hint: send and receive on the same communicator: a message sent on one (the world, a dup, a split) is never received on another"} {
+			if !strings.Contains(report, want) {
+				t.Errorf("%s: report lacks %q:\n%s", c.name, want, report)
+			}
+		}
+	}
+}

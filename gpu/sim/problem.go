@@ -173,6 +173,7 @@ func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 func (e *Engine) stuckProblem() Problem {
 	p := Problem{Kind: verdict.Hang}
 	waits := map[int][]int{}
+	crossComm := false // a candidate is on another communicator
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		if rk.state != stateBlocked {
@@ -215,8 +216,9 @@ func (e *Engine) stuckProblem() Problem {
 		p.Ranks = append(p.Ranks, rk.id)
 		p.Ops = append(p.Ops, bl.Call)
 		for _, op := range bl.Pending {
-			if c := e.candidate(op); c != "" {
+			if c, other := e.candidate(op); c != "" {
 				p.Candidates = append(p.Candidates, c)
+				crossComm = crossComm || other
 			}
 		}
 	}
@@ -229,6 +231,9 @@ func (e *Engine) stuckProblem() Problem {
 		}
 		p.Message = "no rank can progress; wait-for cycle: rank " + strings.Join(parts, " -> rank ")
 		p.Hint = cycleHint(p.Cycle, p.Blocked)
+		if crossComm {
+			p.Hint = crossCommHint // (no order of the calls matches them)
+		}
 	} else {
 		var why []string
 		for _, bl := range p.Blocked {
@@ -248,17 +253,21 @@ func (e *Engine) stuckProblem() Problem {
 			}
 		}
 		p.Message = "no rank can progress; " + strings.Join(why, "; ")
+		if crossComm {
+			p.Hint = crossCommHint
+		}
 	}
 	return p
 }
 
-// candidate names the nearest unmatched op that op could have meant to match.
-func (e *Engine) candidate(op *Op) string {
+// candidate names the nearest unmatched op that op could have meant to
+// match; other says it is on another communicator than op's.
+func (e *Engine) candidate(op *Op) (c string, other bool) {
 	if receives(op.Kind) {
 		me := &e.ranks[op.Rank]
 		for s := range me.unexpected.all {
 			if s.Comm == op.Comm {
-				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, Describe(op))
+				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, Describe(op)), false
 			}
 		}
 		if op.Peer >= 0 && op.Peer < len(e.ranks) {
@@ -266,25 +275,52 @@ func (e *Engine) candidate(op *Op) string {
 				rk := &e.ranks[i]
 				for s := range rk.unexpected.all {
 					if s.Rank == op.Peer && s.Comm == op.Comm {
-						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, Describe(op))
+						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, Describe(op)), false
 					}
 				}
 			}
 		}
-		return ""
+		// A message from the peer on another communicator (a dup or split
+		// of it, or the world): MPI-3.1 sec. 3.5, communicators never mix.
+		for s := range me.unexpected.all {
+			if s.Comm != op.Comm && s.Comm != CommStreams && op.Comm != CommStreams && (op.Peer == trace.AnySource || s.Rank == op.Peer) {
+				return fmt.Sprintf("rank %d sent tag %d to rank %d on %s; rank %d waits for %s on %s, and a message matches only a receive on its own communicator",
+					s.Rank, s.Tag, op.Rank, commName(s.Comm), op.Rank, Describe(op), commName(op.Comm)), true
+			}
+		}
+		return "", false
 	}
 	if op.Kind.IsSend() && op.Peer >= 0 && op.Peer < len(e.ranks) {
 		dst := &e.ranks[op.Peer]
 		for r := range dst.posted.all {
 			if r.Comm == op.Comm {
-				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, Describe(r), op.Rank, Describe(op))
+				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, Describe(r), op.Rank, Describe(op)), false
+			}
+		}
+		for r := range dst.posted.all {
+			if r.Comm != op.Comm && r.Comm != CommStreams && op.Comm != CommStreams && (r.Peer == trace.AnySource || r.Peer == op.Rank) {
+				return fmt.Sprintf("rank %d posted %s on %s; rank %d sends %s on %s, and a message matches only a receive on its own communicator",
+					r.Rank, Describe(r), commName(r.Comm), op.Rank, Describe(op), commName(op.Comm)), true
 			}
 		}
 		if dst.state == stateDone {
-			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, Describe(op), dst.id)
+			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, Describe(op), dst.id), false
 		}
 	}
-	return ""
+	return "", false
+}
+
+// crossCommHint is the hint of a stuck run whose waits have candidates on
+// other communicators.
+const crossCommHint = "send and receive on the same communicator: a message sent on one (the world, a dup, a split) is never received on another"
+
+// commName names communicator c in a candidate: "the world" (0), else by
+// its id, as Describe does.
+func commName(c int) string {
+	if c == 0 {
+		return "the world"
+	}
+	return fmt.Sprintf("comm %d", c)
 }
 
 // findCycle returns a cycle of the wait-for graph among blocked ranks, or nil.
