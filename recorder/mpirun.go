@@ -623,13 +623,17 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 			}
 			h.Message = note
 		}
-		h.Findings = append(h.Findings, fs...)
+		// One bug, one finding: what the replay or the payload hashes saw
+		// of a bug the merge named (a pending receive that overlaps a
+		// send changes the send's buffer) is said in the merge's finding.
+		h.Findings = verdict.FoldEffects(append(h.Findings, fs...))
 	})
 }
 
 // crashCauses adds to a crashed job's trace the collective mismatches a
 // replay as recorded finds: MPI implementations often die of one (Open MPI
-// does), and the merge alone would name no call. A replay that fails adds
+// does), and the merge alone would name no call. The MPI error the merge
+// reported at a mismatched call is folded into the mismatch. A replay that fails adds
 // nothing: the merge's findings stand.
 func crashCauses(path string) error {
 	tr, err := replay.OpenTrace(path)
@@ -646,7 +650,11 @@ func crashCauses(path string) error {
 	for i := range fs {
 		fs[i].RevealedBy, fs[i].Seed = "", nil // as recorded
 	}
-	return trace.UpdateHeader(path, func(h *trace.Header) { h.Findings = append(h.Findings, fs...) })
+	return trace.UpdateHeader(path, func(h *trace.Header) {
+		// The MPI error that killed a member of the mismatched call is
+		// the mismatch's effect: one finding, the mismatch, says both.
+		h.Findings = verdict.FoldEffects(append(h.Findings, fs...))
+	})
 }
 
 // blockedRanks is the hang of a job whose replay did not stop where the

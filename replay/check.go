@@ -709,7 +709,9 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Findings: set.Findings(), Ends: ends, AnySource: &res.AnySource, Notes: res.Notes}, nil
+	// A trace recorded before the merge folded effects into their causes
+	// gets the same one finding per bug.
+	return &Report{Findings: verdict.FoldEffects(set.Findings()), Ends: ends, AnySource: &res.AnySource, Notes: res.Notes}, nil
 }
 
 // reopen gives another worker of Check a reader of the trace, under the

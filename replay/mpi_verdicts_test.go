@@ -92,7 +92,8 @@ func recordMPI(t *testing.T, root, bin, dir string, s scenariotest.MPIScenario) 
 }
 
 // checkRecordVerdict: the status, and a finding of the recording named with
-// its kind, ranks and lines in the trace's message.
+// its kind, ranks and lines in the trace's message; a finding of another
+// kind must be one that check finds too, or one of RecordAlso.
 func checkRecordVerdict(t *testing.T, root string, s scenariotest.MPIScenario, sum *recorder.Summary) {
 	t.Helper()
 	v := s.Record
@@ -117,8 +118,21 @@ func checkRecordVerdict(t *testing.T, root string, s scenariotest.MPIScenario, s
 	}
 	var ranks []int
 	var lines []string
+	also := make([]bool, len(s.RecordAlso))
 	for _, f := range h.Findings {
 		if f.Kind != kind {
+			// One bug, one finding: another kind is a bug of its own,
+			// which check finds as well or the scenario names (an MPI
+			// error that a mismatched collective caused is folded into
+			// the mismatch, not another finding).
+			same := func(v scenariotest.MPIVerdict) bool {
+				return v.Kind == f.Kind && v.MatchRanks(f.Ranks) && slices.Equal(findingLines(f), markerLines(t, root, s.Name, v.Markers))
+			}
+			if i := slices.IndexFunc(s.RecordAlso, same); i >= 0 {
+				also[i] = true
+			} else if !slices.ContainsFunc(s.Check, same) {
+				t.Errorf("record: a %s finding the scenario does not expect:\n%s", f.Kind, sum.Text())
+			}
 			continue
 		}
 		ranks = append(ranks, f.Ranks...)
@@ -132,6 +146,11 @@ func checkRecordVerdict(t *testing.T, root string, s scenariotest.MPIScenario, s
 	}
 	if lines = slices.Compact(lines); !slices.Equal(lines, markerLines(t, root, s.Name, v.Markers)) {
 		t.Errorf("record: %s findings name lines %v, want %v:\n%s", kind, lines, markerLines(t, root, s.Name, v.Markers), sum.Text())
+	}
+	for i, v := range s.RecordAlso {
+		if !also[i] {
+			t.Errorf("record: missing %s ranks %v at %v:\n%s", v.Kind, v.Ranks, markerLines(t, root, s.Name, v.Markers), sum.Text())
+		}
 	}
 }
 

@@ -111,6 +111,67 @@ func (f *Finding) Restates(rec *Finding) bool {
 	return true
 }
 
+// Explains reports whether rec is an effect of f, the same bug seen again
+// by another door, so that f alone, saying both, is the verdict:
+//   - f a collective-mismatch, rec an MPI error the recording reported (a
+//     truncation or an invalid call) at one of f's calls (same rank and
+//     site): a library that checks a collective fails the member whose
+//     arguments disagree (Open MPI fails the smaller side of a size
+//     mismatch with MPI_ERR_TRUNCATE);
+//   - f a buffer-overlap, rec an in-flight-mutation of one of f's sends:
+//     the pending receive it overlaps wrote the send's buffer.
+func (f *Finding) Explains(rec *Finding) bool {
+	_, ok := f.explains(rec)
+	return ok
+}
+
+// explains is Explains and what f's message adds of rec when it does.
+func (f *Finding) explains(rec *Finding) (string, bool) {
+	var note string
+	switch {
+	case f.Kind == CollectiveMismatch && (rec.Kind == Truncation || rec.Kind == InvalidCall):
+		note = "the MPI library failed the call: " + rec.Message
+	case f.Kind == BufferOverlap && rec.Kind == InFlightMutation:
+		note = "so the send's buffer changed before the send completed (its payload hashes differ)"
+	default:
+		return "", false
+	}
+	if len(rec.Ops) != 1 {
+		return "", false
+	}
+	o := rec.Ops[0]
+	if o.Site == "" || !slices.ContainsFunc(f.Ops, func(p OpRef) bool { return p.Rank == o.Rank && p.Site == o.Site }) {
+		return "", false
+	}
+	return note, true
+}
+
+// FoldEffects returns fs without the findings that another of fs explains
+// (see Explains), each said in the message of the first that explains it.
+// Findings that explain nothing and are explained by none are unchanged and
+// keep their order. It reuses fs's array.
+func FoldEffects(fs []Finding) []Finding {
+	explained := make([]bool, len(fs))
+	for i := range fs {
+		for j := range fs {
+			if i == j || explained[j] || explained[i] {
+				continue
+			}
+			if note, ok := fs[j].explains(&fs[i]); ok {
+				fs[j].Message += "; " + note
+				explained[i] = true
+			}
+		}
+	}
+	out := fs[:0]
+	for i, f := range fs {
+		if !explained[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // callKey identifies the one call instance a finding is about, when its
 // kind has one: a collective-mismatch's collective call. Its members
 // disagree once, however a run's arrival order paired them (the engine

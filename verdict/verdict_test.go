@@ -233,6 +233,64 @@ func TestFindingRestates(t *testing.T) {
 	}
 }
 
+// TestExplainsEffects pins when one finding is another's effect, one bug
+// seen by two doors: an MPI error the recording reported at a call of a
+// collective-mismatch (a truncation or an invalid call, same rank and
+// site), and an in-flight-mutation of a send of a buffer-overlap (the
+// pending receive wrote its buffer). FoldEffects removes the effect and
+// says it in the cause's message; anything else stays its own finding.
+func TestExplainsEffects(t *testing.T) {
+	mismatch := verdict.New(verdict.CollectiveMismatch, []int{0, 1}, "sizes differ",
+		verdict.OpRef{Rank: 0, Op: "Bcast", Site: "a.c:5"}, verdict.OpRef{Rank: 1, Op: "Bcast", Site: "a.c:5"})
+	truncated := verdict.New(verdict.Truncation, []int{1}, "rank 1: MPI error in MPI_Bcast: MPI_ERR_TRUNCATE", verdict.OpRef{Rank: 1, Op: "MPI_Bcast", Site: "a.c:5"})
+	invalid := verdict.New(verdict.InvalidCall, []int{0}, "rank 0: MPI error in MPI_Bcast: MPI_ERR_ROOT", verdict.OpRef{Rank: 0, Op: "MPI_Bcast", Site: "a.c:5"})
+	elsewhere := verdict.New(verdict.Truncation, []int{1}, "rank 1: MPI error in MPI_Recv", verdict.OpRef{Rank: 1, Op: "MPI_Recv", Site: "a.c:9"})
+	otherRank := verdict.New(verdict.Truncation, []int{2}, "rank 2: MPI error in MPI_Bcast", verdict.OpRef{Rank: 2, Op: "MPI_Bcast", Site: "a.c:5"})
+	noSite := verdict.New(verdict.Truncation, []int{1}, "rank 1: MPI error in MPI_Bcast", verdict.OpRef{Rank: 1, Op: "MPI_Bcast"})
+	crash := verdict.New(verdict.Crash, []int{1}, "rank 1: MPI_Abort", verdict.OpRef{Rank: 1, Op: "MPI_Abort", Site: "a.c:5"})
+	deadlock := verdict.New(verdict.Deadlock, []int{0, 1}, "stuck", verdict.OpRef{Rank: 0, Op: "Bcast", Site: "a.c:5"})
+	overlap := verdict.New(verdict.BufferOverlap, []int{0}, "Irecv and Isend overlap",
+		verdict.OpRef{Rank: 0, Op: "MPI_Irecv", Site: "b.c:25"}, verdict.OpRef{Rank: 0, Op: "MPI_Isend", Site: "b.c:26"})
+	mutated := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:26"})
+	mutatedElsewhere := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:40"})
+	for _, tc := range []struct {
+		name   string
+		f, rec verdict.Finding
+		want   bool
+	}{
+		{"truncation in the collective", mismatch, truncated, true},
+		{"invalid call in the collective", mismatch, invalid, true},
+		{"error at another line", mismatch, elsewhere, false},
+		{"error on another rank", mismatch, otherRank, false},
+		{"error without a site", mismatch, noSite, false},
+		{"an abort", mismatch, crash, false},
+		{"not a mismatch", deadlock, truncated, false},
+		{"mutation of the overlapping send", overlap, mutated, true},
+		{"mutation of another send", overlap, mutatedElsewhere, false},
+		{"mutation is not an MPI error", mismatch, mutated, false},
+		{"overlap does not explain an MPI error", overlap, truncated, false},
+	} {
+		if got := tc.f.Explains(&tc.rec); got != tc.want {
+			t.Errorf("%s: Explains = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	got := verdict.FoldEffects([]verdict.Finding{truncated, elsewhere, crash, mismatch, mutated, overlap})
+	want := []string{
+		"rank 1: MPI error in MPI_Recv",
+		"rank 1: MPI_Abort",
+		"sizes differ; the MPI library failed the call: rank 1: MPI error in MPI_Bcast: MPI_ERR_TRUNCATE",
+		"Irecv and Isend overlap; so the send's buffer changed before the send completed (its payload hashes differ)",
+	}
+	var msgs []string
+	for _, f := range got {
+		msgs = append(msgs, f.Message)
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("FoldEffects left:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A collective-mismatch is about one collective call: findings of the same
 // call that pair other members (a replay's arrival order chose another
 // first member) are one bug; another call, or a finding without its call

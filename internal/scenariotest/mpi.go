@@ -67,6 +67,11 @@ type MPIScenario struct {
 	// with status crashed: the program aborted itself (MPI_Abort), no p2p
 	// finding; Ranks and Markers then name the aborting call.
 	Record MPIVerdict
+	// RecordAlso are the recording's findings of kinds other than
+	// Record's that check does not find (a bug of its own, which only
+	// the recording sees): every other finding of the recording must be
+	// here or in Check, so that one bug gets one finding.
+	RecordAlso []MPIVerdict
 	// Check is what `p2ptrace check` (as recorded, sync, mutate, delay,
 	// AnySource alternatives) must find; empty means no findings. One entry
 	// per finding after check's deduplication (kind + ops), in the order
@@ -496,7 +501,8 @@ var MPIScenarios = []MPIScenario{
 	{Name: "persistent-bugs", Ranks: 2, Args: []string{"leak"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RequestLeak, []int{0}, "leak-init")},
 	{Name: "persistent-bugs", Ranks: 2, Args: []string{"nowait"}, Plain: PlainOK,
-		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "nowait-start"),
+		Record:     rec(StatusComplete, verdict.MissingWait, []int{0}, "nowait-start"),
+		RecordAlso: []MPIVerdict{find("", verdict.RequestLeak, []int{0}, "nowait-init")},
 		Check: []MPIVerdict{
 			find("", verdict.MissingWait, []int{0}, "nowait-start"),
 		}},
@@ -504,8 +510,9 @@ var MPIScenarios = []MPIScenario{
 	// buffer-overlap: overlapping buffers, the recording's finding (from
 	// the buffers' addresses, which a trace does not hold), on both ranks:
 	// sendrecv: the send and receive buffers of one MPI_Sendrecv; pending:
-	// an MPI_Isend from bytes a pending MPI_Irecv writes (its recording
-	// also sees the Isend's buffer change before completion).
+	// an MPI_Isend from bytes a pending MPI_Irecv writes (the recording
+	// also sees the Isend's buffer change before completion: the same
+	// bug, said in the overlap's finding).
 	{Name: "buffer-overlap", Ranks: 2, Args: []string{"sendrecv"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.BufferOverlap, []int{0, 1}, "sendrecv")},
 	{Name: "buffer-overlap", Ranks: 2, Args: []string{"pending"}, Plain: PlainOK,
