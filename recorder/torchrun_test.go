@@ -125,7 +125,9 @@ func checkUnder(t *testing.T, path string, rules replay.Rules) []replay.Finding 
 	return rep.Findings
 }
 
-// processesRunning lists the processes whose command line names arg.
+// processesRunning lists the processes whose command line names arg, each
+// as its pid, state, parent and command line (to tell, when a test finds
+// one left, whose it is and what it is doing).
 func processesRunning(arg string) []string {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var pids []string
@@ -134,11 +136,19 @@ func processesRunning(arg string) []string {
 		if err != nil {
 			continue
 		}
-		for _, a := range strings.Split(string(b), "\x00") {
-			if a == arg {
-				pids = append(pids, filepath.Base(d))
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if !slices.Contains(args, arg) {
+			continue
+		}
+		desc := filepath.Base(d)
+		if st, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 {
+				if f := strings.Fields(string(st[i+1:])); len(f) >= 2 {
+					desc += fmt.Sprintf(" (state %s, parent %s)", f[0], f[1])
+				}
 			}
 		}
+		pids = append(pids, desc+" "+strings.Join(args, " "))
 	}
 	return pids
 }
@@ -454,6 +464,27 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Fatalf("record --fixed: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
 		}
 		wantClean(t, checkUnder(t, path, nccl), nccl)
+
+		// --size: all_reduce of 4 elements against 8. gloo kills the job
+		// (one rank aborts, the other's call raises); that is the
+		// mismatch's effect, not a crash of its own: one finding.
+		path, sum, err = recordTorch(t, "collective_order", 2, "--size")
+		if !errors.Is(err, recorder.ErrProgramFailed) {
+			t.Fatalf("record --size: %v, want the program's failure", err)
+		}
+		if sum.Header.Status != trace.StatusCrashed {
+			t.Fatalf("record --size: status %q, want crashed; message:\n%s", sum.Header.Status, sum.Header.Message)
+		}
+		if fs := sum.Header.Findings; len(fs) != 1 || fs[0].Kind != verdict.CollectiveMismatch {
+			t.Errorf("record --size: want the collective-mismatch alone:\n%s", sum.Text())
+		}
+		fs = checkUnder(t, path, nccl)
+		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
+			"rank 0 calls Allreduce MPI_SUM (16 bytes), rank 1 calls Allreduce MPI_SUM (32 bytes)",
+			at(t, "collective_order", "# all_reduce of 4 or 8")}})
+		if len(fs) != 1 {
+			t.Errorf("check --size: %d findings, want the mismatch once", len(fs))
+		}
 	})
 	run("async_collective", false, func(t *testing.T) {
 		// An all_reduce with async_op=True returns at once: recorded as

@@ -112,14 +112,17 @@ func (f *Finding) Restates(rec *Finding) bool {
 }
 
 // Explains reports whether rec is an effect of f, the same bug seen again
-// by another door, so that f alone, saying both, is the verdict:
+// by another door, so that f alone, saying both, is the verdict. Every op
+// of rec must be one of f's calls (same rank and site), and:
 //   - f a collective-mismatch, rec an MPI error the recording reported (a
-//     truncation or an invalid call) at one of f's calls (same rank and
-//     site): a library that checks a collective fails the member whose
-//     arguments disagree (Open MPI fails the smaller side of a size
-//     mismatch with MPI_ERR_TRUNCATE);
-//   - f a buffer-overlap, rec an in-flight-mutation of one of f's sends:
-//     the pending receive it overlaps wrote the send's buffer.
+//     truncation or an invalid call) or a crash: the ranks failed or died
+//     in the mismatched call. A library that checks a collective fails the
+//     member whose arguments disagree (Open MPI fails the smaller side of
+//     a size mismatch with MPI_ERR_TRUNCATE; gloo aborts one rank of an
+//     all_reduce whose sizes differ, and the other's call raises or is
+//     killed);
+//   - f a buffer-overlap, rec an in-flight-mutation: the pending receive
+//     that overlaps the send wrote its buffer.
 func (f *Finding) Explains(rec *Finding) bool {
 	_, ok := f.explains(rec)
 	return ok
@@ -129,19 +132,20 @@ func (f *Finding) Explains(rec *Finding) bool {
 func (f *Finding) explains(rec *Finding) (string, bool) {
 	var note string
 	switch {
-	case f.Kind == CollectiveMismatch && (rec.Kind == Truncation || rec.Kind == InvalidCall):
-		note = "the MPI library failed the call: " + rec.Message
+	case f.Kind == CollectiveMismatch && (rec.Kind == Truncation || rec.Kind == InvalidCall || rec.Kind == Crash):
+		note = "so the call failed: " + rec.Message
 	case f.Kind == BufferOverlap && rec.Kind == InFlightMutation:
 		note = "so the send's buffer changed before the send completed (its payload hashes differ)"
 	default:
 		return "", false
 	}
-	if len(rec.Ops) != 1 {
+	if len(rec.Ops) == 0 {
 		return "", false
 	}
-	o := rec.Ops[0]
-	if o.Site == "" || !slices.ContainsFunc(f.Ops, func(p OpRef) bool { return p.Rank == o.Rank && p.Site == o.Site }) {
-		return "", false
+	for _, o := range rec.Ops {
+		if o.Site == "" || !slices.ContainsFunc(f.Ops, func(p OpRef) bool { return p.Rank == o.Rank && p.Site == o.Site }) {
+			return "", false
+		}
 	}
 	return note, true
 }

@@ -236,7 +236,8 @@ func TestFindingRestates(t *testing.T) {
 // TestExplainsEffects pins when one finding is another's effect, one bug
 // seen by two doors: an MPI error the recording reported at a call of a
 // collective-mismatch (a truncation or an invalid call, same rank and
-// site), and an in-flight-mutation of a send of a buffer-overlap (the
+// site) or a crash of ranks in that call (an uncaught exception it raised,
+// ranks killed while in it), and an in-flight-mutation of a send of a buffer-overlap (the
 // pending receive wrote its buffer). FoldEffects removes the effect and
 // says it in the cause's message; anything else stays its own finding.
 func TestExplainsEffects(t *testing.T) {
@@ -247,7 +248,15 @@ func TestExplainsEffects(t *testing.T) {
 	elsewhere := verdict.New(verdict.Truncation, []int{1}, "rank 1: MPI error in MPI_Recv", verdict.OpRef{Rank: 1, Op: "MPI_Recv", Site: "a.c:9"})
 	otherRank := verdict.New(verdict.Truncation, []int{2}, "rank 2: MPI error in MPI_Bcast", verdict.OpRef{Rank: 2, Op: "MPI_Bcast", Site: "a.c:5"})
 	noSite := verdict.New(verdict.Truncation, []int{1}, "rank 1: MPI error in MPI_Bcast", verdict.OpRef{Rank: 1, Op: "MPI_Bcast"})
-	crash := verdict.New(verdict.Crash, []int{1}, "rank 1: MPI_Abort", verdict.OpRef{Rank: 1, Op: "MPI_Abort", Site: "a.c:5"})
+	crash := verdict.New(verdict.Crash, []int{1}, "rank 1: MPI_Abort", verdict.OpRef{Rank: 1, Op: "MPI_Abort", Site: "a.c:9"})
+	crashElsewhere := crash
+	raised := verdict.New(verdict.Crash, []int{1}, "rank 1: uncaught exception: RuntimeError: Connection reset by peer", verdict.OpRef{Rank: 1, Op: "uncaught exception", Site: "a.c:5"})
+	raisedElsewhere := verdict.New(verdict.Crash, []int{1}, "rank 1: uncaught exception: ValueError", verdict.OpRef{Rank: 1, Op: "uncaught exception", Site: "a.c:7"})
+	killedIn := verdict.New(verdict.Crash, []int{0, 1}, "rank 0, 1 ended without MPI_Finalize (killed?)",
+		verdict.OpRef{Rank: 0, Op: "dist.all_reduce", Site: "a.c:5"}, verdict.OpRef{Rank: 1, Op: "dist.all_reduce", Site: "a.c:5"})
+	killedOneElsewhere := verdict.New(verdict.Crash, []int{0, 1}, "rank 0, 1 ended without MPI_Finalize (killed?)",
+		verdict.OpRef{Rank: 0, Op: "dist.all_reduce", Site: "a.c:5"}, verdict.OpRef{Rank: 1, Op: "dist.barrier", Site: "a.c:6"})
+	killedNoCall := verdict.New(verdict.Crash, []int{0, 1}, "rank 0, 1 ended without MPI_Finalize (killed?)")
 	deadlock := verdict.New(verdict.Deadlock, []int{0, 1}, "stuck", verdict.OpRef{Rank: 0, Op: "Bcast", Site: "a.c:5"})
 	overlap := verdict.New(verdict.BufferOverlap, []int{0}, "Irecv and Isend overlap",
 		verdict.OpRef{Rank: 0, Op: "MPI_Irecv", Site: "b.c:25"}, verdict.OpRef{Rank: 0, Op: "MPI_Isend", Site: "b.c:26"})
@@ -263,7 +272,13 @@ func TestExplainsEffects(t *testing.T) {
 		{"error at another line", mismatch, elsewhere, false},
 		{"error on another rank", mismatch, otherRank, false},
 		{"error without a site", mismatch, noSite, false},
-		{"an abort", mismatch, crash, false},
+		{"an abort at another line", mismatch, crashElsewhere, false},
+		{"ranks killed in the collective", mismatch, killedIn, true},
+		{"a rank killed elsewhere", mismatch, killedOneElsewhere, false},
+		{"ranks killed, no call named", mismatch, killedNoCall, false},
+		{"exception raised by the collective", mismatch, raised, true},
+		{"exception raised at another line", mismatch, raisedElsewhere, false},
+		{"exception and an overlap", overlap, raised, false},
 		{"not a mismatch", deadlock, truncated, false},
 		{"mutation of the overlapping send", overlap, mutated, true},
 		{"mutation of another send", overlap, mutatedElsewhere, false},
@@ -279,7 +294,7 @@ func TestExplainsEffects(t *testing.T) {
 	want := []string{
 		"rank 1: MPI error in MPI_Recv",
 		"rank 1: MPI_Abort",
-		"sizes differ; the MPI library failed the call: rank 1: MPI error in MPI_Bcast: MPI_ERR_TRUNCATE",
+		"sizes differ; so the call failed: rank 1: MPI error in MPI_Bcast: MPI_ERR_TRUNCATE",
 		"Irecv and Isend overlap; so the send's buffer changed before the send completed (its payload hashes differ)",
 	}
 	var msgs []string
