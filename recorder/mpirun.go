@@ -661,16 +661,24 @@ func crashCauses(path string) error {
 }
 
 // blockedRanks is the hang of a job whose replay did not stop where the
-// job did: the ranks blocked in MPI and the calls they were in.
+// job did: the ranks blocked in MPI and the calls they were in (calls the
+// trace may not hold: a neighbourhood collective, MPI_Comm_create...).
 func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding {
 	f := verdict.New(verdict.Hang, nil, fmt.Sprintf("every rank blocked in MPI or finished, no call for %v", hungAfter))
+	colls := true // every rank blocked in a collective call
 	for _, r := range res.Ranks {
 		if r.State == mpi.StateBlocked {
+			colls = colls && mpi.CollectiveCall(r.Blocked)
 			call := verdict.OpRef{Rank: r.Rank, Op: r.Blocked, Peer: trace.NoRank, Tag: -1, Site: r.Site, Call: r.Blocked}
 			f.Ranks = append(f.Ranks, r.Rank)
 			f.Ops = append(f.Ops, call)
 			f.Blocked = append(f.Blocked, verdict.Blocked{Rank: r.Rank, Call: call})
 		}
+	}
+	if colls && len(f.Blocked) > 0 {
+		// Ranks stuck in collectives wait for members that are in
+		// another one, or none: the collectives' order is the bug.
+		f.Hint = verdict.CollectiveMismatch.Hint()
 	}
 	return f
 }

@@ -612,6 +612,20 @@ var MPIScenarios = []MPIScenario{
 			find("", verdict.Deadlock, []int{0, 1, 2, 3}, "world-first", "half-first"),
 		}},
 	{Name: "split-coll-order-fixed", Ranks: 4, Record: complete, Plain: PlainOK, FixOf: "split-coll-order"},
+	// untraced-coll: collectives the trace has no op for, the shim marks
+	// the rank blocked in them: rank 0 in MPI_Neighbor_allgather where rank
+	// 1 is in MPI_Barrier of the same Cartesian communicator (neighbor), or
+	// in MPI_Barrier of an intercommunicator where rank 1 merges it
+	// (intercomm). Open MPI hangs; the recording calls the job hung at once
+	// (it used to run until killed), naming both calls; the replay has
+	// nothing to add (the calls are not in the trace).
+	{Name: "untraced-coll", Ranks: 2, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{0, 1}, "neighbor", "barrier")},
+	{Name: "untraced-coll", Ranks: 2, Args: []string{"intercomm"}, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{0, 1}, "inter-barrier", "merge")},
+	{Name: "untraced-coll-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "untraced-coll"},
+	{Name: "untraced-coll-fixed", Ranks: 2, Args: []string{"intercomm"}, Record: complete, Plain: PlainOK, FixOf: "untraced-coll"},
+
 	// coll-mismatch: Reduce against Bcast as the world's first collective:
 	// Open MPI hangs; the recording and check name both calls.
 	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/p2ptrace/p2ptrace/internal/regfile"
@@ -212,13 +213,37 @@ const (
 	callTorchReduceScatterTensor
 	callTorchAllToAllSingle
 	callTorchMonitoredBarrier
+	// Blocking calls the shim marks (the rank is blocked in MPI, at the
+	// call's line) but does not record, from 104 (appended): collectives
+	// the trace has no op for, and the collective calls that make
+	// communicators and windows. A rank that hangs in one is named there.
+	callNeighborAllgather
+	callNeighborAllgatherv
+	callNeighborAlltoall
+	callNeighborAlltoallv
+	callNeighborAlltoallw
+	callAlltoallw
+	callCommCreate
+	callCommSplitType
+	callCommCreateGroup
+	callIntercommCreate
+	callIntercommMerge
+	callCartCreate
+	callCartSub
+	callGraphCreate
+	callDistGraphCreate
+	callDistGraphCreateAdjacent
+	callWinCreate
+	callWinAllocate
+	callWinFence
+	callWinFree
 	callCount
 )
 
 // torchCall reports whether call c is the Python recorder's (the shim
 // knows none of them).
 func torchCall(c int) bool {
-	return c >= callTorchInit && c <= callTorchScatter || c >= callTorchAllGatherIntoTensor && c < callCount
+	return c >= callTorchInit && c <= callTorchScatter || c >= callTorchAllGatherIntoTensor && c <= callTorchMonitoredBarrier
 }
 
 var callNames = [callCount]string{
@@ -242,6 +267,31 @@ var callNames = [callCount]string{
 	"MPI_Iscatterv", "MPI_Iallgather", "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ialltoallv", "MPI_Ireduce_scatter",
 	"MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan",
 	"dist.all_gather_into_tensor", "dist.reduce_scatter_tensor", "dist.all_to_all_single", "dist.monitored_barrier",
+	"MPI_Neighbor_allgather", "MPI_Neighbor_allgatherv", "MPI_Neighbor_alltoall", "MPI_Neighbor_alltoallv",
+	"MPI_Neighbor_alltoallw", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Comm_split_type", "MPI_Comm_create_group",
+	"MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create",
+	"MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Win_create", "MPI_Win_allocate",
+	"MPI_Win_fence", "MPI_Win_free",
+}
+
+// CollectiveCall reports whether name, as RankEnd.Blocked names a call,
+// is a collective call: one that every member of its communicator makes
+// (MPI's blocking collectives, those that make communicators and windows,
+// torch.distributed's collectives).
+func CollectiveCall(name string) bool {
+	c := slices.Index(callNames[:], name)
+	switch {
+	case c < 0:
+		return false
+	case c == callBarrier, c == callCommDup, c == callCommSplit, c >= callBcast && c <= callExscan:
+		return true
+	case c >= callTorchAllReduce && c <= callTorchScatter, c == callTorchBarrier, c == callTorchNewGroup,
+		c >= callTorchAllGatherIntoTensor && c <= callTorchMonitoredBarrier:
+		return true
+	case c >= callNeighborAllgather && c < callCount:
+		return true
+	}
+	return false
 }
 
 func callName(c uint32) string {

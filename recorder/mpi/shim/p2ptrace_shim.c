@@ -68,7 +68,9 @@ enum {
 
 /* call codes: callNames in segment.go (checked by TestShimConstants); 43..63
  * are the Python recorder's (callTorchInit..callTorchScatter), the matched
- * probes follow them, then MPI_Cancel */
+ * probes follow them, then MPI_Cancel and the collectives; 100..103 are the
+ * Python recorder's again; from 104 the blocking calls the shim marks (the
+ * rank is in MPI, blocked) but does not record (untraced) */
 enum {
     C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
     C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
@@ -80,7 +82,11 @@ enum {
     C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_ALLGATHER, C_ALLGATHERV,
     C_ALLTOALL, C_ALLTOALLV, C_REDUCE_SCATTER, C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN,
     C_IBARRIER, C_IBCAST, C_IREDUCE, C_IALLREDUCE, C_IGATHER, C_IGATHERV, C_ISCATTER, C_ISCATTERV, C_IALLGATHER,
-    C_IALLGATHERV, C_IALLTOALL, C_IALLTOALLV, C_IREDUCE_SCATTER, C_IREDUCE_SCATTER_BLOCK, C_ISCAN, C_IEXSCAN
+    C_IALLGATHERV, C_IALLTOALL, C_IALLTOALLV, C_IREDUCE_SCATTER, C_IREDUCE_SCATTER_BLOCK, C_ISCAN, C_IEXSCAN,
+    C_NEIGHBOR_ALLGATHER = 104, C_NEIGHBOR_ALLGATHERV, C_NEIGHBOR_ALLTOALL, C_NEIGHBOR_ALLTOALLV,
+    C_NEIGHBOR_ALLTOALLW, C_ALLTOALLW, C_COMM_CREATE, C_COMM_SPLIT_TYPE, C_COMM_CREATE_GROUP,
+    C_INTERCOMM_CREATE, C_INTERCOMM_MERGE, C_CART_CREATE, C_CART_SUB, C_GRAPH_CREATE,
+    C_DIST_GRAPH_CREATE, C_DIST_GRAPH_CREATE_ADJACENT, C_WIN_CREATE, C_WIN_ALLOCATE, C_WIN_FENCE, C_WIN_FREE
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -97,7 +103,12 @@ static const char *call_names[] = {
     "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
     "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Igatherv", "MPI_Iscatter",
     "MPI_Iscatterv", "MPI_Iallgather", "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ialltoallv", "MPI_Ireduce_scatter",
-    "MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan"};
+    "MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan",
+    [C_NEIGHBOR_ALLGATHER] = "MPI_Neighbor_allgather", "MPI_Neighbor_allgatherv", "MPI_Neighbor_alltoall",
+    "MPI_Neighbor_alltoallv", "MPI_Neighbor_alltoallw", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Comm_split_type",
+    "MPI_Comm_create_group", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub",
+    "MPI_Graph_create", "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Win_create",
+    "MPI_Win_allocate", "MPI_Win_fence", "MPI_Win_free"};
 
 struct seg_hdr {
     char magic[8];
@@ -1603,6 +1614,109 @@ int MPI_Comm_free(MPI_Comm *comm) {
     return PMPI_Comm_free(comm);
 }
 
+/* ---- blocking calls the shim does not record (untraced) ----
+ * Collectives the trace has no op for (neighbourhood collectives,
+ * MPI_Alltoallw, those of intercommunicators) and the collective calls that
+ * make communicators and windows. The rank is marked blocked in the call,
+ * its line and all, as in a recorded one: a job that hangs there is called
+ * hung, and its report names the call (the monitor saw the rank in no MPI
+ * call, so the job ran until --timeout or forever), and an MPI error in it
+ * names it too. Nothing is recorded: the trace holds no op for it. */
+static void untraced_enter(int call, uintptr_t pc) {
+    lock();
+    count_call();
+    enter_call(call, pc, module_of(pc));
+    set_state(ST_BLOCKED);
+    unlock();
+    depth++;
+}
+static int untraced_leave(int rc) {
+    depth--;
+    lock();
+    watch_exit();
+    set_state(ST_RUNNING);
+    unlock();
+    return rc;
+}
+/* UNTRACED_AT returns PMPI_CALL's result, made as the untraced call CALL at pc. */
+#define UNTRACED_AT(CALL, PC_, PMPI_CALL) do { \
+        untraced_enter(CALL, PC_); \
+        return untraced_leave(PMPI_CALL); \
+    } while (0)
+/* UNTRACED is the body of an MPI function the shim marks but does not record. */
+#define UNTRACED(CALL, PMPI_CALL) do { \
+        if (PASS) return PMPI_CALL; \
+        UNTRACED_AT(CALL, PC(), PMPI_CALL); \
+    } while (0)
+
+int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
+    UNTRACED(C_NEIGHBOR_ALLGATHER, PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+                            MPI_Datatype rtype, MPI_Comm comm) {
+    UNTRACED(C_NEIGHBOR_ALLGATHERV, PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+}
+int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm) {
+    UNTRACED(C_NEIGHBOR_ALLTOALL, PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                           const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+    UNTRACED(C_NEIGHBOR_ALLTOALLV, PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+}
+int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                           const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+    UNTRACED(C_NEIGHBOR_ALLTOALLW, PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm));
+}
+int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                  const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+    UNTRACED(C_ALLTOALLW, PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm));
+}
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    UNTRACED(C_COMM_CREATE, PMPI_Comm_create(comm, group, newcomm));
+}
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    UNTRACED(C_COMM_SPLIT_TYPE, PMPI_Comm_split_type(comm, type, key, info, newcomm));
+}
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    UNTRACED(C_COMM_CREATE_GROUP, PMPI_Comm_create_group(comm, group, tag, newcomm));
+}
+int MPI_Intercomm_create(MPI_Comm local, int local_leader, MPI_Comm peer, int remote_leader, int tag, MPI_Comm *newcomm) {
+    UNTRACED(C_INTERCOMM_CREATE, PMPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newcomm));
+}
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm) {
+    UNTRACED(C_INTERCOMM_MERGE, PMPI_Intercomm_merge(intercomm, high, newcomm));
+}
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *newcomm) {
+    UNTRACED(C_CART_CREATE, PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
+}
+int MPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *newcomm) {
+    UNTRACED(C_CART_SUB, PMPI_Cart_sub(comm, remain, newcomm));
+}
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *newcomm) {
+    UNTRACED(C_GRAPH_CREATE, PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm));
+}
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int dests[], const int weights[],
+                          MPI_Info info, int reorder, MPI_Comm *newcomm) {
+    UNTRACED(C_DIST_GRAPH_CREATE, PMPI_Dist_graph_create(comm, n, sources, degrees, dests, weights, info, reorder, newcomm));
+}
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sweights[], int outdegree,
+                                   const int dests[], const int dweights[], MPI_Info info, int reorder, MPI_Comm *newcomm) {
+    UNTRACED(C_DIST_GRAPH_CREATE_ADJACENT,
+             PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sweights, outdegree, dests, dweights, info, reorder, newcomm));
+}
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+    UNTRACED(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win));
+}
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    UNTRACED(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+}
+int MPI_Win_fence(int assertion, MPI_Win win) {
+    UNTRACED(C_WIN_FENCE, PMPI_Win_fence(assertion, win));
+}
+int MPI_Win_free(MPI_Win *win) {
+    UNTRACED(C_WIN_FREE, PMPI_Win_free(win));
+}
+
 /* ---- blocking point-to-point ---- */
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 
@@ -1829,8 +1943,9 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-    if (PASS || inter(comm)) return PMPI_Barrier(comm); /* as every intercommunicator collective (inter) */
+    if (PASS) return PMPI_Barrier(comm);
     uintptr_t pc = PC();
+    if (inter(comm)) UNTRACED_AT(C_BARRIER, pc, PMPI_Barrier(comm)); /* as every intercommunicator collective (inter) */
     lock();
     count_call();
     uint32_t mod = module_of(pc);
@@ -1918,7 +2033,7 @@ static int coll_leave(int call, uint32_t seq, int rc) {
 #define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) REDCOLL(CALL, OP, ROOT, BYTES, DT, RED_NONE, PMPI_CALL)
 /* REDCOLL is COLL of a reduction: REDOP is its op's code (redop_code). */
 #define REDCOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) do { \
-        if (inter(comm)) return PMPI_CALL; \
+        if (inter(comm)) UNTRACED_AT(CALL, pc, PMPI_CALL); \
         uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT, REDOP); \
         return coll_leave(CALL, seq_, PMPI_CALL); \
     } while (0)
