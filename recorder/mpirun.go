@@ -523,12 +523,9 @@ func (j *mpiJob) reap() {
 		}
 		return n > 0
 	}
-	// SIGKILL is asynchronous: wait until every rank is gone, so that when
-	// RecordMPI returns no process of the job is left. A killed rank
-	// tears down its memory first (a torch rank's is hundreds of MB, on a
-	// loaded machine that took over 2 s once), hence the long bound; a
-	// job that is gone costs no wait.
-	for deadline := time.Now().Add(10 * time.Second); left() && time.Now().Before(deadline); {
+	// SIGKILL is asynchronous: wait (briefly) until every rank is gone, so
+	// that when RecordMPI returns no process of the job is left.
+	for deadline := time.Now().Add(2 * time.Second); left() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		proc.KillSession(j.cmd.Process.Pid)
 	}

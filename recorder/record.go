@@ -313,6 +313,7 @@ func (s *Summary) Text() string {
 			b.WriteString("\n")
 			b.WriteString(h.Findings[i].Text(i + 1))
 		}
+		verdict.WriteComms(&b, h.NamedComms(h.Findings))
 	case h.FindingsVersion == 0 && h.Message != "":
 		// A trace from before structured findings: its findings are prose.
 		fmt.Fprintf(&b, "findings while recording (as an older p2ptrace wrote them):\n%s\n", indent(h.Message))

@@ -125,10 +125,13 @@ func checkUnder(t *testing.T, path string, rules replay.Rules) []replay.Finding 
 	return rep.Findings
 }
 
-// processesRunning lists the processes whose command line names arg, each
-// as its pid, state, parent and command line (to tell, when a test finds
-// one left, whose it is and what it is doing).
-func processesRunning(arg string) []string {
+// processesRunning lists the processes whose command line names arg and,
+// if segdir is set, whose environment names segdir as the segment
+// directory (the job of one recording: go test ./... runs other packages'
+// tests at the same time, and cmd/p2ptrace's record the same scripts).
+// Each is its pid, state, parent and command line (to tell, when a test
+// finds one left, whose it is and what it is doing).
+func processesRunning(arg, segdir string) []string {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var pids []string
 	for _, d := range dirs {
@@ -139,6 +142,12 @@ func processesRunning(arg string) []string {
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		if !slices.Contains(args, arg) {
 			continue
+		}
+		if segdir != "" {
+			env, err := os.ReadFile(filepath.Join(d, "environ"))
+			if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), mpi.EnvSegDir+"="+segdir) {
+				continue
+			}
 		}
 		desc := filepath.Base(d)
 		if st, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
@@ -255,7 +264,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		if msg := sum.Text(); !strings.Contains(msg, want) || !strings.Contains(msg, "spin.py:8") {
 			t.Errorf("report lacks %q and spin.py:8:\n%s", want, msg)
 		}
-		if pids := processesRunning(script); len(pids) > 0 {
+		if pids := processesRunning(script, ""); len(pids) > 0 { // a script of its own
 			t.Errorf("ranks left running after the job was ended: %v", pids)
 		}
 	})
@@ -645,7 +654,7 @@ func TestRecordTorchrun(t *testing.T) {
 			t.Fatalf("status %q, want hung; message:\n%s", sum.Header.Status, sum.Header.Message)
 		}
 		script, _ := torchScript(t, "headtohead")
-		if pids := processesRunning(script); len(pids) > 0 {
+		if pids := processesRunning(script, segs); len(pids) > 0 {
 			t.Errorf("torchrun or its workers left running after the hung job was ended: %v", pids)
 		}
 		onlyWorkerSegments(t, segs, 2)

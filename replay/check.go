@@ -711,7 +711,9 @@ func CheckTrace(t *Trace, opts CheckOptions) (*Report, error) {
 	}
 	// A trace recorded before the merge folded effects into their causes
 	// gets the same one finding per bug.
-	return &Report{Findings: verdict.FoldEffects(set.Findings()), Ends: ends, AnySource: &res.AnySource, Notes: res.Notes}, nil
+	fs := verdict.FoldEffects(set.Findings())
+	h := t.Header()
+	return &Report{Findings: fs, Ends: ends, AnySource: &res.AnySource, Notes: res.Notes, Comms: h.NamedComms(fs)}, nil
 }
 
 // reopen gives another worker of Check a reader of the trace, under the

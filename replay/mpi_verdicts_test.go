@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +105,13 @@ func checkRecordVerdict(t *testing.T, root string, s scenariotest.MPIScenario, s
 	if !strings.HasPrefix(h.Backend, "Open MPI") {
 		t.Errorf("record: backend %q, want the MPI library's name and version", h.Backend)
 	}
+	// A communicator the recording saw made names the call and its line
+	// (the legend of reports that name the communicator says it).
+	for _, c := range h.Comms {
+		if c.Call != "" && !strings.HasPrefix(c.Site, "testdata/mpi/"+s.Name+".c:") {
+			t.Errorf("record: comm %d made by %s at %q, want a line of testdata/mpi/%s.c", c.ID, c.Call, c.Site, s.Name)
+		}
+	}
 	// The recording's own findings, structured: the union of the ranks and
 	// lines of its findings of the verdict's kind (an abort is a crash).
 	kind := v.Kind
@@ -182,6 +190,17 @@ func checkCheckVerdicts(t *testing.T, root string, s scenariotest.MPIScenario, t
 	}
 	if len(extra) > 0 {
 		t.Errorf("check: unexpected findings:\n  %s", strings.Join(extra, "\n  "))
+	}
+
+	// A communicator the findings name by id is one the trace knows the
+	// members of, so that check lists them under its findings.
+	h := tr.Header()
+	rep := replay.Report{Findings: res.Findings, Comms: h.NamedComms(res.Findings)}
+	text := rep.Text()
+	for _, m := range regexp.MustCompile(`comm (\d+)\b`).FindAllStringSubmatch(text, -1) {
+		if !strings.Contains(text, "\n    comm "+m[1]+": ranks ") {
+			t.Errorf("check names comm %s and does not say who its members are (the trace's comms: %v):\n%s", m[1], h.Comms, text)
+		}
 	}
 }
 

@@ -53,6 +53,76 @@ type Report struct {
 	// Notes are what is worth knowing and no finding (a nondeterministic
 	// receive whose alternatives all ran clean, a race left unconfirmed).
 	Notes []string `json:"notes,omitempty"`
+	// Comms are the communicators the findings name by id ("comm
+	// 2114772471": an MPI job's ids are hashes), with their members
+	// (NamedComms).
+	Comms []Comm `json:"comms,omitempty"`
+}
+
+// Comm is a communicator other than the world, by its id in the trace, and
+// the world ranks of its members.
+type Comm struct {
+	ID    int   `json:"id"`
+	Ranks []int `json:"ranks"`
+	// Made is the call that made it, and where ("MPI_Comm_split at
+	// a.c:12"; "" = not known).
+	Made string `json:"made,omitempty"`
+}
+
+// NamedComms returns the communicators of all that the text of fs names
+// ("comm ID", as the findings write one), in all's order.
+func NamedComms(fs []Finding, all []Comm) []Comm {
+	if len(all) == 0 || len(fs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i := range fs {
+		fs[i].write(&b, i+1)
+	}
+	text := b.String()
+	var named []Comm
+	for _, c := range all {
+		if namesComm(text, c.ID) {
+			named = append(named, c)
+		}
+	}
+	return named
+}
+
+// namesComm reports whether text holds "comm ID" not followed by a digit.
+func namesComm(text string, id int) bool {
+	word := fmt.Sprintf("comm %d", id)
+	for i := 0; ; {
+		j := strings.Index(text[i:], word)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(word)
+		if end == len(text) || text[end] < '0' || text[end] > '9' {
+			return true
+		}
+		i = end
+	}
+}
+
+// WriteComms writes the lines that say who the members of comms are (the
+// legend under findings that name communicators by id).
+func WriteComms(b *strings.Builder, comms []Comm) {
+	if len(comms) == 0 {
+		return
+	}
+	b.WriteString("\ncommunicators named above (their members' world ranks):\n")
+	for _, c := range comms {
+		ranks := make([]string, len(c.Ranks))
+		for i, r := range c.Ranks {
+			ranks[i] = fmt.Sprint(r)
+		}
+		fmt.Fprintf(b, "    comm %d: ranks %s", c.ID, strings.Join(ranks, ", "))
+		if c.Made != "" {
+			b.WriteString(", made by " + c.Made)
+		}
+		b.WriteString("\n")
+	}
 }
 
 // Text renders the report for people: a count line, then each finding.
@@ -67,6 +137,7 @@ func (r *Report) Text() string {
 		b.WriteString("\n")
 		r.Findings[i].write(&b, i+1)
 	}
+	WriteComms(&b, r.Comms)
 	if len(r.Ends) > 0 {
 		b.WriteString("\nthe trace was cut short; where each rank's record ends (what was pending there is not reported):\n")
 		for _, e := range r.Ends {

@@ -340,3 +340,31 @@ func TestSetKeepsOneFindingPerCollectiveCall(t *testing.T) {
 		t.Errorf("%d findings kept, want 4", got)
 	}
 }
+
+// TestNamedComms: the communicators a report lists under its findings are
+// those the findings name by id ("comm ID", not a longer number that starts
+// with it), in the trace's order, with their members and, when known, the
+// call that made them.
+func TestNamedComms(t *testing.T) {
+	all := []verdict.Comm{{ID: 12, Ranks: []int{0, 2}}, {ID: 123, Ranks: []int{1, 3}, Made: "MPI_Comm_split at a.c:12"}, {ID: 7, Ranks: []int{0, 1}}}
+	fs := []verdict.Finding{
+		verdict.New(verdict.Hang, []int{1}, "rank 0 sent tag 0 to rank 1 on comm 123; rank 1 waits on the world"),
+		verdict.New(verdict.CollectiveMismatch, []int{0, 1}, "collective call 1 on comm 7: ...",
+			verdict.OpRef{Rank: 0, Op: "Barrier", Call: "Barrier on comm 7"}),
+	}
+	got := verdict.NamedComms(fs, all)
+	if len(got) != 2 || got[0].ID != 123 || got[1].ID != 7 {
+		t.Fatalf("NamedComms = %v, want comms 123 and 7 (not 12)", got)
+	}
+	if got := verdict.NamedComms(fs[:1], nil); got != nil {
+		t.Errorf("no comms in the trace: %v", got)
+	}
+	rep := verdict.Report{Findings: fs, Comms: got}
+	want := "\ncommunicators named above (their members' world ranks):\n    comm 123: ranks 1, 3, made by MPI_Comm_split at a.c:12\n    comm 7: ranks 0, 1\n"
+	if text := rep.Text(); !strings.Contains(text, want) {
+		t.Errorf("report text lacks the legend %q:\n%s", want, text)
+	}
+	if text := (&verdict.Report{Findings: fs}).Text(); strings.Contains(text, "communicators named above") {
+		t.Errorf("a legend without comms:\n%s", text)
+	}
+}

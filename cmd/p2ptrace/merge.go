@@ -80,7 +80,7 @@ func runMerge(f *factory, opts *mergeOptions) error {
 		}
 	}
 	if len(h.Findings) > 0 {
-		rep := verdict.Report{Findings: h.Findings}
+		rep := verdict.Report{Findings: h.Findings, Comms: h.NamedComms(h.Findings)}
 		fmt.Fprintf(f.Out, "findings while recording: %s", rep.Text())
 	}
 	if h.Message != "" {

@@ -83,7 +83,8 @@ Exit status: 0 no findings, 1 findings, 2 usage or input error.
 			if err != nil {
 				return inputError(fmt.Errorf("reading %s: %w", args[0], err))
 			}
-			return printReportOf(f.Out, replay.Report{Findings: fs, Ends: ends}, o.json)
+			h := tr.Header()
+			return printReportOf(f.Out, replay.Report{Findings: fs, Ends: ends, Comms: h.NamedComms(fs)}, o.json)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.faults, "fault", nil, "fault to inject, KIND[:key=value,...] (repeatable)")

@@ -94,21 +94,24 @@ type showJSON struct {
 	// 0: an older trace, whose findings are prose in Message).
 	Findings        []verdict.Finding `json:"findings,omitempty"`
 	FindingsVersion int               `json:"findings_version,omitempty"`
-	Command         []string          `json:"command"`
-	ToolVersion     string            `json:"tool_version"`
-	Backend         string            `json:"backend"`
-	EagerLimit      int64             `json:"eager_limit"`
-	LatencyNS       int64             `json:"latency_ns"`
-	BandwidthBps    float64           `json:"bandwidth_bytes_per_s"`
-	Seed            uint64            `json:"seed"`
-	HashMode        string            `json:"hash"`
-	StartUnixNano   int64             `json:"start_unix_ns"`
-	EndUnixNano     int64             `json:"end_unix_ns"`
-	Ranks           int               `json:"ranks"`
-	Devices         []string          `json:"devices,omitempty"` // each rank's tensor devices (Python recordings)
-	Events          int64             `json:"events"`
-	PerRank         []rankSummary     `json:"per_rank"`
-	Ops             []jsonOp          `json:"ops,omitempty"`
+	// Comms are the communicators the findings name by id, with their
+	// members' world ranks.
+	Comms         []verdict.Comm `json:"comms,omitempty"`
+	Command       []string       `json:"command"`
+	ToolVersion   string         `json:"tool_version"`
+	Backend       string         `json:"backend"`
+	EagerLimit    int64          `json:"eager_limit"`
+	LatencyNS     int64          `json:"latency_ns"`
+	BandwidthBps  float64        `json:"bandwidth_bytes_per_s"`
+	Seed          uint64         `json:"seed"`
+	HashMode      string         `json:"hash"`
+	StartUnixNano int64          `json:"start_unix_ns"`
+	EndUnixNano   int64          `json:"end_unix_ns"`
+	Ranks         int            `json:"ranks"`
+	Devices       []string       `json:"devices,omitempty"` // each rank's tensor devices (Python recordings)
+	Events        int64          `json:"events"`
+	PerRank       []rankSummary  `json:"per_rank"`
+	Ops           []jsonOp       `json:"ops,omitempty"`
 }
 
 func runShow(f *factory, opts *showOptions) error {
@@ -126,7 +129,7 @@ func runShow(f *factory, opts *showOptions) error {
 		Message: h.Message, Findings: h.Findings, FindingsVersion: h.FindingsVersion, Command: h.Command, ToolVersion: h.ToolVersion, Backend: h.Backend,
 		EagerLimit: h.EagerLimit, LatencyNS: h.LatencyNS, BandwidthBps: h.BandwidthBps, Seed: h.Seed,
 		HashMode: h.HashMode, StartUnixNano: h.StartUnixNano, EndUnixNano: h.EndUnixNano, Ranks: r.Ranks(),
-		Devices: h.Devices,
+		Devices: h.Devices, Comms: h.NamedComms(h.Findings),
 	}
 	if doc.Command == nil {
 		doc.Command = []string{}
@@ -288,7 +291,7 @@ func printSummary(w io.Writer, d *showJSON) {
 	fmt.Fprintf(tw, "events:\t%d\n", d.Events)
 	tw.Flush()
 	if len(d.Findings) > 0 {
-		rep := verdict.Report{Findings: d.Findings}
+		rep := verdict.Report{Findings: d.Findings, Comms: d.Comms}
 		fmt.Fprintf(w, "\nfindings while recording: %s", rep.Text())
 	}
 

@@ -228,7 +228,8 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		hdr.HashMode = hashModes[min(int(h0.HashMode), len(hashModes)-1)]
 	}
 	hdr.Devices = rankDevices(segs, size)
-	hdr.Comms = commGroups(segs, size)
+	var made map[int]commMade
+	hdr.Comms, made = commGroups(segs, size)
 	if strings.HasPrefix(hdr.Backend, pythonTorchLibrary) {
 		hdr.HashAlgo = trace.HashBLAKE2b
 	}
@@ -297,6 +298,19 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			return s.Function
 		}
 		return s.File + ":" + strconv.Itoa(s.Line)
+	}
+	if len(made) > 0 {
+		// The call that made each communicator, and its line, for the
+		// reports that name it.
+		for i := range hdr.Comms {
+			m, ok := made[hdr.Comms[i].ID]
+			if !ok || m.rank >= len(ranks) || ranks[m.rank] == nil {
+				continue
+			}
+			hdr.Comms[i].Call = callName(m.call)
+			hdr.Comms[i].Site = siteText(ranks[m.rank], m.module, m.pc, 0)
+		}
+		w.SetHeader(func(h *trace.Header) { h.Comms = hdr.Comms })
 	}
 
 	var events int64
@@ -599,9 +613,13 @@ func prepare(s *segment) (*rankData, error) {
 // ranks' comm records name, with their members' world ranks. One whose
 // records disagree, or name a rank outside the world, is left out (an
 // intercommunicator: each side records its own group).
-func commGroups(segs map[int]*segment, size int) []trace.CommGroup {
+//
+// made says, by id, which rank's record names the call that made the
+// communicator (the lowest rank's), for its call and site.
+func commGroups(segs map[int]*segment, size int) ([]trace.CommGroup, map[int]commMade) {
 	groups := map[int][]int{}
 	bad := map[int]bool{}
+	made := map[int]commMade{}
 	for r := range size {
 		s := segs[r]
 		if s == nil {
@@ -623,6 +641,9 @@ func commGroups(segs map[int]*segment, size int) []trace.CommGroup {
 				bad[int(c.Comm)] = true
 			}
 			groups[int(c.Comm)] = ranks
+			if _, ok := made[int(c.Comm)]; !ok && c.Call != callNone {
+				made[int(c.Comm)] = commMade{rank: r, call: uint32(c.Call), module: c.Module, pc: c.PC}
+			}
 		}
 	}
 	var out []trace.CommGroup
@@ -631,7 +652,15 @@ func commGroups(segs map[int]*segment, size int) []trace.CommGroup {
 			out = append(out, trace.CommGroup{ID: id, Ranks: groups[id]})
 		}
 	}
-	return out
+	return out, made
+}
+
+// commMade is the record of the call that made a communicator, on one rank.
+type commMade struct {
+	rank   int
+	call   uint32
+	module uint32
+	pc     uint64
 }
 
 // rejectedCall is the index of the post of the call that MPI refused for a

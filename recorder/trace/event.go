@@ -328,6 +328,24 @@ const (
 type CommGroup struct {
 	ID    int   `json:"id"`
 	Ranks []int `json:"ranks"`
+	// Call is the call that made it ("MPI_Comm_split"), and Site its
+	// file:line, when the recording saw it made ("" = not known).
+	Call string `json:"call,omitempty"`
+	Site string `json:"site,omitempty"`
+}
+
+// NamedComms returns the communicators of h.Comms that the findings fs
+// name by id, with their members, for the legend under a report
+// (verdict.NamedComms).
+func (h *Header) NamedComms(fs []verdict.Finding) []verdict.Comm {
+	all := make([]verdict.Comm, len(h.Comms))
+	for i, g := range h.Comms {
+		all[i] = verdict.Comm{ID: g.ID, Ranks: g.Ranks, Made: g.Call}
+		if g.Call != "" && g.Site != "" {
+			all[i].Made += " at " + g.Site
+		}
+	}
+	return verdict.NamedComms(fs, all)
 }
 
 // Header describes a whole recording. It is stored once and rewritten when the

@@ -795,7 +795,10 @@ static int min_rank(const int *w, int n) {
     return m;
 }
 
-static struct comm *comm_add(MPI_Comm h, int id, int parent) {
+/* comm_add registers communicator h with its id (-1: derive it) and
+ * writes its record: its members' world ranks, and the call that made it at
+ * pc (C_NONE, 0: not known). Lock held. */
+static struct comm *comm_add(MPI_Comm h, int id, int parent, int call, uintptr_t pc) {
     struct comm *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->h = h; c->id = id;
@@ -837,6 +840,7 @@ static struct comm *comm_add(MPI_Comm h, int id, int parent) {
     struct rec *r = rec_begin(c->size);
     if (r) {
         r->type = R_COMM; r->comm = id; r->peer = parent; r->count = c->size; r->nreqs = c->size;
+        r->call = call; r->pc = pc; r->module = pc ? module_of(pc) : 0;
         for (int i = 0; i < c->size; i++) r->reqs[i] = c->world ? (uint64_t)(int64_t)c->world[i] : (uint64_t)i;
         rec_commit(r);
     }
@@ -855,7 +859,18 @@ static struct comm *comm_get(MPI_Comm h) {
     rc = PMPI_Comm_size(h, &sz);
     quiet--;
     if (rc != MPI_SUCCESS) return NULL;
-    return comm_add(h, -1, -1);
+    return comm_add(h, -1, -1, C_NONE, 0);
+}
+
+/* comm_made registers *newcomm, which the untraced call made at pc, unless
+ * it is null or known: its record names the call. Lock not held. */
+static void comm_made(int call, uintptr_t pc, int rc, MPI_Comm *newcomm) {
+    if (rc != MPI_SUCCESS || !newcomm || *newcomm == MPI_COMM_NULL) return;
+    lock();
+    int known = 0;
+    for (int i = 0; i < ncomms && !known; i++) known = comms[i]->h == *newcomm;
+    if (!known) comm_add(*newcomm, -1, -1, call, pc);
+    unlock();
 }
 
 /* ---- forced matches (p2ptrace check's re-runs) ----
@@ -1432,7 +1447,7 @@ static void start(int thread_level) {
     }
     const char *el = getenv("OMPI_MCA_btl_vader_eager_limit");
     if (el && *el) hdr->eager = strtoll(el, NULL, 0);
-    comm_add(MPI_COMM_WORLD, 0, -1);
+    comm_add(MPI_COMM_WORLD, 0, -1, C_NONE, 0);
     MPI_Errhandler eh;
     if (PMPI_Comm_create_errhandler(errhandler, &eh) == MPI_SUCCESS) PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
     count_call();
@@ -1590,7 +1605,7 @@ static int comm_create(int call, MPI_Comm parent, int color, int key, MPI_Comm *
     depth--;
     lock();
     if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL)
-        comm_add(*out, comm_id_of(pid, counter, call == C_COMM_DUP ? 0x7fffffff : color), pid);
+        comm_add(*out, comm_id_of(pid, counter, call == C_COMM_DUP ? 0x7fffffff : color), pid, call, pc);
     watch_exit();
     set_state(ST_RUNNING);
     unlock();
@@ -1643,6 +1658,16 @@ static int untraced_leave(int rc) {
         untraced_enter(CALL, PC_); \
         return untraced_leave(PMPI_CALL); \
     } while (0)
+/* UNTRACED_COMM is UNTRACED of a call that makes the communicator *NEWCOMM:
+ * it is registered with the call and its line (comm_made). */
+#define UNTRACED_COMM(CALL, NEWCOMM, PMPI_CALL) do { \
+        if (PASS) return PMPI_CALL; \
+        uintptr_t pc_ = PC(); \
+        untraced_enter(CALL, pc_); \
+        int rc_ = untraced_leave(PMPI_CALL); \
+        comm_made(CALL, pc_, rc_, NEWCOMM); \
+        return rc_; \
+    } while (0)
 /* UNTRACED is the body of an MPI function the shim marks but does not record. */
 #define UNTRACED(CALL, PMPI_CALL) do { \
         if (PASS) return PMPI_CALL; \
@@ -1672,36 +1697,36 @@ int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], co
     UNTRACED(C_ALLTOALLW, PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm));
 }
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-    UNTRACED(C_COMM_CREATE, PMPI_Comm_create(comm, group, newcomm));
+    UNTRACED_COMM(C_COMM_CREATE, newcomm, PMPI_Comm_create(comm, group, newcomm));
 }
 int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm) {
-    UNTRACED(C_COMM_SPLIT_TYPE, PMPI_Comm_split_type(comm, type, key, info, newcomm));
+    UNTRACED_COMM(C_COMM_SPLIT_TYPE, newcomm, PMPI_Comm_split_type(comm, type, key, info, newcomm));
 }
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
-    UNTRACED(C_COMM_CREATE_GROUP, PMPI_Comm_create_group(comm, group, tag, newcomm));
+    UNTRACED_COMM(C_COMM_CREATE_GROUP, newcomm, PMPI_Comm_create_group(comm, group, tag, newcomm));
 }
 int MPI_Intercomm_create(MPI_Comm local, int local_leader, MPI_Comm peer, int remote_leader, int tag, MPI_Comm *newcomm) {
-    UNTRACED(C_INTERCOMM_CREATE, PMPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newcomm));
+    UNTRACED_COMM(C_INTERCOMM_CREATE, newcomm, PMPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newcomm));
 }
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm) {
-    UNTRACED(C_INTERCOMM_MERGE, PMPI_Intercomm_merge(intercomm, high, newcomm));
+    UNTRACED_COMM(C_INTERCOMM_MERGE, newcomm, PMPI_Intercomm_merge(intercomm, high, newcomm));
 }
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *newcomm) {
-    UNTRACED(C_CART_CREATE, PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
+    UNTRACED_COMM(C_CART_CREATE, newcomm, PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
 }
 int MPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *newcomm) {
-    UNTRACED(C_CART_SUB, PMPI_Cart_sub(comm, remain, newcomm));
+    UNTRACED_COMM(C_CART_SUB, newcomm, PMPI_Cart_sub(comm, remain, newcomm));
 }
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *newcomm) {
-    UNTRACED(C_GRAPH_CREATE, PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm));
+    UNTRACED_COMM(C_GRAPH_CREATE, newcomm, PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm));
 }
 int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int dests[], const int weights[],
                           MPI_Info info, int reorder, MPI_Comm *newcomm) {
-    UNTRACED(C_DIST_GRAPH_CREATE, PMPI_Dist_graph_create(comm, n, sources, degrees, dests, weights, info, reorder, newcomm));
+    UNTRACED_COMM(C_DIST_GRAPH_CREATE, newcomm, PMPI_Dist_graph_create(comm, n, sources, degrees, dests, weights, info, reorder, newcomm));
 }
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sweights[], int outdegree,
                                    const int dests[], const int dweights[], MPI_Info info, int reorder, MPI_Comm *newcomm) {
-    UNTRACED(C_DIST_GRAPH_CREATE_ADJACENT,
+    UNTRACED_COMM(C_DIST_GRAPH_CREATE_ADJACENT, newcomm,
              PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sweights, outdegree, dests, dweights, info, reorder, newcomm));
 }
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
