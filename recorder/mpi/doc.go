@@ -26,6 +26,17 @@
 // Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather,
 // Allgatherv, Alltoall, Alltoallv, Reduce_scatter, Reduce_scatter_block,
 // Scan, Exscan (not the nonblocking ones).
+// Marked, not recorded (untraced_enter): the rank is blocked in the call at
+// its line, so a job that hangs there is called hung and the report names
+// the call, but the trace holds no op for it: the blocking neighbourhood
+// collectives, Alltoallw, the blocking collectives of intercommunicators,
+// and the collective calls that make communicators and windows
+// (Comm_create, Comm_split_type, Comm_create_group, Intercomm_create,
+// Intercomm_merge, Cart_create, Cart_sub, Graph_create, Dist_graph_create,
+// Dist_graph_create_adjacent, Win_create, Win_allocate, Win_fence,
+// Win_free). A comm record names the call that made the communicator and
+// its pc when the shim saw it made (Comm_dup, Comm_split and the marked
+// calls), for the reports that name the communicator.
 // MPI calls made by the MPI library itself inside an intercepted call are not
 // recorded (a thread-local depth counter passes them through).
 //
@@ -34,14 +45,14 @@
 // MPI_SOURCE and a re-run's pinned source are ranks of the remote group
 // (MPI_Comm_remote_group, bounded by MPI_Comm_remote_size, not
 // MPI_Comm_size, which is the local group's); its collectives, MPI_Barrier
-// included, are passed through unrecorded (their roots MPI_ROOT and
+// included, are not recorded, only marked (their roots MPI_ROOT and
 // MPI_PROC_NULL and two groups are not modelled).
 // Communicator ids agree across ranks without communication: 0 is
 // MPI_COMM_WORLD; a communicator made by Comm_dup or Comm_split gets a 31-bit
 // id hashed from (parent id, how many communicators this parent made before,
 // split color), so every member computes the same id, and handle values never
-// matter. A communicator made by a call the shim does not intercept
-// (Comm_create, Cart_create, Intercomm_merge...) gets an id hashed from its
+// matter. A communicator made by another call (Comm_create, Cart_create,
+// Intercomm_merge...) gets an id hashed from its
 // world ranks; an intercommunicator (Intercomm_create) one hashed from both
 // groups' world ranks, the group holding the lower world rank first, so that
 // both sides agree (tagged apart from the intracommunicators' ids). A comm
