@@ -413,6 +413,13 @@ func TestRecordTorchPrograms(t *testing.T) {
 		if h := r.Header(); h.HashAlgorithm() != trace.HashBLAKE2b {
 			t.Errorf("hash algorithm %q, want %q (the Python recorder hashes with hashlib's BLAKE2b)", h.HashAlgorithm(), trace.HashBLAKE2b)
 		}
+		// The group, with its members and the line that made it (the
+		// legend of a report that names "comm 1").
+		made := at(t, "groups", "# every rank calls new_group")
+		if cs := r.Header().Comms; len(cs) != 1 || cs[0].ID != 1 || !slices.Equal(cs[0].Ranks, []int{0, 1}) ||
+			cs[0].Call != "dist.new_group" || !strings.HasSuffix(cs[0].Site, made) {
+			t.Errorf("header comms %+v, want comm 1 of ranks 0, 1 made by dist.new_group at %s", cs, made)
+		}
 		// What each rank's posts were, with the communicator of its sends
 		// and receives and the group size of its barriers.
 		got := map[int][]string{}

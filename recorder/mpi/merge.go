@@ -308,7 +308,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 				continue
 			}
 			hdr.Comms[i].Call = callName(m.call)
-			hdr.Comms[i].Site = siteText(ranks[m.rank], m.module, m.pc, 0)
+			hdr.Comms[i].Site = siteText(ranks[m.rank], m.module, m.pc, m.site)
 		}
 		w.SetHeader(func(h *trace.Header) { h.Comms = hdr.Comms })
 	}
@@ -642,7 +642,7 @@ func commGroups(segs map[int]*segment, size int) ([]trace.CommGroup, map[int]com
 			}
 			groups[int(c.Comm)] = ranks
 			if _, ok := made[int(c.Comm)]; !ok && c.Call != callNone {
-				made[int(c.Comm)] = commMade{rank: r, call: uint32(c.Call), module: c.Module, pc: c.PC}
+				made[int(c.Comm)] = commMade{rank: r, call: uint32(c.Call), module: c.Module, pc: c.PC, site: c.Site}
 			}
 		}
 	}
@@ -661,6 +661,7 @@ type commMade struct {
 	call   uint32
 	module uint32
 	pc     uint64
+	site   uint32 // a Python site (torch's new_group)
 }
 
 // rejectedCall is the index of the post of the call that MPI refused for a

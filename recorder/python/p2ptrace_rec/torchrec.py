@@ -576,7 +576,8 @@ class Recorder:
             if g is not None and g is not rec.dist.GroupMember.NON_GROUP_MEMBER:
                 rec.groups[id(g)] = (g, cid)  # the group is kept, so its id is never reused
             s = rec.ensure()
-            s.record(COMM, C_NEWGROUP, {F_COMM: cid, F_PEER: 0, F_COUNT: len(members), F_REQS: members})
+            site = s.site(rec.where())  # where the program made the group, for reports that name it
+            s.record(COMM, C_NEWGROUP, {F_COMM: cid, F_PEER: 0, F_COUNT: len(members), F_REQS: members, F_SITE: site})
             return g
         return new_group
 
