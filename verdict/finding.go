@@ -112,8 +112,9 @@ func (f *Finding) Restates(rec *Finding) bool {
 }
 
 // Explains reports whether rec is an effect of f, the same bug seen again
-// by another door, so that f alone, saying both, is the verdict. Every op
-// of rec must be one of f's calls (same rank and site), and:
+// by another door, so that f alone, saying both, is the verdict. Both come
+// from the same run (RevealedBy), every op of rec is one of f's calls (same
+// rank and site), and:
 //   - f a collective-mismatch, rec an MPI error the recording reported (a
 //     truncation or an invalid call) or a crash: the ranks failed or died
 //     in the mismatched call. A library that checks a collective fails the
@@ -139,7 +140,7 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 	default:
 		return "", false
 	}
-	if len(rec.Ops) == 0 {
+	if len(rec.Ops) == 0 || rec.RevealedBy != f.RevealedBy {
 		return "", false
 	}
 	for _, o := range rec.Ops {

@@ -262,12 +262,15 @@ func TestExplainsEffects(t *testing.T) {
 		verdict.OpRef{Rank: 0, Op: "MPI_Irecv", Site: "b.c:25"}, verdict.OpRef{Rank: 0, Op: "MPI_Isend", Site: "b.c:26"})
 	mutated := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:26"})
 	mutatedElsewhere := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:40"})
+	underSync := truncated
+	underSync.RevealedBy = "sync"
 	for _, tc := range []struct {
 		name   string
 		f, rec verdict.Finding
 		want   bool
 	}{
 		{"truncation in the collective", mismatch, truncated, true},
+		{"truncation of another run (a fault's)", mismatch, underSync, false},
 		{"invalid call in the collective", mismatch, invalid, true},
 		{"error at another line", mismatch, elsewhere, false},
 		{"error on another rank", mismatch, otherRank, false},
