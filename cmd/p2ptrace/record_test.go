@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +82,39 @@ func TestRecordMPIThenCheck(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "deadlock (cause: program) under sync") || !strings.Contains(stdout, "unsafe-buffering") {
 		t.Errorf("check:\n%s", stdout)
+	}
+}
+
+// TestCheckNamesCommunicators: check's findings name a communicator of an
+// MPI job by its id (a hash), and the report then says who its members are
+// and which call made it, at the program's line.
+func TestCheckNamesCommunicators(t *testing.T) {
+	mpitest.RequireMPI(t)
+	root := scenariotest.ModuleRoot(t)
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "cco")
+	build := exec.Command("mpicc", "-g", "-O0", "-o", exe, "testdata/mpi/coll-comm-order.c")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "testdata/mpi/coll-comm-order.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dupLine := 1 + strings.Count(string(src[:strings.Index(string(src), "MPI_Comm_dup(")]), "\n")
+	db := filepath.Join(dir, "cco.db")
+	if code, stdout, stderr := runCmd(t, "record", "-n", "2", "-o", db, exe, "bcast"); code != exitOK {
+		t.Fatalf("record: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ := runCmd(t, "check", db)
+	legend := regexp.MustCompile(fmt.Sprintf("\ncommunicators named above \\(their members' world ranks\\):\n    comm (\\d+): ranks 0, 1, made by MPI_Comm_dup at testdata/mpi/coll-comm-order\\.c:%d\n", dupLine))
+	m := legend.FindStringSubmatch(stdout)
+	if code != exitFindings || m == nil {
+		t.Fatalf("check: exit %d, want 1 and the legend %s:\n%s", code, legend, stdout)
+	}
+	if named := "Bcast root 0 on comm " + m[1] + " (4 bytes)"; !strings.Contains(stdout, named) {
+		t.Errorf("check does not name %q:\n%s", named, stdout)
 	}
 }
 
