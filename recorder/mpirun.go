@@ -633,8 +633,8 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 // crashCauses adds to a crashed job's trace the collective mismatches a
 // replay as recorded finds: MPI implementations often die of one (Open MPI
 // does), and the merge alone would name no call. The MPI error the merge
-// reported at a mismatched call is folded into the mismatch. A replay that fails adds
-// nothing: the merge's findings stand.
+// reported at a mismatched call is folded into the mismatch. A replay that
+// fails adds nothing: the merge's findings stand.
 func crashCauses(path string) error {
 	tr, err := replay.OpenTrace(path)
 	if err != nil {

@@ -59,12 +59,7 @@ func TestRecordMPIThenCheck(t *testing.T) {
 	mpitest.RequireMPI(t)
 	root := scenariotest.ModuleRoot(t)
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "h2h")
-	build := exec.Command("mpicc", "-g", "-O0", "-o", exe, "testdata/mpi/headtohead-small.c")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
-	}
+	exe := buildMPIProgram(t, root, dir, "headtohead-small")
 	db := filepath.Join(dir, "mpi.db")
 	code, stdout, stderr := runCmd(t, "record", "-n", "2", "-o", db, exe)
 	if code != exitOK || !strings.Contains(stdout, "2 ranks") || !strings.Contains(stdout, "status complete") {
@@ -85,6 +80,19 @@ func TestRecordMPIThenCheck(t *testing.T) {
 	}
 }
 
+// buildMPIProgram compiles testdata/mpi/NAME.c into dir with mpicc, from
+// the module root, so that its sites read testdata/mpi/NAME.c:LINE.
+func buildMPIProgram(t *testing.T, root, dir, name string) string {
+	t.Helper()
+	exe := filepath.Join(dir, name)
+	build := exec.Command("mpicc", "-g", "-O0", "-o", exe, "testdata/mpi/"+name+".c")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("mpicc %s: %v\n%s", name, err, out)
+	}
+	return exe
+}
+
 // TestCheckNamesCommunicators: check's findings name a communicator of an
 // MPI job by its id (a hash), and the report then says who its members are
 // and which call made it, at the program's line.
@@ -92,12 +100,7 @@ func TestCheckNamesCommunicators(t *testing.T) {
 	mpitest.RequireMPI(t)
 	root := scenariotest.ModuleRoot(t)
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "cco")
-	build := exec.Command("mpicc", "-g", "-O0", "-o", exe, "testdata/mpi/coll-comm-order.c")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
-	}
+	exe := buildMPIProgram(t, root, dir, "coll-comm-order")
 	src, err := os.ReadFile(filepath.Join(root, "testdata/mpi/coll-comm-order.c"))
 	if err != nil {
 		t.Fatal(err)
