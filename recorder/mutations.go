@@ -6,8 +6,8 @@ import (
 )
 
 // InFlightMutations reads a trace and returns the in-flight mutations it
-// shows: nonblocking sends whose payload hash at completion differs from
-// the one at post. A live gpu recording reports them as they happen; for a
+// shows: nonblocking sends, and nonblocking collectives (their send side),
+// whose payload hash at completion differs from the one at post. A live gpu recording reports them as they happen; for a
 // trace recorded elsewhere (an MPI job) this is where they are found. The
 // problems' ops carry the trace's site ids.
 func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
@@ -23,7 +23,7 @@ func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
 		pending := map[uint64]post{}
 		c := r.Rank(rank)
 		for c.Next(&ev) {
-			if !ev.Op.IsSend() {
+			if !ev.Op.IsSend() && !ev.Op.IsNonblockingCollective() {
 				continue
 			}
 			if ev.Kind == trace.KindPost {

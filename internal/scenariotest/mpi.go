@@ -213,6 +213,27 @@ var MPIScenarios = []MPIScenario{
 			find("", verdict.Hang, []int{0}, "test"),
 		}},
 	{Name: "poll-livelock-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "poll-livelock"},
+	// get-status: the same livelock polled with MPI_Request_get_status,
+	// which the shim records as a fruitless MPI_Test while the request is
+	// pending (and counts as a poll): hung at that line, not run until the
+	// job's timeout.
+	{Name: "poll-livelock", Ranks: 2, Args: []string{"get-status"}, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{0}, "get-status"),
+		Check: []MPIVerdict{
+			find("", verdict.Hang, []int{0}, "get-status"),
+		}},
+	{Name: "poll-livelock-fixed", Ranks: 2, Args: []string{"get-status"}, Record: complete, Plain: PlainOK, FixOf: "poll-livelock"},
+	// busy: polled with MPI_Testany in a tight loop, millions of calls a
+	// second: the shim records a few of each run of fruitless polls (the
+	// segment grew by hundreds of MB a second and the merge took minutes),
+	// and the job is hung at the MPI_Testany line as soon as the monitor
+	// sees it.
+	{Name: "poll-livelock", Ranks: 2, Args: []string{"busy"}, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{0}, "testany"),
+		Check: []MPIVerdict{
+			find("", verdict.Hang, []int{0}, "testany"),
+		}},
+	{Name: "poll-livelock-fixed", Ranks: 2, Args: []string{"busy"}, Record: complete, Plain: PlainOK, FixOf: "poll-livelock"},
 
 	// send-no-recv: large: the rendezvous Send hangs; small: the eager Send
 	// completes and is unmatched at MPI_Finalize (under sync it hangs).
@@ -659,6 +680,30 @@ var MPIScenarios = []MPIScenario{
 	// contiguous type of 4 MPI_INT (the same signature), and Allreduces
 	// with MPI_SUM and with a user-defined op (per-process handles): clean.
 	{Name: "coll-mismatch-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-mismatch"},
+	// coll-vcounts: a v collective whose members disagree on what one sends
+	// another (MPI-3.1 sec. 5.5-5.8; Reduce_scatter's recvcounts, sec.
+	// 5.10.1), the receiver expecting more, which Open MPI does not report:
+	// the merge compares the count vectors the shim records (vcounts), one
+	// collective-mismatch naming the call on both ranks. Fixed: counts that
+	// agree (zero, uneven, MPI_IN_PLACE): clean.
+	{Name: "coll-vcounts", Ranks: 2, Args: []string{"gatherv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "gatherv")},
+	{Name: "coll-vcounts", Ranks: 2, Args: []string{"scatterv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "scatterv")},
+	{Name: "coll-vcounts", Ranks: 2, Args: []string{"allgatherv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "allgatherv")},
+	{Name: "coll-vcounts", Ranks: 2, Args: []string{"alltoallv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "alltoallv")},
+	{Name: "coll-vcounts", Ranks: 2, Args: []string{"igatherv"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "igatherv")},
+	{Name: "coll-vcounts", Ranks: 2, Args: []string{"reduce-scatter"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "reduce-scatter")},
+	{Name: "coll-vcounts-fixed", Ranks: 2, Args: []string{"gatherv"}, Record: complete, Plain: PlainOK, FixOf: "coll-vcounts"},
+	{Name: "coll-vcounts-fixed", Ranks: 2, Args: []string{"scatterv"}, Record: complete, Plain: PlainOK, FixOf: "coll-vcounts"},
+	{Name: "coll-vcounts-fixed", Ranks: 2, Args: []string{"allgatherv"}, Record: complete, Plain: PlainOK, FixOf: "coll-vcounts"},
+	{Name: "coll-vcounts-fixed", Ranks: 2, Args: []string{"alltoallv"}, Record: complete, Plain: PlainOK, FixOf: "coll-vcounts"},
+	{Name: "coll-vcounts-fixed", Ranks: 2, Args: []string{"igatherv"}, Record: complete, Plain: PlainOK, FixOf: "coll-vcounts"},
+	{Name: "coll-vcounts-fixed", Ranks: 2, Args: []string{"reduce-scatter"}, Record: complete, Plain: PlainOK, FixOf: "coll-vcounts"},
 	// collectives: every recorded collective, on the world and on a split
 	// communicator (Scan, Exscan, Bcast), with a Sendrecv ring between
 	// them: clean, also under sync.
@@ -689,6 +734,23 @@ var MPIScenarios = []MPIScenario{
 	// Waitall and a Test loop, an Iscan on a reversed split communicator:
 	// clean, also under sync.
 	{Name: "icollectives", Ranks: 4, Record: complete, Plain: PlainOK},
+	// icoll-buffers: a pending nonblocking collective's buffers are MPI's
+	// (MPI-3.1 sec. 5.12). bcast: the root writes its Ibcast buffer before
+	// the Wait: the send side's hashes at the call and at completion differ,
+	// an in-flight-mutation as an Isend's. allreduce, gather: a receive side
+	// written before the Wait, seen by the shim's watch of pending receive
+	// buffers: recv-buffer-write naming the call and the Wait that noticed.
+	// Fixed: writes after the Wait, reads of send buffers while pending, an
+	// MPI_IN_PLACE Iallreduce: clean.
+	{Name: "icoll-buffers", Ranks: 2, Args: []string{"bcast"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.InFlightMutation, []int{0}, "ibcast")},
+	{Name: "icoll-buffers", Ranks: 2, Args: []string{"allreduce"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{1}, "iallreduce", "wait-allreduce")},
+	{Name: "icoll-buffers", Ranks: 2, Args: []string{"gather"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RecvBufferWrite, []int{0}, "igather", "wait-gather")},
+	{Name: "icoll-buffers-fixed", Ranks: 2, Args: []string{"bcast"}, Record: complete, Plain: PlainOK, FixOf: "icoll-buffers"},
+	{Name: "icoll-buffers-fixed", Ranks: 2, Args: []string{"allreduce"}, Record: complete, Plain: PlainOK, FixOf: "icoll-buffers"},
+	{Name: "icoll-buffers-fixed", Ranks: 2, Args: []string{"gather"}, Record: complete, Plain: PlainOK, FixOf: "icoll-buffers"},
 }
 
 // MPICFlags are the flags BuildMPI compiles every program with.

@@ -25,7 +25,13 @@
 // Mprobe, Improbe, Mrecv, Imrecv, and the blocking collectives Bcast,
 // Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather,
 // Allgatherv, Alltoall, Alltoallv, Reduce_scatter, Reduce_scatter_block,
-// Scan, Exscan (not the nonblocking ones).
+// Scan, Exscan, their nonblocking forms Ibarrier ... Iexscan, and
+// Request_get_status (a poll: recorded as a fruitless Test when it finds its
+// request pending, not at all when complete). A nonblocking collective's
+// send side is hashed at the call and at completion (an Isend's rule: the
+// two hashes of its post and done records differ when the program wrote it,
+// an in-flight-mutation), its receive side watched as a pending Irecv's
+// buffer (a write record); the v variants' buffers are neither.
 // Marked, not recorded (untraced_enter): the rank is blocked in the call at
 // its line, so a job that hangs there is called hung and the report names
 // the call, but the trace holds no op for it: the blocking neighbourhood
@@ -323,5 +329,8 @@
 // 81 Reduce_scatter_block, 82 Scan, 83 Exscan: written as Barrier's are,
 // with the root in peer, the caller's rank in the communicator in tag,
 // the communicator's size in count, and a reduction's op (a
-// trace.ReduceOp code) in index.
+// trace.ReduceOp code) in index. 84..99 their nonblocking forms (Ibarrier
+// ... Iexscan), 100..103 the Python recorder's single-tensor collectives
+// and monitored barrier, 104..123 the marked calls above (Neighbor_allgather
+// ... Win_free, in callNames' order), 124 Request_get_status.
 package mpi

@@ -67,12 +67,15 @@ var segName = regexp.MustCompile(`^rank-([0-9]+)\.seg$`)
 
 // rankData is one rank's decoded segment, prepared for emission.
 type rankData struct {
-	seg     *segment
-	posts   []int // record index of each post, by shim seq
-	doneOf  []int // record index of each post's done record, -1 if none
-	skip    []bool
-	op      []trace.Op // trace op of each post
-	reqs    [][]uint64 // Reqs of each post (wait family), after dropping null requests
+	seg    *segment
+	posts  []int // record index of each post, by shim seq
+	doneOf []int // record index of each post's done record, -1 if none
+	skip   []bool
+	op     []trace.Op // trace op of each post
+	reqs   [][]uint64 // Reqs of each post (wait family), after dropping null requests
+	// vcounts holds, by post index, a v collective's per-member byte
+	// counts (the shim's vcounts: its post's trailer), for vcountFindings.
+	vcounts map[int][]int64
 	flag    []bool
 	tseq    []uint64        // trace Seq of each post
 	compute []int64         // compute gap (ns) before each post, 0 if none
@@ -424,6 +427,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		fs = append(fs, f)
 	}
 	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
+	fs = append(fs, vcountFindings(ranks, siteText)...)
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -531,7 +535,22 @@ func prepare(s *segment) (*rankData, error) {
 			d = &s.recs[j]
 		}
 		op := trace.Op(p.Op)
-		reqs := dropNull(p.Reqs, nullReq)
+		var reqs []uint64
+		if op.IsCollective() {
+			// A collective's trailer is its per-member counts, not requests.
+			if len(p.Reqs) > 0 {
+				if rd.vcounts == nil {
+					rd.vcounts = map[int][]int64{}
+				}
+				vc := make([]int64, len(p.Reqs))
+				for k, c := range p.Reqs {
+					vc[k] = int64(c)
+				}
+				rd.vcounts[i] = vc
+			}
+		} else {
+			reqs = dropNull(p.Reqs, nullReq)
+		}
 		switch {
 		case isInit(p.Call) || p.Call == callRequestFree && op == 0:
 			// A persistent request's init or free: no trace op (its Starts
@@ -773,8 +792,8 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			// see trace.ReduceOp); the trace carries it in Stream.
 			ev.Stream = int32(trace.ReduceOpOf(rd.op[i], r.Index))
 		}
-		if !rd.op[i].IsSend() {
-			ev.HashPost = 0
+		if !rd.op[i].IsSend() && !rd.op[i].IsNonblockingCollective() {
+			ev.HashPost = 0 // (a nonblocking collective's: its send side, see the shim)
 		}
 		if rd.placed != nil && rd.placed[i] != nil {
 			ev.Req = 0 // the receive of a matched probe's message: blocking (an Imrecv's request is not)
@@ -789,7 +808,7 @@ func emit(w *trace.Writer, rank int32, rd *rankData, siteOf func(*rankData, uint
 			Source: trace.NoRank, Flag: rd.flag[i]}
 		op := rd.op[i]
 		switch {
-		case op.IsSend():
+		case op.IsSend() || op.IsNonblockingCollective():
 			ev.HashPost, ev.HashDone = p.Hash, r.Hash
 		case op.IsRecv():
 			ev.Source, ev.StatusTag, ev.StatusCnt, ev.HashDone = r.Source, r.StatTag, r.SCount, r.Hash

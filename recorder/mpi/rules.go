@@ -164,9 +164,17 @@ func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fin
 		sr, sw := siteText(rd, recv.Module, recv.PC, recv.Site), siteText(rd, w.Module, w.PC, w.Site)
 		at := callName(uint32(w.Call))
 		notice := verdict.OpRef{Rank: r, Seq: rd.traceSeq(noticeSeq(recs, i)), Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at}
+		what := fmt.Sprintf("the buffer of %s at %s (from rank %d, tag %d) was written by the program while the receive was pending",
+			callName(uint32(recv.Call)), siteOr(sr), recv.Peer, recv.Tag)
+		if trace.Op(recv.Op).IsNonblockingCollective() {
+			// Its receive side (MPI-3.1 sec. 5.12: not to be accessed
+			// until the operation completes).
+			what = fmt.Sprintf("the receive buffer of %s at %s was written by the program while the collective was pending",
+				callName(uint32(recv.Call)), siteOr(sr))
+		}
 		fs = append(fs, verdict.New(verdict.RecvBufferWrite, []int{r},
-			fmt.Sprintf("rank %d: the buffer of %s at %s (from rank %d, tag %d) was written by the program while the receive was pending: it changed after the rank's previous MPI call returned and before %s at %s",
-				r, callName(uint32(recv.Call)), siteOr(sr), recv.Peer, recv.Tag, at, siteOr(sw)),
+			fmt.Sprintf("rank %d: %s: it changed after the rank's previous MPI call returned and before %s at %s",
+				r, what, at, siteOr(sw)),
 			callRef(r, rd, recv, sr), notice))
 	}
 	return fs

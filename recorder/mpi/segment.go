@@ -237,6 +237,9 @@ const (
 	callWinAllocate
 	callWinFence
 	callWinFree
+	// MPI_Request_get_status, recorded when it finds its request pending
+	// (as a fruitless MPI_Test).
+	callRequestGetStatus
 	callCount
 )
 
@@ -271,7 +274,7 @@ var callNames = [callCount]string{
 	"MPI_Neighbor_alltoallw", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Comm_split_type", "MPI_Comm_create_group",
 	"MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create",
 	"MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Win_create", "MPI_Win_allocate",
-	"MPI_Win_fence", "MPI_Win_free",
+	"MPI_Win_fence", "MPI_Win_free", "MPI_Request_get_status",
 }
 
 // CollectiveCall reports whether name, as RankEnd.Blocked names a call,

@@ -1,10 +1,13 @@
 /* poll-livelock-fixed (2 ranks): rank 0 posts MPI_Irecv from rank 1 tag 3
  * and polls it with MPI_Test, sleeping 1 ms between polls; rank 1 sleeps
  * 200 ms (a slow sender: rank 0 polls many times without success), then
- * sends tag 3. Correct: no findings. */
+ * sends tag 3. Correct: no findings. With the argument get-status, rank 0
+ * polls with MPI_Request_get_status, then retires the request with MPI_Wait;
+ * with busy, with MPI_Testany in a tight loop (200 ms of it). */
 #define _POSIX_C_SOURCE 199309L
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #define N 16
@@ -16,6 +19,10 @@ int main(int argc, char **argv)
 	float buf[N] = {0};
 	MPI_Request req;
 	struct timespec ms = {0, 1000000}, slow = {0, 200000000};
+
+	int get_status = argc > 1 && strcmp(argv[1], "get-status") == 0;
+	int busy = argc > 1 && strcmp(argv[1], "busy") == 0;
+	int index;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -32,10 +39,19 @@ int main(int argc, char **argv)
 	} else {
 		MPI_Irecv(buf, N, MPI_FLOAT, 1, 3, MPI_COMM_WORLD, &req); // culprit: irecv
 		while (!flag) {
+			if (busy) {
+				MPI_Testany(1, &req, &index, &flag, MPI_STATUS_IGNORE); // culprit: testany
+				continue;
+			}
 			nanosleep(&ms, NULL);
 			polls++;
-			MPI_Test(&req, &flag, MPI_STATUS_IGNORE); // culprit: test
+			if (get_status)
+				MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE); // culprit: get-status
+			else
+				MPI_Test(&req, &flag, MPI_STATUS_IGNORE); // culprit: test
 		}
+		if (get_status)
+			MPI_Wait(&req, MPI_STATUS_IGNORE); /* get_status leaves the request to retire */
 		printf("poll-livelock-fixed: ok, %s\n", polls > 1 ? "polled" : "?");
 	}
 	MPI_Finalize();

@@ -86,7 +86,8 @@ enum {
     C_NEIGHBOR_ALLGATHER = 104, C_NEIGHBOR_ALLGATHERV, C_NEIGHBOR_ALLTOALL, C_NEIGHBOR_ALLTOALLV,
     C_NEIGHBOR_ALLTOALLW, C_ALLTOALLW, C_COMM_CREATE, C_COMM_SPLIT_TYPE, C_COMM_CREATE_GROUP,
     C_INTERCOMM_CREATE, C_INTERCOMM_MERGE, C_CART_CREATE, C_CART_SUB, C_GRAPH_CREATE,
-    C_DIST_GRAPH_CREATE, C_DIST_GRAPH_CREATE_ADJACENT, C_WIN_CREATE, C_WIN_ALLOCATE, C_WIN_FENCE, C_WIN_FREE
+    C_DIST_GRAPH_CREATE, C_DIST_GRAPH_CREATE_ADJACENT, C_WIN_CREATE, C_WIN_ALLOCATE, C_WIN_FENCE, C_WIN_FREE,
+    C_REQUEST_GET_STATUS
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -108,7 +109,7 @@ static const char *call_names[] = {
     "MPI_Neighbor_alltoallv", "MPI_Neighbor_alltoallw", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Comm_split_type",
     "MPI_Comm_create_group", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub",
     "MPI_Graph_create", "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Win_create",
-    "MPI_Win_allocate", "MPI_Win_fence", "MPI_Win_free"};
+    "MPI_Win_allocate", "MPI_Win_fence", "MPI_Win_free", "MPI_Request_get_status"};
 
 struct seg_hdr {
     char magic[8];
@@ -1170,6 +1171,39 @@ static void note_poll(int found) {
     __atomic_store_n(&hdr->poll_to, n, __ATOMIC_RELEASE);
 }
 
+/* ---- runs of fruitless polls ----
+ * A program that polls in a tight loop (while (!flag) MPI_Test(...)) makes
+ * a million calls a second or more: recording each grew the segment by
+ * hundreds of MB a second (and the trace and its merge with it) for calls
+ * that changed nothing. A fruitless poll that repeats the rank's previous
+ * call (the same call at the same pc on the same requests or envelope, key,
+ * with no other call between) extends a run, of which only the 1st, 2nd,
+ * 4th, 8th... polls are recorded: about log2(n) records for n polls. Each
+ * still counts as a call and a poll for the hang monitor (note_poll), and
+ * the poll that ends a run by finding something is always recorded. A
+ * replay loses nothing it uses: it parks a rank after sim.DefaultPollLimit
+ * fruitless polls whatever their number, and the merge turns the time
+ * between two recorded polls into a compute op, which polls too. */
+static struct { uint64_t calls, key, n; uintptr_t pc; int call; } prun;
+/* poll_thinned reports whether this fruitless poll (call at pc on key, the
+ * call numbered hdr->calls) is one of a run that is not recorded. Lock held. */
+static int poll_thinned(int call, uintptr_t pc, uint64_t key) {
+    uint64_t n = __atomic_load_n(&hdr->calls, __ATOMIC_RELAXED);
+    if (prun.call == call && prun.pc == pc && prun.key == key && prun.calls + 1 == n) {
+        prun.calls = n;
+        prun.n++;
+        return (prun.n & (prun.n - 1)) != 0; /* recorded when n is a power of two */
+    }
+    prun.call = call; prun.pc = pc; prun.key = key; prun.calls = n; prun.n = 1;
+    return 0;
+}
+/* key_of mixes ids into a poll's key. */
+static uint64_t key_of(const uint64_t *ids, int n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < n; i++) { h ^= ids[i]; h *= 0x100000001b3ULL; }
+    return h;
+}
+
 /* enter_nonblocking counts a call that does not block and notes it as the
    call the rank is in (a hang report names the last one), then leaves the
    lock and enters the MPI library (depth). It returns the call's module. */
@@ -1944,6 +1978,11 @@ static int nonblocking_probe(int call, int source, int tag, MPI_Comm comm, int *
     note_poll(rc != MPI_SUCCESS || found);
     if (found) any_found(source);
     struct comm *c = comm_get(comm);
+    uint64_t env[3] = {(uint64_t)(int64_t)source, (uint64_t)(int64_t)tag, (uint64_t)(uintptr_t)c};
+    if (!found && rc == MPI_SUCCESS && poll_thinned(call, pc, key_of(env, 3))) {
+        unlock();
+        return rc;
+    }
     struct rec *r = post(call, OP_IPROBE, pc, mod, t0, 0);
     if (r) {
         set_envelope(r, c, NULL, source, tag, 0, MPI_BYTE);
@@ -2019,17 +2058,47 @@ static int me_in(MPI_Comm comm) {
     quiet--;
     return me;
 }
+static int size_in(MPI_Comm comm);
+/* vcounts are the per-member counts of a v collective that the rules
+ * compare across members (MPI-3.1 sec. 5.5-5.8: the type signature of what
+ * one process sends to another must equal what that one receives from it):
+ * a Gatherv root's recvcounts, a Scatterv root's sendcounts, every
+ * member's recvcounts of an Allgatherv and a Reduce_scatter, and every
+ * member's sendcounts then recvcounts of an Alltoallv. They are written as
+ * the post record's trailer, in bytes (count x the type's size), one per
+ * member of the communicator in its rank order (two vectors for an
+ * Alltoallv); none on an intercommunicator or where a vector is not
+ * significant (a non-root's). */
+struct vcounts { const int *a, *b; MPI_Datatype at, bt; int n; };
+static size_t vc_len(const struct vcounts *v) {
+    if (!v || !v->a || v->n <= 0) return 0;
+    return (size_t)v->n * (v->b ? 2 : 1);
+}
+static void vc_put(const struct vcounts *v, uint64_t *out) {
+    int as = (int)bytes_of(1, v->at), bs = v->b ? (int)bytes_of(1, v->bt) : 0;
+    for (int i = 0; i < v->n; i++) out[i] = (uint64_t)((int64_t)v->a[i] * as);
+    if (v->b)
+        for (int i = 0; i < v->n; i++) out[v->n + i] = (uint64_t)((int64_t)v->b[i] * bs);
+}
+/* vc_of is the vcounts of n members (n = comm's size, 0 on an
+ * intercommunicator, when a is NULL: none). */
+static struct vcounts vc_of(MPI_Comm comm, const int *a, MPI_Datatype at, const int *b, MPI_Datatype bt) {
+    struct vcounts v = {a, b, at, bt, 0};
+    if (a && !inter(comm)) v.n = size_in(comm);
+    return v;
+}
+
 /* coll_enter records the post of a collective and enters the library:
  * its datatype as a message op's (set_dtype: the collectives' datatype
  * rule compares basic types), and a reduction's op (redop_code) in index.
  * coll_leave records its done. */
 static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int root, int64_t bytes, MPI_Datatype dt,
-                           int redop) {
+                           int redop, const struct vcounts *vc) {
     lock();
     count_call();
     uint32_t mod = module_of(pc);
     struct comm *c = comm_get(comm);
-    struct rec *r = post(call, op, pc, mod, tnow(), 0);
+    struct rec *r = post(call, op, pc, mod, tnow(), vc_len(vc));
     uint32_t seq = 0;
     if (r) {
         r->comm = c ? c->id : -1; r->count = c ? c->size : 0;
@@ -2037,6 +2106,7 @@ static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int ro
         int64_t n = 1;
         set_dtype(r, dt, &n);
         r->bytes = bytes; r->index = redop;
+        if (vc_len(vc)) vc_put(vc, rec_reqs(r));
         seq = r->seq; rec_commit(r);
     }
     enter_call(call, pc, mod);
@@ -2055,11 +2125,13 @@ static int coll_leave(int call, uint32_t seq, int rc) {
     unlock();
     return rc;
 }
-#define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) REDCOLL(CALL, OP, ROOT, BYTES, DT, RED_NONE, PMPI_CALL)
+#define COLL(CALL, OP, ROOT, BYTES, DT, PMPI_CALL) VCOLL(CALL, OP, ROOT, BYTES, DT, RED_NONE, NULL, PMPI_CALL)
 /* REDCOLL is COLL of a reduction: REDOP is its op's code (redop_code). */
-#define REDCOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) do { \
+#define REDCOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) VCOLL(CALL, OP, ROOT, BYTES, DT, REDOP, NULL, PMPI_CALL)
+/* VCOLL is REDCOLL with the per-member counts VC (a struct vcounts *, or NULL). */
+#define VCOLL(CALL, OP, ROOT, BYTES, DT, REDOP, VC, PMPI_CALL) do { \
         if (inter(comm)) UNTRACED_AT(CALL, pc, PMPI_CALL); \
-        uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT, REDOP); \
+        uint32_t seq_ = coll_enter(CALL, OP, pc, comm, ROOT, BYTES, DT, REDOP, VC); \
         return coll_leave(CALL, seq_, PMPI_CALL); \
     } while (0)
 
@@ -2098,8 +2170,9 @@ int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Da
     if (PASS) return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm);
     uintptr_t pc = PC();
     int me = me_in(comm);
-    REDCOLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt, redop_code(op),
-         PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
+    struct vcounts vc = vc_of(comm, rcounts, dt, NULL, dt);
+    VCOLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt, redop_code(op),
+          &vc, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
 }
 /* Gather: the root's side is what it receives from each rank, the others'
  * what they send; Scatter the other way round. */
@@ -2136,15 +2209,17 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
          PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 /* The v variants: the caller's own contribution (its sizes may differ
- * from rank to rank: not compared). */
+ * from rank to rank: not compared as the others' are), and the counts
+ * vectors the rules compare (vcounts). */
 int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
                 MPI_Datatype rtype, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
     uintptr_t pc = PC();
     int me = me_in(comm);
     int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
-    COLL(C_GATHERV, OP_GATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-         inplace ? rtype : stype, PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
+    struct vcounts vc = vc_of(comm, me == root ? rcounts : NULL, rtype, NULL, rtype);
+    VCOLL(C_GATHERV, OP_GATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+          inplace ? rtype : stype, RED_NONE, &vc, PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
 }
 int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm) {
@@ -2152,16 +2227,18 @@ int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_
     uintptr_t pc = PC();
     int me = me_in(comm);
     int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
-    COLL(C_SCATTERV, OP_SCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
-         inplace ? stype : rtype, PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
+    struct vcounts vc = vc_of(comm, me == root ? scounts : NULL, stype, NULL, stype);
+    VCOLL(C_SCATTERV, OP_SCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
+          inplace ? stype : rtype, RED_NONE, &vc, PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
 }
 int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
     if (PASS) return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
     uintptr_t pc = PC();
     int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
-    COLL(C_ALLGATHERV, OP_ALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-         me >= 0 ? rtype : stype, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+    struct vcounts vc = vc_of(comm, rcounts, rtype, NULL, rtype);
+    VCOLL(C_ALLGATHERV, OP_ALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+          me >= 0 ? rtype : stype, RED_NONE, &vc, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
 }
 int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
@@ -2173,8 +2250,12 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     if (inter(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0; /* inter: rcounts has the remote size, passed through */
     quiet--;
     for (int i = 0; i < n; i++) total += rcounts[i];
-    COLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype,
-         PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+    /* MPI_IN_PLACE: what a rank sends is taken from its receive buffer, by rcounts */
+    struct vcounts vc = sbuf == MPI_IN_PLACE ? vc_of(comm, rcounts, rtype, rcounts, rtype)
+                                             : vc_of(comm, scounts, stype, rcounts, rtype);
+    if (!vc.b) vc.n = 0;
+    VCOLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE, &vc,
+          PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
 }
 
 /* ---- nonblocking collectives (MPI-3.1 sec. 5.12) ----
@@ -2185,12 +2266,47 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
  * after the PMPI call returned, with the request it made (as MPI_Isend's,
  * track); the Wait/Test family completes it as any tracked request
  * (complete_req). Arguments are read before the call (the request may be
- * complete by the time it returns). Intercommunicators pass through. */
+ * complete by the time it returns). Intercommunicators pass through.
+ *
+ * Their buffers belong to the library until the request completes (sec.
+ * 5.12: "the user must not ... modify ... buffers ... until the operation
+ * completes"; a receive buffer must not be accessed). The caller's send side
+ * (struct side: sbuf) is hashed at the call and again at completion, as an
+ * Isend's is: the post and done records carry both hashes and a difference is
+ * an in-flight-mutation. Its receive side (rbuf), when it is one dense range,
+ * is watched as a pending MPI_Irecv's buffer is (watch_add): a write by the
+ * program is a recv-buffer-write. A side the call does not use on this rank
+ * (a non-root's receive side of a Gather, MPI_IN_PLACE) is none; the v
+ * variants' sides (displacements: gaps the library never touches) are not
+ * watched. */
+struct side { const void *buf; int count; MPI_Datatype dt; };
+static const struct side none = {NULL, 0, MPI_DATATYPE_NULL};
+static struct side side_of(const void *buf, int count, MPI_Datatype dt) {
+    if (!buf || buf == MPI_IN_PLACE || buf == MPI_BOTTOM || count <= 0 || dt == MPI_DATATYPE_NULL) return none;
+    struct side s = {buf, count, dt};
+    return s;
+}
+/* side_n is the side of n blocks of count elements of dt at buf (a Gather
+ * root's receive buffer: one block per member); none past an int's range. */
+static struct side side_n(const void *buf, int count, int n, MPI_Datatype dt) {
+    if (n <= 0 || (int64_t)count * n > INT_MAX) return none;
+    return side_of(buf, count * n, dt);
+}
+/* size_in is the size of comm, 0 if it cannot tell. */
+static int size_in(MPI_Comm comm) {
+    int n = 0;
+    quiet++;
+    if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS) n = 0;
+    quiet--;
+    return n;
+}
 static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, MPI_Comm comm, int root, int me,
-                        int64_t bytes, MPI_Datatype dt, int redop, MPI_Request *addr) {
+                        int64_t bytes, MPI_Datatype dt, int redop, MPI_Request *addr, struct side snd, uint64_t shash,
+                        struct side rcv, const struct vcounts *vc) {
     struct comm *c = comm_get(comm);
-    struct rec *r = post(call, op, pc, mod, t0, 0);
+    struct rec *r = post(call, op, pc, mod, t0, vc_len(vc));
     if (!r) return;
+    if (vc_len(vc)) vc_put(vc, rec_reqs(r));
     r->comm = c ? c->id : -1; r->count = c ? c->size : 0;
     r->peer = root < 0 ? -1 : xlate(c, root); r->tag = me;
     int64_t n = 1;
@@ -2200,23 +2316,41 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
     r->t1 = tnow();
     struct req *e = req_new(*addr, addr);
     e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = 1; e->cancel = 0;
-    e->peer = -1; e->comm = c; /* no buffer: its completion carries no hash */
+    e->peer = -1; e->comm = c;
+    if (shash) { /* the send side: its completion hashes it again (complete_req) */
+        r->hash = shash;
+        e->buf = snd.buf; e->count = snd.count; e->hash = shash;
+        e->dt = keep_type(snd.dt, &e->owned);
+    }
+    if (rcv.buf) {
+        uint64_t a = 0;
+        int64_t span = 0;
+        dense_span(rcv.buf, rcv.count, rcv.dt, (int)bytes_of(1, rcv.dt), &a, &span);
+        watch_add(r->req, r->seq, a, span);
+    }
     rec_commit(r);
 }
-#define ICOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) do { \
+#define ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, PMPI_CALL) ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, NULL, PMPI_CALL)
+/* ICOLL_V is ICOLL with the per-member counts VC (a struct vcounts *). */
+#define ICOLL_V(CALL, OP, ROOT, BYTES, DT, REDOP, VC, PMPI_CALL) ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, VC, PMPI_CALL)
+#define ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, VC, PMPI_CALL) do { \
         if (inter(comm)) return PMPI_CALL; \
         uint64_t t0_ = tnow(); \
         int me_ = me_in(comm); \
         int64_t bytes_ = (BYTES); \
+        struct side snd_ = (SND), rcv_ = (RCV); \
         uint32_t mod_ = enter_nonblocking(CALL, pc); \
+        uint64_t h_ = 0; \
+        if (snd_.buf) { lock(); h_ = hash_data(snd_.buf, snd_.count, snd_.dt); unlock(); } \
         int rc_ = PMPI_CALL; \
         depth--; \
         lock(); \
         watch_exit(); \
-        if (rc_ == MPI_SUCCESS) icoll_track(CALL, OP, pc, mod_, t0_, comm, ROOT, me_, bytes_, DT, REDOP, req); \
+        if (rc_ == MPI_SUCCESS) icoll_track(CALL, OP, pc, mod_, t0_, comm, ROOT, me_, bytes_, DT, REDOP, req, snd_, h_, rcv_, VC); \
         unlock(); \
         return rc_; \
     } while (0)
+#define ICOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, PMPI_CALL)
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Ibarrier(comm, req);
@@ -2226,77 +2360,91 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Ibcast(buf, count, dt, root, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IBCAST, OP_IBCAST, root, bytes_of(count, dt), dt, RED_NONE, PMPI_Ibcast(buf, count, dt, root, comm, req));
+    int at = me_in(comm) == root;
+    ICOLL_BUFS(C_IBCAST, OP_IBCAST, root, bytes_of(count, dt), dt, RED_NONE, at ? side_of(buf, count, dt) : none,
+               at ? none : side_of(buf, count, dt), PMPI_Ibcast(buf, count, dt, root, comm, req));
 }
 int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request *req) {
     if (PASS) return PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IREDUCE, OP_IREDUCE, root, bytes_of(count, dt), dt, redop_code(op),
-          PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req));
+    int at = me_in(comm) == root;
+    ICOLL_BUFS(C_IREDUCE, OP_IREDUCE, root, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
+               at ? side_of(rbuf, count, dt) : none, PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req));
 }
 int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                    MPI_Request *req) {
     if (PASS) return PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IALLREDUCE, OP_IALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op),
-          PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req));
+    ICOLL_BUFS(C_IALLREDUCE, OP_IALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
+               side_of(rbuf, count, dt), PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req));
 }
 int MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_ISCAN, OP_ISCAN, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req));
+    ICOLL_BUFS(C_ISCAN, OP_ISCAN, -1, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
+               side_of(rbuf, count, dt), PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req));
 }
 int MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IEXSCAN, OP_IEXSCAN, -1, bytes_of(count, dt), dt, redop_code(op),
-          PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req));
+    ICOLL_BUFS(C_IEXSCAN, OP_IEXSCAN, -1, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
+               side_of(rbuf, count, dt), PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req));
 }
 int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                               MPI_Request *req) {
     if (PASS) return PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IREDUCE_SCATTER_BLOCK, OP_IREDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
-          PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req));
+    ICOLL_BUFS(C_IREDUCE_SCATTER_BLOCK, OP_IREDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
+               side_n(sbuf, rcount, size_in(comm), dt), side_of(rbuf, rcount, dt),
+               PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req));
 }
 int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                         MPI_Request *req) {
     if (PASS) return PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req);
     uintptr_t pc = PC();
     int me = me_in(comm);
-    ICOLL(C_IREDUCE_SCATTER, OP_IREDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt,
-          redop_code(op), PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req));
+    int n = rcounts ? size_in(comm) : 0;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += rcounts[i];
+    struct vcounts vc = vc_of(comm, rcounts, dt, NULL, dt);
+    ICOLL_FULL(C_IREDUCE_SCATTER, OP_IREDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt,
+               redop_code(op), total <= INT_MAX ? side_of(sbuf, (int)total, dt) : none,
+               me >= 0 && rcounts ? side_of(rbuf, rcounts[me], dt) : none, &vc,
+               PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req));
 }
 int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
-    ICOLL(C_IGATHER, OP_IGATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
-          RED_NONE, PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
+    ICOLL_BUFS(C_IGATHER, OP_IGATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
+               RED_NONE, side_of(sbuf, scount, stype), at ? side_n(rbuf, rcount, size_in(comm), rtype) : none,
+               PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
 }
 int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
                  MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
-    ICOLL(C_ISCATTER, OP_ISCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
-          RED_NONE, PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
+    ICOLL_BUFS(C_ISCATTER, OP_ISCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
+               RED_NONE, at ? side_n(sbuf, scount, size_in(comm), stype) : none, side_of(rbuf, rcount, rtype),
+               PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
 }
 int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IALLGATHER, OP_IALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE,
-          PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+    ICOLL_BUFS(C_IALLGATHER, OP_IALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_of(sbuf, scount, stype),
+               side_n(rbuf, rcount, size_in(comm), rtype), PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
     uintptr_t pc = PC();
-    ICOLL(C_IALLTOALL, OP_IALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE,
-          PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+    int n = size_in(comm);
+    ICOLL_BUFS(C_IALLTOALL, OP_IALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_n(sbuf, scount, n, stype),
+               side_n(rbuf, rcount, n, rtype), PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
@@ -2304,8 +2452,10 @@ int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, c
     uintptr_t pc = PC();
     int me = me_in(comm);
     int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
-    ICOLL(C_IGATHERV, OP_IGATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-          inplace ? rtype : stype, RED_NONE, PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
+    struct vcounts vc = vc_of(comm, me == root ? rcounts : NULL, rtype, NULL, rtype);
+    ICOLL_V(C_IGATHERV, OP_IGATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+            inplace ? rtype : stype, RED_NONE, &vc,
+            PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
 }
 int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
@@ -2313,16 +2463,20 @@ int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI
     uintptr_t pc = PC();
     int me = me_in(comm);
     int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
-    ICOLL(C_ISCATTERV, OP_ISCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
-          inplace ? stype : rtype, RED_NONE, PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
+    struct vcounts vc = vc_of(comm, me == root ? scounts : NULL, stype, NULL, stype);
+    ICOLL_V(C_ISCATTERV, OP_ISCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
+            inplace ? stype : rtype, RED_NONE, &vc,
+            PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
 }
 int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
     uintptr_t pc = PC();
     int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
-    ICOLL(C_IALLGATHERV, OP_IALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-          me >= 0 ? rtype : stype, RED_NONE, PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
+    struct vcounts vc = vc_of(comm, rcounts, rtype, NULL, rtype);
+    ICOLL_V(C_IALLGATHERV, OP_IALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+            me >= 0 ? rtype : stype, RED_NONE, &vc,
+            PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
 }
 int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
@@ -2334,8 +2488,11 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
     if (inter(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0; /* inter: rcounts has the remote size, passed through */
     quiet--;
     for (int i = 0; i < n; i++) total += rcounts[i];
-    ICOLL(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE,
-          PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
+    struct vcounts vc = sbuf == MPI_IN_PLACE ? vc_of(comm, rcounts, rtype, rcounts, rtype)
+                                             : vc_of(comm, scounts, stype, rcounts, rtype);
+    if (!vc.b) vc.n = 0;
+    ICOLL_V(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE, &vc,
+            PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
 }
 
 /* ---- nonblocking point-to-point ---- */
@@ -2696,7 +2853,7 @@ static void complete_req(int call, struct req *e, MPI_Status *st) {
         }
         rec_commit(r);
     }
-    if (e->op == OP_IRECV) watch_del(e->id);
+    watch_del(e->id); /* an Irecv's buffer, or a nonblocking collective's receive side */
     if (e->persistent) e->active = 0;
     else req_del(e);
 }
@@ -2734,24 +2891,24 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     }
     uint32_t seq = 0;
     struct rec *r = NULL;
-    if (nact > 0) {
-        int op = 0;
-        switch (call) {
-        case C_WAIT: op = OP_WAIT; break;
-        case C_WAITALL: op = OP_WAITALL; break;
-        case C_WAITANY: op = OP_WAITANY; break;
-        case C_TEST: op = OP_TEST; break;
-        case C_TESTALL: op = OP_TESTALL; break;
-        } /* Waitsome, Testany, Testsome: decided by the merge from the outcome */
-        r = post(call, op, pc, mod, t0, nact);
-        if (r) {
-            uint64_t *out = rec_reqs(r);
-            int k = 0;
-            for (int i = 0; i < n; i++)
-                if (ids[i]) out[k++] = ids[i];
-            seq = r->seq;
-            rec_commit(r);
-        }
+    int op = 0;
+    switch (call) {
+    case C_WAIT: op = OP_WAIT; break;
+    case C_WAITALL: op = OP_WAITALL; break;
+    case C_WAITANY: op = OP_WAITANY; break;
+    case C_TEST: op = OP_TEST; break;
+    case C_TESTALL: op = OP_TESTALL; break;
+    } /* Waitsome, Testany, Testsome: decided by the merge from the outcome */
+    /* A wait's post is written before the call (a rank blocked in it shows
+     * it), a poll's after, once it is known whether it is recorded at all
+     * (poll_thinned); then before the done records of what it completed. */
+    if (nact > 0 && blocking && (r = post(call, op, pc, mod, t0, nact))) {
+        uint64_t *out = rec_reqs(r);
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (ids[i]) out[k++] = ids[i];
+        seq = r->seq;
+        rec_commit(r);
     }
     enter_call(call, pc, mod);
     if (blocking && nact > 0) set_state(ST_BLOCKED);
@@ -2797,6 +2954,18 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
         case C_WAITSOME: case C_TESTSOME: oc = *outcount == MPI_UNDEFINED ? 0 : *outcount; fl = oc > 0; break;
         }
         found = rc != MPI_SUCCESS || fl;
+        int recorded = blocking;
+        if (!blocking && (found || !poll_thinned(call, pc, key_of(ids, n)))) {
+            recorded = 1;
+            if ((r = post(call, op, pc, mod, t0, nact))) {
+                uint64_t *out = rec_reqs(r);
+                int k = 0;
+                for (int i = 0; i < n; i++)
+                    if (ids[i]) out[k++] = ids[i];
+                seq = r->seq;
+                rec_commit(r);
+            }
+        }
         if (rc == MPI_SUCCESS && fl) {
             if (call == C_WAITANY || call == C_TESTANY) {
                 struct req *e = one >= 0 && one < n && ids[one] ? req_find_id(hs[one], ids[one]) : NULL;
@@ -2820,7 +2989,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
             }
         }
         int report = call == C_WAITSOME || call == C_TESTSOME || call == C_TESTANY;
-        if ((r = done(call, seq, report ? nd : 0))) {
+        if (recorded && (r = done(call, seq, report ? nd : 0))) {
             r->flag = fl;
             r->index = ridx;
             if (report && nd > 0) memcpy(rec_reqs(r), dids, sizeof *dids * nd);
@@ -2853,6 +3022,45 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
     if (PASS) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
     return wait_family(C_WAITSOME, n, reqs, NULL, NULL, outcount, indices, statuses, statuses == MPI_STATUSES_IGNORE, PC());
 }
+/* MPI_Request_get_status (MPI-3.1 sec. 3.7.3) polls a request without
+ * retiring it. A poll that finds a tracked request pending is recorded as a
+ * fruitless MPI_Test of it (which changes nothing either); one that finds it
+ * complete is not recorded: the Wait, Test or Free that retires the request
+ * is, so the replay follows the program. Each counts as a poll for the hang
+ * monitor (note_poll): a loop of them that never finds its request complete
+ * is a livelock, ended as hung and named at this call. */
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
+    if (PASS) return PMPI_Request_get_status(req, flag, status);
+    uintptr_t pc = PC();
+    uint64_t t0 = tnow();
+    lock();
+    count_call();
+    uint32_t mod = module_of(pc);
+    enter_call(C_REQUEST_GET_STATUS, pc, mod);
+    epoch++;
+    struct req *e = req_pick(req, NULL); /* by value: the program's variable is unknown */
+    uint64_t id = e && e->active ? e->id : 0;
+    unlock();
+    depth++;
+    int rc = PMPI_Request_get_status(req, flag, status);
+    depth--;
+    lock();
+    int found = rc != MPI_SUCCESS || *flag;
+    if (!found && id && !poll_thinned(C_REQUEST_GET_STATUS, pc, id)) {
+        struct rec *r = post(C_REQUEST_GET_STATUS, OP_TEST, pc, mod, t0, 1);
+        if (r) {
+            rec_reqs(r)[0] = id;
+            uint32_t seq = r->seq;
+            rec_commit(r);
+            if ((r = done(C_REQUEST_GET_STATUS, seq, 0))) { r->flag = 0; r->index = -1; rec_commit(r); }
+        }
+    }
+    note_poll(found);
+    watch_exit();
+    unlock();
+    return rc;
+}
+
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
     if (PASS) return PMPI_Test(req, flag, status);
     return wait_family(C_TEST, 1, req, NULL, flag, NULL, NULL, status, status == MPI_STATUS_IGNORE, PC());
