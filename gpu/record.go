@@ -272,7 +272,7 @@ func (rec *recorder) Completed(op *sim.Op) {
 func (rec *recorder) mutationProblems() []sim.Problem {
 	var out []sim.Problem
 	for _, op := range rec.mutations {
-		out = append(out, sim.InFlightMutation(op))
+		out = append(out, sim.InFlightMutation(nil, op))
 	}
 	out = append(out, rec.recvWriteProblems()...)
 	return out

@@ -118,7 +118,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
-	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log, api: "MPI"}
 	why, runErr := job.wait(ctx)
 	job.reap()
 
@@ -315,6 +315,8 @@ type mpiJob struct {
 	deadline time.Duration
 	log      io.Writer
 	pids     map[int]bool // rank processes seen, ended for sure by reap
+	// api is what the ranks call, for the log ("MPI", "torch.distributed").
+	api string
 }
 
 type endReason struct {
@@ -400,7 +402,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			if quiet && now.Sub(lastChange) >= j.timeout {
 				why.hung, why.endedAt = true, time.Now()
 				if j.log != nil {
-					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in MPI, polling without success or finished, no other call for %v; ending the job\n", j.timeout)
+					fmt.Fprintf(j.log, "p2ptrace: hang: every rank blocked in %s, polling without success or finished, no other call for %v; ending the job\n", j.api, j.timeout)
 				}
 				return why, j.end(done)
 			}
@@ -590,7 +592,7 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	}
 	note := ""
 	if hung {
-		note = fmt.Sprintf("hang detected while recording: every rank blocked in MPI, polling without success or finished, no other call for %v; the job was ended", hungAfter)
+		note = fmt.Sprintf("hang detected while recording: every rank blocked in %s, polling without success or finished, no other call for %v; the job was ended", apiOf(&res.Header), hungAfter)
 		mismatch := func(f replay.Finding) bool { return f.Kind == verdict.CollectiveMismatch }
 		if !slices.ContainsFunc(fs, stuck) && !slices.ContainsFunc(fs, mismatch) {
 			// The replay did not stop where the job did (its eager limit
@@ -657,11 +659,20 @@ func crashCauses(path string) error {
 	})
 }
 
+// apiOf names what a recorded job's ranks call, for the hang's words:
+// "MPI", or "torch.distributed" (trace.NamesOf).
+func apiOf(h *trace.Header) string {
+	if a := trace.NamesOf(h).API(); a != "" {
+		return a
+	}
+	return "MPI"
+}
+
 // blockedRanks is the hang of a job whose replay did not stop where the
 // job did: the ranks blocked in MPI and the calls they were in (calls the
 // trace may not hold: a neighbourhood collective, MPI_Comm_create...).
 func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding {
-	f := verdict.New(verdict.Hang, nil, fmt.Sprintf("every rank blocked in MPI or finished, no call for %v", hungAfter))
+	f := verdict.New(verdict.Hang, nil, fmt.Sprintf("every rank blocked in %s or finished, no call for %v", apiOf(&res.Header), hungAfter))
 	colls := true // every rank blocked in a collective call
 	for _, r := range res.Ranks {
 		if r.State == mpi.StateBlocked {

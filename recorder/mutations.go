@@ -13,6 +13,8 @@ import (
 func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
 	var out []sim.Problem
 	var ev trace.Event
+	h := r.Header()
+	names := trace.NamesOf(&h)
 	for rank := range r.Ranks() {
 		// Post events of sends waiting for their done event: a nonblocking
 		// send's done comes after other calls, so keep what it needs.
@@ -39,7 +41,7 @@ func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
 			}
 			delete(pending, ev.Seq)
 			if trace.Mutated(p.hash, ev.HashDone) {
-				out = append(out, sim.InFlightMutation(&p.op))
+				out = append(out, sim.InFlightMutation(names, &p.op))
 			}
 		}
 		if err := c.Err(); err != nil {

@@ -283,7 +283,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		msg := sum.Text()
 		for _, want := range []string{
 			"[1] deadlock (cause: program)\n    no rank can progress; wait-for cycle: rank 0 -> rank 1 -> rank 0",
-			"rank 0 blocked in Send to rank 1 tag 0 (64 bytes) at ", "rank 1 blocked in Send to rank 0 tag 0 (64 bytes) at ",
+			"rank 0 blocked in send to rank 1 tag 0 (64 bytes) at ", "rank 1 blocked in send to rank 0 tag 0 (64 bytes) at ",
 		} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("message lacks %q:\n%s", want, msg)
@@ -339,8 +339,8 @@ func TestRecordTorchPrograms(t *testing.T) {
 		act := at(t, "pipeline_1f1b", "exchange([dist.P2POp(dist.irecv, act, stage - 1)])")
 		msg := sum.Text()
 		for _, want := range []string{"wait-for cycle: rank 2 -> rank 3 -> rank 2",
-			"rank 2 blocked in Wait", "waiting for Irecv from rank 3 tag 0 (32 bytes) at ", grad,
-			"waiting for Irecv from rank 2 tag 0 (32 bytes) at ", act} {
+			"rank 2 blocked in wait", "waiting for irecv from rank 3 tag 0 (32 bytes) at ", grad,
+			"waiting for irecv from rank 2 tag 0 (32 bytes) at ", act} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("message lacks %q:\n%s", want, msg)
 			}
@@ -353,7 +353,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Fatalf("record: %v", err)
 		}
 		line := at(t, "isend_nowait", "# no wait()")
-		if msg := sum.Text(); !strings.Contains(msg, "missing-wait (cause: program)\n    rank 0: request of Isend (peer 1, tag 0) completed but never waited") || !strings.Contains(msg, line) {
+		if msg := sum.Text(); !strings.Contains(msg, "missing-wait (cause: program)\n    rank 0: request of isend (peer 1, tag 0) completed but never waited") || !strings.Contains(msg, line) {
 			t.Errorf("message does not report the missing wait at %s:\n%s", line, msg)
 		}
 		for _, rules := range []replay.Rules{nccl, gloo} {
@@ -366,7 +366,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Fatalf("record: %v", err)
 		}
 		isend := at(t, "inflight_mutation", "work = dist.isend(t, 1)")
-		if msg := sum.Text(); !strings.Contains(msg, "in-flight-mutation (cause: program)\n    rank 0: the buffer of Isend to rank 1 tag 0 (262144 bytes) was written") || !strings.Contains(msg, isend) {
+		if msg := sum.Text(); !strings.Contains(msg, "in-flight-mutation (cause: program)\n    rank 0: the buffer of isend to rank 1 tag 0 (262144 bytes) was written") || !strings.Contains(msg, isend) {
 			t.Errorf("message does not report the in-flight mutation at %s:\n%s", isend, msg)
 		}
 		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"corrupted-data", []int{1, 0}, []string{isend, at(t, "inflight_mutation", "work.wait()")}})
@@ -396,7 +396,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 			t.Fatalf("record: %v, status %s:\n%s", err, sum.Header.Status, sum.Header.Message)
 		}
 		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"deadlock", []int{0, 1}, []string{
-			"waiting for Stream.Send to rank 1 (64 bytes) at ", at(t, "isend_irecv_headtohead", "# both ranks")}})
+			"waiting for send to rank 1 (64 bytes) at ", at(t, "isend_irecv_headtohead", "# both ranks")}})
 		wantClean(t, checkUnder(t, path, gloo), gloo)
 	})
 	run("groups", false, func(t *testing.T) {
@@ -470,7 +470,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		fs := checkUnder(t, path, nccl)
 		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
-			"rank 0 calls Allreduce MPI_SUM (16 bytes), rank 1 calls Bcast root 0 (16 bytes)",
+			"rank 0 calls all_reduce ReduceOp.SUM (16 bytes), rank 1 calls broadcast src 0 (16 bytes)",
 			at(t, "collective_order", "# all_reduce first"), at(t, "collective_order", "# broadcast first")}})
 		if len(fs) != 1 {
 			t.Errorf("check --rules nccl: %d findings, want the mismatch once", len(fs))
@@ -496,7 +496,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		fs = checkUnder(t, path, nccl)
 		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
-			"rank 0 calls Allreduce MPI_SUM (16 bytes), rank 1 calls Allreduce MPI_SUM (32 bytes)",
+			"rank 0 calls all_reduce ReduceOp.SUM (16 bytes), rank 1 calls all_reduce ReduceOp.SUM (32 bytes)",
 			at(t, "collective_order", "# all_reduce of 4 or 8")}})
 		if len(fs) != 1 {
 			t.Errorf("check --size: %d findings, want the mismatch once", len(fs))
@@ -517,7 +517,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatalf("record --nowait: %v", err)
 		}
-		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"missing-wait", []int{0}, []string{"Iallreduce", at(t, "async_collective", "# async")}})
+		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"missing-wait", []int{0}, []string{"all_reduce(async_op=True)", at(t, "async_collective", "# async")}})
 	})
 	run("single_tensor", false, func(t *testing.T) {
 		// all_to_all_single against all_reduce: recorded as an Alltoall
@@ -532,7 +532,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		fs := checkUnder(t, path, nccl)
 		wantVerdict(t, fs, nccl, expect{"collective-mismatch", []int{0, 1}, []string{
-			"rank 0 calls Alltoall (16 bytes), rank 1 calls Allreduce MPI_SUM (16 bytes)",
+			"rank 0 calls all_to_all_single (16 bytes), rank 1 calls all_reduce ReduceOp.SUM (16 bytes)",
 			at(t, "single_tensor", "# all_to_all_single on rank 0"), at(t, "single_tensor", "# all_reduce on the others")}})
 		if len(fs) != 1 {
 			t.Errorf("check --rules nccl: %d findings, want the mismatch once", len(fs))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
@@ -48,7 +49,7 @@ func collSyncOnly(p *sim.Problem) bool {
 // collUnsafe is the unsafe-buffering finding of a collective blocked only
 // under sync: the run completed as recorded because it did not
 // synchronize, which no implementation promises.
-func collUnsafe(bl *sim.Blocked, site sim.SiteFunc) Finding {
+func collUnsafe(names *trace.Names, bl *sim.Blocked, site sim.SiteFunc) Finding {
 	op := bl.Call
 	if !op.Kind.IsCollective() {
 		// A Wait or Test on a nonblocking collective: name the collective.
@@ -57,8 +58,8 @@ func collUnsafe(bl *sim.Blocked, site sim.SiteFunc) Finding {
 		}
 	}
 	f := verdict.New(verdict.UnsafeBuffering, append([]int{op.Rank}, bl.WaitsOn...),
-		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.Describe(op), rankList(bl.WaitsOn)),
-		sim.Ref(op, site))
+		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.DescribeIn(names, op), rankList(bl.WaitsOn)),
+		sim.RefIn(names, op, site))
 	f.Hint = "collectives may synchronize (MPI-3.1 sec. 5.13, Correctness): a correct program calls them so that it cannot deadlock whether they synchronize or not; " +
 		"make every rank reach the collective before it waits for a message sent after the collective"
 	return f

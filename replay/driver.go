@@ -60,6 +60,9 @@ type Config struct {
 	// call of the same collective (a torch.distributed trace's; see
 	// sim.Config.AsyncMatches).
 	AsyncMatches bool
+	// Names is the trace's vocabulary for its calls in the findings
+	// (trace.NamesOf; see sim.Config.Names).
+	Names *trace.Names
 
 	// noForecasts turns off the driver's forecasts (a test compares runs
 	// with and without them: they must change nothing).
@@ -82,6 +85,8 @@ type Outcome struct {
 	// Cut lists the ranks whose record ended before their Finalize (a trace
 	// cut short), in the order the replay reached those ends.
 	Cut []int
+	// names is Config.Names, for Explain.
+	names *trace.Names
 }
 
 // Race is an AnySource receive whose match changed under replay, or a
@@ -300,7 +305,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		d.late.init()
 		obs = (*transfers)(d)
 	}
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms, AsyncMatches: cfg.AsyncMatches})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms, AsyncMatches: cfg.AsyncMatches, Names: cfg.Names})
 	for i := range d.ranks {
 		c := &d.ranks[i]
 		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]
@@ -330,6 +335,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 	}
 	d.out.Problems = d.e.Problems()
 	d.out.Stuck = d.e.Stuck()
+	d.out.names = cfg.Names
 	return &d.out, nil
 }
 

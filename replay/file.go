@@ -48,7 +48,7 @@ func (t *Trace) Incomplete() bool { return t.r.Incomplete() }
 func (t *Trace) Config() Config {
 	h := t.r.Header()
 	return Config{Seed: h.Seed, EagerLimit: h.EagerLimit, Latency: h.LatencyNS, Bandwidth: h.BandwidthBps, BsendOverhead: h.BsendOverhead, Comms: h.Comms,
-		AsyncMatches: torchTrace(h)}
+		AsyncMatches: torchTrace(h), Names: trace.NamesOf(&h)}
 }
 
 // Site renders a site id as "file:line".
@@ -206,7 +206,7 @@ func (t *Trace) Ends() ([]verdict.RankEnd, error) {
 			if ev.Kind != trace.KindPost {
 				continue
 			}
-			o := refEvent(&ev, t.Site)
+			o := refEvent(trace.NamesOf(&h), &ev, t.Site)
 			last, finished = &o, ev.Op == trace.OpFinalize
 		}
 		if err := c.Err(); err != nil {

@@ -28,9 +28,9 @@ const (
 func Dedup(fs []Finding) []Finding { return verdict.Dedup(fs) }
 
 // refEvent names an op by its recorded post event.
-func refEvent(ev *trace.Event, site sim.SiteFunc) OpRef {
+func refEvent(names *trace.Names, ev *trace.Event, site sim.SiteFunc) OpRef {
 	op := sim.Op{Rank: int(ev.Rank), Seq: ev.Seq, Kind: ev.Op, Peer: int(ev.Peer), Tag: int(ev.Tag), Comm: int(ev.Comm), Bytes: ev.Bytes, Site: uintptr(ev.Site)}
-	return sim.Ref(&op, site)
+	return sim.RefIn(names, &op, site)
 }
 
 func atSite(s string) string {
@@ -45,6 +45,7 @@ func atSite(s string) string {
 // describes the messages a fault dropped ("" for none).
 func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops string) []Finding {
 	dropped := drops != ""
+	names := out.names // the trace's vocabulary (Config.Names)
 	var fs []Finding
 	for i := range out.Problems {
 		p := &out.Problems[i]
@@ -66,13 +67,13 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		if sync && !dropped && p.Kind == verdict.Deadlock {
 			for _, bl := range p.Blocked {
 				if bl.SyncOnly {
-					fs = append(fs, collUnsafe(&bl, site))
+					fs = append(fs, collUnsafe(names, &bl, site))
 					continue
 				}
 				for _, op := range append([]*sim.Op{bl.Call}, bl.Pending...) {
 					if op.Kind.IsSend() && op.Kind != trace.OpStreamSend && op.Mode == sim.Standard { // a stream send is never buffered
 						fs = append(fs, verdict.New(verdict.UnsafeBuffering, []int{op.Rank, op.Peer},
-							fmt.Sprintf("rank %d: %s completes only if the runtime buffers it", op.Rank, sim.Describe(op)), sim.Ref(op, site)))
+							fmt.Sprintf("rank %d: %s completes only if the runtime buffers it", op.Rank, sim.DescribeIn(names, op)), sim.RefIn(names, op, site)))
 						break
 					}
 				}
@@ -80,17 +81,17 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		}
 	}
 	for _, c := range out.Corrupted {
-		f := verdict.New(verdict.CorruptedData, []int{c.Recv.Rank, c.Send.Rank}, "", sim.Ref(c.Recv, site), sim.Ref(c.Send, site))
+		f := verdict.New(verdict.CorruptedData, []int{c.Recv.Rank, c.Send.Rank}, "", sim.RefIn(names, c.Recv, site), sim.RefIn(names, c.Send, site))
 		var b strings.Builder
-		fmt.Fprintf(&b, "rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.Describe(c.Send))
+		fmt.Fprintf(&b, "rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.DescribeIn(names, c.Send))
 		// The write is no runtime call: name the interval it happened in.
-		sendAt := sim.Ref(c.Send, site).Site
+		sendAt := sim.RefIn(names, c.Send, site).Site
 		if w := c.Retired; w != nil {
-			o := refEvent(w, site)
+			o := refEvent(names, w, site)
 			f.Ops = append(f.Ops, o)
-			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s and before its %s%s returned", c.Send.Kind, atSite(sendAt), o.Op, atSite(o.Site))
+			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s and before its %s%s returned", names.Op(c.Send.Kind), atSite(sendAt), o.Op, atSite(o.Site))
 		} else {
-			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s, whose request was never waited", c.Send.Kind, atSite(sendAt))
+			fmt.Fprintf(&b, "\nthe buffer was written after the %s%s, whose request was never waited", names.Op(c.Send.Kind), atSite(sendAt))
 		}
 		if d := c.Diff; d != nil {
 			first, start := d.First, d.Start
@@ -104,22 +105,22 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		fs = append(fs, f)
 	}
 	for _, r := range out.Races {
-		f := verdict.New(verdict.MessageRace, []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, "", sim.Ref(r.Recv, site))
+		f := verdict.New(verdict.MessageRace, []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, "", sim.RefIn(names, r.Recv, site))
 		recorded := fmt.Sprintf("rank %d's op %d", r.RecordedRank, r.RecordedSeq)
 		if e := r.Recorded; e != nil {
-			o := refEvent(e, site)
+			o := refEvent(names, e, site)
 			f.Ops = append(f.Ops, o)
 			recorded = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
 		}
 		replayed := fmt.Sprintf("rank %d's op %d", r.ReplayRank, r.ReplaySeq)
 		if s := r.Replayed; s != nil {
-			o := sim.Ref(s, site)
+			o := sim.RefIn(names, s, site)
 			f.Ops = append(f.Ops, o)
 			replayed = fmt.Sprintf("rank %d's %s (op %d)%s", o.Rank, o.Op, o.Seq, atSite(o.Site))
 		}
-		f.Message = fmt.Sprintf("rank %d's %s matched %s when recorded but %s under replay: which send it gets depends on arrival order", r.Recv.Rank, sim.Describe(r.Recv), recorded, replayed)
+		f.Message = fmt.Sprintf("rank %d's %s matched %s when recorded but %s under replay: which send it gets depends on arrival order", r.Recv.Rank, sim.DescribeIn(names, r.Recv), recorded, replayed)
 		if isProbe(r.Recv.Kind) {
-			f.Message = probeRaceMessage(r, recorded, replayed)
+			f.Message = probeRaceMessage(names, r, recorded, replayed)
 		}
 		fs = append(fs, f)
 	}

@@ -154,12 +154,12 @@ func (r Race) unnamed() bool { return isProbe(r.Recv.Kind) && r.Replayed == nil 
 
 // probeRaceMessage is the message of a probe's race r; recorded and
 // replayed name the sends whose messages it found, when r names them.
-func probeRaceMessage(r Race, recorded, replayed string) string {
+func probeRaceMessage(names *trace.Names, r Race, recorded, replayed string) string {
 	p := r.Recv
 	if r.unnamed() {
-		return fmt.Sprintf("rank %d's %s found a message of rank %d when recorded but one of rank %d under replay (no receive of that source and tag took it after the probe): which message it finds depends on arrival order", p.Rank, sim.Describe(p), r.RecordedRank, r.ReplayRank)
+		return fmt.Sprintf("rank %d's %s found a message of rank %d when recorded but one of rank %d under replay (no receive of that source and tag took it after the probe): which message it finds depends on arrival order", p.Rank, sim.DescribeIn(names, p), r.RecordedRank, r.ReplayRank)
 	}
-	return fmt.Sprintf("rank %d's %s found the message of %s when recorded but that of %s under replay (the receive after it takes the message it found): which message it finds depends on arrival order", p.Rank, sim.Describe(p), recorded, replayed)
+	return fmt.Sprintf("rank %d's %s found the message of %s when recorded but that of %s under replay (the receive after it takes the message it found): which message it finds depends on arrival order", p.Rank, sim.DescribeIn(names, p), recorded, replayed)
 }
 
 // probeUnjudged says why a probe's race is left to a re-run.

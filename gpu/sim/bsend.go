@@ -136,7 +136,7 @@ func (e *Engine) bsendCulprits(op *Op, b *bsendRank) []*Op {
 
 // bsendMessage says why op does not fit.
 func (e *Engine) bsendMessage(op *Op, b *bsendRank, need int64) string {
-	head := fmt.Sprintf("rank %d: %s needs %d bytes of buffer space (%d + MPI_BSEND_OVERHEAD %d)", op.Rank, Describe(op), need, max(op.Bytes, 0), e.bsend.overhead)
+	head := fmt.Sprintf("rank %d: %s needs %d bytes of buffer space (%d + MPI_BSEND_OVERHEAD %d)", op.Rank, e.describe(op), need, max(op.Bytes, 0), e.bsend.overhead)
 	switch {
 	case b.attach == nil && b.detached:
 		return head + ", but its buffer was detached: no buffer attached"

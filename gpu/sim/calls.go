@@ -172,7 +172,7 @@ func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
 	if (!op.done || call.Flag) && op.bits&bitFreed == 0 && !freeableActive(op.Kind) {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
-			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, requestOf(op))})
+			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, e.requestOf(op))})
 	}
 	op.bits |= bitFreed
 	e.retire(rk, op)
@@ -192,11 +192,11 @@ func freeableActive(kind trace.Op) bool {
 // requestOf names the op of a request in a finding: a message by its kind,
 // peer and tag; a nonblocking collective as Describe does (its Peer is a
 // root or nothing, and it has no tag).
-func requestOf(op *Op) string {
+func (e *Engine) requestOf(op *Op) string {
 	if op.Kind.IsCollective() {
-		return Describe(op)
+		return e.describe(op)
 	}
-	return fmt.Sprintf("%s (peer %d, tag %d)", op.Kind, op.Peer, op.Tag)
+	return fmt.Sprintf("%s (peer %d, tag %d)", e.cfg.Names.Op(op.Kind), op.Peer, op.Tag)
 }
 
 // Compute advances rank r's clock by d ns. It returns false when the rank
@@ -225,7 +225,7 @@ func (e *Engine) Finalize(call *Op) {
 			state = "completed but never waited"
 		}
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
-			Message: fmt.Sprintf("rank %d: request of %s %s before the rank finished", op.Rank, requestOf(op), state)})
+			Message: fmt.Sprintf("rank %d: request of %s %s before the rank finished", op.Rank, e.requestOf(op), state)})
 	}
 	rk.active, rk.activeHead = nil, 0
 	ids := make([]int, 0, len(rk.streams))
@@ -237,7 +237,7 @@ func (e *Engine) Finalize(call *Op) {
 		if st := rk.streams[id]; !st.empty() {
 			op := st.entries[0][0]
 			e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
-				Message: fmt.Sprintf("rank %d: stream %d still had %s (peer %d) pending when the rank finished: Synchronize the stream before using its buffers", op.Rank, st.id, op.Kind, op.Peer)})
+				Message: fmt.Sprintf("rank %d: stream %d still had %s (peer %d) pending when the rank finished: Synchronize the stream before using its buffers", op.Rank, st.id, e.cfg.Names.Op(op.Kind), op.Peer)})
 		}
 	}
 	rk.state = stateDone
@@ -266,7 +266,7 @@ func (e *Engine) End() {
 		for s := range rk.unexpected.all {
 			if (s.done || s.bits&bitFreed != 0) && !e.stuck && !rk.cut {
 				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
-					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, s.Kind, rk.id, s.Tag, s.Bytes)})
+					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, e.cfg.Names.Op(s.Kind), rk.id, s.Tag, s.Bytes)})
 			}
 		}
 	}
@@ -322,7 +322,7 @@ func (e *Engine) StreamOp(op *Op) {
 		// recvAnysource). The receive then goes on as a wildcard one, as
 		// recorded: what follows from it is this bug, not another.
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
-			Message: fmt.Sprintf("rank %d: %s from any source: a stream (NCCL) receive names its peer; NCCL has no receive from any source", op.Rank, op.Kind)})
+			Message: fmt.Sprintf("rank %d: %s from any source: a stream (NCCL) receive names its peer; NCCL has no receive from any source", op.Rank, e.cfg.Names.Op(op.Kind))})
 	}
 	op.stream = e.stream(rk, op.Stream)
 	op.bits |= bitStream

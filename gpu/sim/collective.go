@@ -159,9 +159,9 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 		// finding.
 		in.mismatched = true
 		call.Err = trace.ErrInvalid
-		msg := fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, Describe(call), len(e.ranks)-1)
+		msg := fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, e.describe(call), len(e.ranks)-1)
 		if negative {
-			msg = fmt.Sprintf("rank %d: %s: a negative count (a count is never negative)", call.Rank, Describe(call))
+			msg = fmt.Sprintf("rank %d: %s: a negative count (a count is never negative)", call.Rank, e.describe(call))
 		}
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: msg})
 	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes ||
@@ -177,7 +177,7 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 			}
 			if why := collMismatch(a, b, e.cfg.AsyncMatches); why != "" {
 				in.mismatched = true
-				e.problem(mismatchProblem(a, b, k, why))
+				e.problem(e.mismatchProblem(a, b, k, why))
 				break
 			}
 		}
@@ -459,7 +459,7 @@ func (e *Engine) collSyncOnly(call *Op) bool {
 // collective calls of their ranks on one communicator, named in rank order
 // (first the lower rank, whichever entered first: the same finding in
 // every replay).
-func mismatchProblem(first, op *Op, k uint64, why string) Problem {
+func (e *Engine) mismatchProblem(first, op *Op, k uint64, why string) Problem {
 	where := "the world"
 	if op.Comm != 0 {
 		where = fmt.Sprintf("comm %d", op.Comm)
@@ -467,7 +467,7 @@ func mismatchProblem(first, op *Op, k uint64, why string) Problem {
 	return Problem{Kind: verdict.CollectiveMismatch, Ranks: []int{first.Rank, op.Rank}, Ops: []*Op{first, op},
 		Collective: &verdict.CollectiveCall{Comm: op.Comm, Call: k + 1},
 		Message: fmt.Sprintf("collective call %d on %s: rank %d calls %s, rank %d calls %s: %s",
-			k+1, where, first.Rank, Describe(first), op.Rank, Describe(op), why)}
+			k+1, where, first.Rank, e.describe(first), op.Rank, e.describe(op), why)}
 }
 
 // Probe blocks the rank until a message matching call's envelope (Peer, Tag,
@@ -528,7 +528,7 @@ func (e *Engine) validSource(op *Op) bool {
 	}
 	op.Err = trace.ErrInvalid
 	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
-		Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, op.Kind, op.Peer, len(e.ranks)-1)})
+		Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, len(e.ranks)-1)})
 	e.complete(op, e.ranks[op.Rank].clock)
 	return false
 }

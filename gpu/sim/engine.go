@@ -44,6 +44,10 @@ type Config struct {
 	// async_op=True is the same collective as one without). MPI's rule,
 	// the default, is that they never match (MPI-3.1 sec. 5.12).
 	AsyncMatches bool
+	// Names is the vocabulary of the reports' calls (trace.NamesOf: a
+	// torch.distributed trace's "all_reduce ReduceOp.SUM"); nil: the
+	// ops' own names.
+	Names *trace.Names
 }
 
 // Observer is told about ops as the engine processes them (the recorder is one).
@@ -324,6 +328,7 @@ func (e *Engine) Next() (r int, ok bool) {
 			// With a rank's record cut short, a hang without a cycle may be
 			// the cut's doing (that rank would have sent, or finished):
 			// no finding. A cycle among the blocked ranks is theirs alone.
+			p.names = e.cfg.Names
 			e.problems = append(e.problems, p)
 		}
 	}
@@ -390,6 +395,9 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	return op
 }
 
+// describe is Describe in the engine's vocabulary (Config.Names).
+func (e *Engine) describe(op *Op) string { return DescribeIn(e.cfg.Names, op) }
+
 func (e *Engine) observePost(op *Op) {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.Posted(op)
@@ -452,6 +460,9 @@ func (e *Engine) waitSatisfied(rk *rank) bool {
 }
 
 func (e *Engine) problem(p Problem) {
+	if p.names == nil {
+		p.names = e.cfg.Names
+	}
 	for _, op := range p.Ops {
 		op.kept = true
 	}

@@ -136,9 +136,9 @@ func pollPending(rk *rank) []*Op {
 func (e *Engine) pollWhy(bl *Blocked) string {
 	what := "a message"
 	if len(bl.Pending) > 0 {
-		what = Describe(bl.Pending[0])
+		what = e.describe(bl.Pending[0])
 	}
-	s := fmt.Sprintf("rank %d polls (%s) %s", bl.Rank, bl.Call.Kind, what)
+	s := fmt.Sprintf("rank %d polls (%s) %s", bl.Rank, e.cfg.Names.Op(bl.Call.Kind), what)
 	switch {
 	case len(bl.WaitsOn) == 0:
 		s += " that no rank can send"

@@ -76,7 +76,7 @@ func (op *Op) notePayload() {
 func (e *Engine) negativeCount(op *Op, t int64) {
 	op.Err = trace.ErrInvalid
 	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
-		Message: fmt.Sprintf("rank %d: %s with count %d: a count is never negative", op.Rank, Describe(op), op.Count)})
+		Message: fmt.Sprintf("rank %d: %s with count %d: a count is never negative", op.Rank, e.describe(op), op.Count)})
 	e.complete(op, t)
 }
 
@@ -93,7 +93,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 	if op.Peer < 0 || op.Peer >= len(e.ranks) {
 		op.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
-			Message: fmt.Sprintf("rank %d: %s to rank %d, but the world has ranks 0..%d", op.Rank, op.Kind, op.Peer, len(e.ranks)-1)})
+			Message: fmt.Sprintf("rank %d: %s to rank %d, but the world has ranks 0..%d", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, len(e.ranks)-1)})
 		e.complete(op, t)
 		return
 	}
@@ -113,7 +113,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 		if !e.recvPosted(dst, op) {
 			op.Err = trace.ErrReadyNoRecv
 			e.problem(Problem{Kind: verdict.ReadyWithoutRecv, Ranks: []int{op.Rank, op.Peer}, Ops: []*Op{op},
-				Message: fmt.Sprintf("rank %d: ready send (%s) to rank %d tag %d, but rank %d had not posted a matching receive", op.Rank, op.Kind, op.Peer, op.Tag, op.Peer)})
+				Message: fmt.Sprintf("rank %d: ready send (%s) to rank %d tag %d, but rank %d had not posted a matching receive", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, op.Tag, op.Peer)})
 		}
 		op.eager = op.Bytes <= e.eager && !e.sync
 	default:
@@ -283,7 +283,7 @@ func (e *Engine) postRecv(op *Op, t int64) {
 	if op.Peer != trace.AnySource && (op.Peer < 0 || op.Peer >= len(e.ranks)) {
 		op.Err = trace.ErrInvalid
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
-			Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, op.Kind, op.Peer, len(e.ranks)-1)})
+			Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, len(e.ranks)-1)})
 		e.complete(op, t)
 		return
 	}

@@ -26,6 +26,9 @@ type Problem struct {
 	Hint string
 	// Collective: the collective call a collective-mismatch is about.
 	Collective *verdict.CollectiveCall
+	// names is the vocabulary its ops are named in (the engine's
+	// Config.Names; nil: the ops' own names).
+	names *trace.Names
 }
 
 // The hints of deadlocks whose wait-for cycle holds ranks in collectives
@@ -92,9 +95,13 @@ type SiteFunc func(site uintptr) string
 func receives(k trace.Op) bool { return k.IsRecv() || k == trace.OpProbe || k == trace.OpIprobe }
 
 // Describe renders an op like "Send to rank 1 tag 0 (4194304 bytes)".
-func Describe(op *Op) string {
+func Describe(op *Op) string { return DescribeIn(nil, op) }
+
+// DescribeIn is Describe in the vocabulary names ("all_reduce ReduceOp.SUM
+// (16 bytes)" for torch.distributed's; nil: the ops' own names).
+func DescribeIn(names *trace.Names, op *Op) string {
 	var b strings.Builder
-	b.WriteString(op.Kind.String())
+	b.WriteString(names.Op(op.Kind))
 	switch {
 	case op.Kind.IsSend():
 		fmt.Fprintf(&b, " to rank %d", op.Peer)
@@ -110,10 +117,10 @@ func Describe(op *Op) string {
 		}
 	case op.Kind.IsCollective():
 		if r := reduceOp(op); r != trace.ReduceNone {
-			b.WriteString(" " + r.String())
+			b.WriteString(" " + names.Reduce(r))
 		}
 		if rooted(op.Kind) {
-			fmt.Fprintf(&b, " root %d", op.Peer)
+			fmt.Fprintf(&b, " %s %d", names.Root(op.Kind), op.Peer)
 		}
 		if op.Comm != 0 {
 			fmt.Fprintf(&b, " on comm %d", op.Comm)
@@ -134,8 +141,11 @@ func Describe(op *Op) string {
 }
 
 // Ref names op for a finding, its site resolved by site (which may be nil).
-func Ref(op *Op, site SiteFunc) verdict.OpRef {
-	r := verdict.OpRef{Rank: op.Rank, Seq: op.Seq, Op: op.Kind.String(), Peer: op.Peer, Tag: op.Tag, Call: Describe(op)}
+func Ref(op *Op, site SiteFunc) verdict.OpRef { return RefIn(nil, op, site) }
+
+// RefIn is Ref in the vocabulary names (see DescribeIn).
+func RefIn(names *trace.Names, op *Op, site SiteFunc) verdict.OpRef {
+	r := verdict.OpRef{Rank: op.Rank, Seq: op.Seq, Op: names.Op(op.Kind), Peer: op.Peer, Tag: op.Tag, Call: DescribeIn(names, op)}
 	if site != nil {
 		r.Site = site(op.Site)
 	}
@@ -155,13 +165,13 @@ func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 	}
 	f.Cycle, f.Candidates = slices.Clone(p.Cycle), slices.Clone(p.Candidates)
 	for _, op := range p.Ops {
-		f.Ops = append(f.Ops, Ref(op, site))
+		f.Ops = append(f.Ops, RefIn(p.names, op, site))
 	}
 	for _, bl := range p.Blocked {
-		b := verdict.Blocked{Rank: bl.Rank, Call: Ref(bl.Call, site), Polls: bl.Polls}
+		b := verdict.Blocked{Rank: bl.Rank, Call: RefIn(p.names, bl.Call, site), Polls: bl.Polls}
 		for _, op := range bl.Pending {
 			if op != bl.Call {
-				b.Waiting = append(b.Waiting, Ref(op, site))
+				b.Waiting = append(b.Waiting, RefIn(p.names, op, site))
 			}
 		}
 		f.Blocked = append(f.Blocked, b)
@@ -267,7 +277,7 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 		me := &e.ranks[op.Rank]
 		for s := range me.unexpected.all {
 			if s.Comm == op.Comm {
-				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, Describe(op)), false
+				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, e.describe(op)), false
 			}
 		}
 		if op.Peer >= 0 && op.Peer < len(e.ranks) {
@@ -275,7 +285,7 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 				rk := &e.ranks[i]
 				for s := range rk.unexpected.all {
 					if s.Rank == op.Peer && s.Comm == op.Comm {
-						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, Describe(op)), false
+						return fmt.Sprintf("rank %d sent tag %d to rank %d, not to rank %d; rank %d waits for %s", s.Rank, s.Tag, rk.id, op.Rank, op.Rank, e.describe(op)), false
 					}
 				}
 			}
@@ -285,7 +295,7 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 		for s := range me.unexpected.all {
 			if s.Comm != op.Comm && s.Comm != CommStreams && op.Comm != CommStreams && (op.Peer == trace.AnySource || s.Rank == op.Peer) {
 				return fmt.Sprintf("rank %d sent tag %d to rank %d on %s; rank %d waits for %s on %s, and a message matches only a receive on its own communicator",
-					s.Rank, s.Tag, op.Rank, commName(s.Comm), op.Rank, Describe(op), commName(op.Comm)), true
+					s.Rank, s.Tag, op.Rank, commName(s.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
 			}
 		}
 		return "", false
@@ -294,17 +304,17 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 		dst := &e.ranks[op.Peer]
 		for r := range dst.posted.all {
 			if r.Comm == op.Comm {
-				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, Describe(r), op.Rank, Describe(op)), false
+				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, e.describe(r), op.Rank, e.describe(op)), false
 			}
 		}
 		for r := range dst.posted.all {
 			if r.Comm != op.Comm && r.Comm != CommStreams && op.Comm != CommStreams && (r.Peer == trace.AnySource || r.Peer == op.Rank) {
 				return fmt.Sprintf("rank %d posted %s on %s; rank %d sends %s on %s, and a message matches only a receive on its own communicator",
-					r.Rank, Describe(r), commName(r.Comm), op.Rank, Describe(op), commName(op.Comm)), true
+					r.Rank, e.describe(r), commName(r.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
 			}
 		}
 		if dst.state == stateDone {
-			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, Describe(op), dst.id), false
+			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, e.describe(op), dst.id), false
 		}
 	}
 	return "", false
