@@ -109,7 +109,8 @@ func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim
 		op.Forced, op.ForcedSrc = true, int32(f.src)
 	}
 	if buf != nil {
-		op.Dtype, op.Count, op.Bytes, op.Data = buf.dtype, int64(buf.count), int64(len(buf.data)), buf.data
+		op.Dtype, op.Count, op.Bytes = buf.dtype, int64(buf.count), int64(len(buf.data))
+		op.SetData(buf.data)
 		r.noteBuffer(op, buf)
 	}
 	r.last.Store(op)
@@ -281,7 +282,7 @@ func (r *Rank) reqOps(call string, reqs []*Request) ([]*sim.Op, error) {
 func (r *Rank) waitCall(kind trace.Op, ops []*sim.Op, pc uintptr) *sim.Op {
 	call := r.w.eng.NewOp(r.id, kind)
 	call.Site = pc
-	call.Reqs = ops
+	call.SetReqs(ops)
 	r.last.Store(call)
 	r.w.eng.Post(call)
 	return call

@@ -215,14 +215,14 @@ func (rec *recorder) Posted(op *sim.Op) {
 		ev.Duration, ev.Count = op.Count, 0
 	}
 	ev.Reqs = ev.Reqs[:0]
-	for _, q := range op.Reqs {
+	for _, q := range op.Reqs() {
 		ev.Reqs = append(ev.Reqs, q.Req)
 	}
 	ev.HashPost = 0
-	if op.Kind.IsSend() && op.Data != nil {
-		ev.HashPost = rec.hashOf(op.Data)
-		op.HashPost = ev.HashPost
-		rec.addPayload(ev.HashPost, op.Data)
+	if op.Kind.IsSend() && op.Data() != nil {
+		ev.HashPost = rec.hashOf(op.Data())
+		op.SetHashPost(ev.HashPost)
+		rec.addPayload(ev.HashPost, op.Data())
 	}
 	rec.out.AppendFields(ev, postFields)
 }
@@ -243,27 +243,27 @@ func (rec *recorder) Completed(op *sim.Op) {
 	switch {
 	case op.Kind == trace.OpWaitany:
 		ev.Index, ev.Source = int32(op.Source), trace.NoRank
-	case op.Kind.IsSend() && op.Data != nil:
-		ev.HashPost = op.HashPost
+	case op.Kind.IsSend() && op.Data() != nil:
+		ev.HashPost = op.HashPost()
 		// An eager send's buffer is free once posted; a blocking send's cannot
 		// change while the sender waits. Only the others can be mutated in flight.
 		switch {
 		case op.HostBlocked():
-			ev.HashDone = op.HashPost // the sender waited in the call: unchanged, no second pass
-		case !op.Eager() && op.HashPost != 0:
-			ev.HashDone = rec.hashOf(op.Data)
-			if trace.Mutated(op.HashPost, ev.HashDone) {
+			ev.HashDone = op.HashPost() // the sender waited in the call: unchanged, no second pass
+		case !op.Eager() && op.HashPost() != 0:
+			ev.HashDone = rec.hashOf(op.Data())
+			if trace.Mutated(op.HashPost(), ev.HashDone) {
 				rec.mutations = append(rec.mutations, op)
 				// What a receiver reading the buffer at the latest legal moment
 				// gets: with the payload at post, a report can show values.
-				rec.addPayload(ev.HashDone, op.Data)
+				rec.addPayload(ev.HashDone, op.Data())
 			}
 		}
-	case op.Kind.IsRecv() && op.Data != nil && op.Source >= 0 && op.DeliveredAtPost() && op.Matched() != nil && op.Matched().Bytes <= int64(len(op.Data)):
-		ev.HashDone = op.Matched().HashPost // the data is the send's at post: no second pass
-	case op.Kind.IsRecv() && op.Data != nil && op.Source >= 0:
-		ev.HashDone = rec.hashOf(op.Data[:min(int64(len(op.Data)), op.StatusCnt*int64(max(op.Dtype.Size(), 1)))])
-		rec.addPayload(ev.HashDone, op.Data)
+	case op.Kind.IsRecv() && op.Data() != nil && op.Source >= 0 && op.DeliveredAtPost() && op.Matched() != nil && op.Matched().Bytes <= int64(len(op.Data())):
+		ev.HashDone = op.Matched().HashPost() // the data is the send's at post: no second pass
+	case op.Kind.IsRecv() && op.Data() != nil && op.Source >= 0:
+		ev.HashDone = rec.hashOf(op.Data()[:min(int64(len(op.Data())), op.StatusCnt*int64(max(op.Dtype.Size(), 1)))])
+		rec.addPayload(ev.HashDone, op.Data())
 	}
 	rec.out.AppendFields(ev, doneFields)
 }

@@ -30,10 +30,10 @@ type pendingRecv struct {
 // watchRecv starts watching op's buffer, once its call has posted it (and
 // the engine wrote into it the message that was already there, if any).
 func (rec *recorder) watchRecv(op *sim.Op) {
-	if rec.hasher.Off() || op.Data == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
+	if rec.hasher.Off() || op.Data() == nil || !(op.Kind == trace.OpIrecv || op.Kind == trace.OpStreamRecv) {
 		return
 	}
-	rec.recvs = append(rec.recvs, pendingRecv{op: op, hash: rec.hashOf(op.Data), matched: op.Matched() != nil})
+	rec.recvs = append(rec.recvs, pendingRecv{op: op, hash: rec.hashOf(op.Data()), matched: op.Matched() != nil})
 }
 
 // recvLanded notes the buffer as the message left it.
@@ -49,10 +49,10 @@ func (rec *recorder) recvLanded(op *sim.Op) {
 // landedHash is the hash of op's whole buffer once its message landed:
 // sentHash's when the message fills the buffer, without a second pass.
 func (rec *recorder) landedHash(op *sim.Op) uint64 {
-	if h, n, ok := sentHash(op); ok && n == len(op.Data) {
+	if h, n, ok := sentHash(op); ok && n == len(op.Data()) {
 		return h
 	}
-	return rec.hashOf(op.Data)
+	return rec.hashOf(op.Data())
 }
 
 // sentHash is the hash of the first n bytes of op's buffer once its message
@@ -60,10 +60,10 @@ func (rec *recorder) landedHash(op *sim.Op) uint64 {
 // buffer as it was posted (hashed then).
 func sentHash(op *sim.Op) (hash uint64, n int, ok bool) {
 	s := op.Matched()
-	if s == nil || !op.DeliveredAtPost() || op.Err != trace.ErrNone || s.HashPost == 0 || s.Bytes > int64(len(op.Data)) {
+	if s == nil || !op.DeliveredAtPost() || op.Err != trace.ErrNone || s.HashPost() == 0 || s.Bytes > int64(len(op.Data())) {
 		return 0, 0, false
 	}
-	return s.HashPost, int(s.Bytes), true
+	return s.HashPost(), int(s.Bytes), true
 }
 
 // checkRecvs compares the watched buffers of call's rank with what the
@@ -79,7 +79,7 @@ func (rec *recorder) checkRecvs(call *sim.Op) {
 			kept = append(kept, p)
 			continue
 		}
-		h := rec.hashOf(p.op.Data)
+		h := rec.hashOf(p.op.Data())
 		if h != p.hash && !p.done && !p.matched && p.op.Matched() != nil && rec.copiedIn(p.op, h) {
 			p.hash, p.done = h, true
 		}
@@ -108,17 +108,17 @@ func (rec *recorder) copiedIn(recv *sim.Op, h uint64) bool {
 	switch {
 	case !ok:
 		return true
-	case n == len(recv.Data):
+	case n == len(recv.Data()):
 		return h == want
 	}
-	return rec.hashOf(recv.Data[:n]) == want
+	return rec.hashOf(recv.Data()[:n]) == want
 }
 
 // retires reports whether call ends the runtime's hold on recv's buffer.
 func retires(call, recv *sim.Op) bool {
 	switch call.Kind {
 	case trace.OpWait, trace.OpWaitall, trace.OpWaitany, trace.OpTest, trace.OpTestall, trace.OpFree:
-		for _, q := range call.Reqs {
+		for _, q := range call.Reqs() {
 			if q == recv {
 				return call.Kind != trace.OpTest && call.Kind != trace.OpTestall || recv.Done()
 			}

@@ -246,8 +246,7 @@ func (l *lateRecvs) completed(rv *sim.Op) {
 	if !unread && !l.mutated[k] {
 		return
 	}
-	sc, rc := *s, *rv
-	sc.Data, sc.Reqs, rc.Data, rc.Reqs = nil, nil, nil, nil
+	sc, rc := s.Copy(), rv.Copy()
 	lr := lateRecv{l.n, &sc, &rc}
 	if unread {
 		l.waiting[k] = append(l.waiting[k], lr)
@@ -422,7 +421,7 @@ func (d *driver) step(r int) error {
 			// call, and they are released before the scratch is reused.
 			c.scratch, c.heldReqs = ops[:0], len(ops)
 			call := d.msgOp(r, ev)
-			call.Reqs = ops
+			call.SetReqs(ops)
 			d.hold(c, call)
 			if !e.Block(call, ops, false) {
 				return nil
@@ -610,7 +609,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 			return false, err
 		}
 		call := d.msgOp(r, ev)
-		call.Reqs = ops
+		call.SetReqs(ops)
 		d.hold(c, call)
 		// The program's later calls followed the recorded answer: wait for
 		// the request it got, and retire that one alone. (Reading ahead may
@@ -629,7 +628,7 @@ func (d *driver) exec(r int, c *rankCursor, ev *event, store []uint64) (bool, er
 			return false, err
 		}
 		call := d.msgOp(r, ev)
-		call.Reqs = ops
+		call.SetReqs(ops)
 		// The program's control flow followed the recorded answer: a Test that
 		// said "done" is where the program relied on completion, so it waits.
 		if d.peekFlag(r, c, ev.seq) {

@@ -45,7 +45,7 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 // like Block.
 func (e *Engine) WaitanyAt(call *Op, ops []*Op, i int) bool {
 	rk := &e.ranks[call.Rank]
-	call.Reqs = ops
+	call.SetReqs(ops)
 	call.anyAt = int32(i) + 1
 	rk.one[0] = ops[i]
 	return e.Block(call, rk.one[:], false)
@@ -77,10 +77,10 @@ func (e *Engine) finishCall(call *Op, t int64) {
 	if call.Kind == trace.OpWaitany && call.anyAt > 0 {
 		i := int(call.anyAt - 1) // WaitanyAt
 		call.Source = i
-		e.retire(rk, call.Reqs[i])
+		e.retire(rk, call.Reqs()[i])
 	} else if call.Kind == trace.OpWaitany {
 		call.Source = -1
-		for i, op := range call.Reqs {
+		for i, op := range call.Reqs() {
 			if op.done {
 				call.Source = i // Waitany's index travels in Source
 				e.retire(rk, op)
@@ -88,7 +88,7 @@ func (e *Engine) finishCall(call *Op, t int64) {
 			}
 		}
 	} else {
-		for _, op := range call.Reqs {
+		for _, op := range call.Reqs() {
 			e.retire(rk, op)
 		}
 	}
@@ -324,13 +324,14 @@ func (e *Engine) StreamOp(op *Op) {
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: %s from any source: a stream (NCCL) receive names its peer; NCCL has no receive from any source", op.Rank, e.cfg.Names.Op(op.Kind))})
 	}
-	op.stream = e.stream(rk, op.Stream)
+	st := e.stream(rk, op.Stream)
+	op.x().stream = st
 	op.bits |= bitStream
 	if rk.groupDepth > 0 {
 		rk.groupOps = append(rk.groupOps, op)
 		return
 	}
-	op.stream.enqueue(e, []*Op{op}, rk.clock)
+	st.enqueue(e, []*Op{op}, rk.clock)
 }
 
 // Synchronize blocks the rank until the stream is drained.
@@ -370,7 +371,7 @@ func (st *stream) empty() bool { return len(st.entries) == 0 }
 
 func (st *stream) enqueue(e *Engine, ops []*Op, t int64) {
 	for _, op := range ops {
-		op.stream, op.bits = st, op.bits|bitStream
+		op.x().stream, op.bits = st, op.bits|bitStream
 	}
 	st.entries = append(st.entries, ops)
 	if len(st.entries) == 1 {

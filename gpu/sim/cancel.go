@@ -31,11 +31,11 @@ func (e *Engine) Cancel(call *Op, op *Op) {
 	t := rk.clock
 	if !op.Cancelled() && op.match == nil && op.Rank == call.Rank {
 		switch {
-		case op.Kind.IsRecv() && !op.done && op.stream == nil:
+		case op.Kind.IsRecv() && !op.done && op.bits&bitStream == 0:
 			if e.withdrawRecv(rk, op) {
 				e.cancelled(op, t)
 			}
-		case op.Kind.IsSend() && op.stream == nil && !op.Dropped && op.Peer >= 0 && op.Peer < len(e.ranks):
+		case op.Kind.IsSend() && op.bits&bitStream == 0 && !op.Dropped && op.Peer >= 0 && op.Peer < len(e.ranks):
 			if e.withdrawSend(&e.ranks[op.Peer], op) {
 				e.cancelled(op, t)
 				if e.bsend != nil && op.Mode == Buffered {

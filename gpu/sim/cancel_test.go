@@ -44,8 +44,8 @@ func cancelReq(got **sim.Op) call {
 func waitReq(got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		call := e.NewOp(r, trace.OpWait)
-		call.Reqs = []*sim.Op{*got}
-		return e.Block(call, call.Reqs, false)
+		call.SetReqs([]*sim.Op{*got})
+		return e.Block(call, call.Reqs(), false)
 	}
 }
 

@@ -353,26 +353,24 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 	var op *Op
 	if op = e.freeOps; op != nil {
 		e.freeOps = op.match
-		// Zero, then set: a literal with fields would be built on the stack
-		// and copied, twice the stores. (A slab's ops are zero already: a
-		// replay of many ranks with all their ops live at once, an
-		// all-to-all's, would write each twice.)
-		if op.tailZero() {
-			// Line 3 is zero already: only lines 0 to 2 are zeroed, field
-			// by field (here, not in a function: too big to inline), so that
-			// a replay's reused message op, which never touches line 3,
-			// costs three cache lines, not four. (TestNewOpReusesAsFresh
-			// fails if a field of those lines is missing here.)
-			op.Rank, op.Peer, op.Tag, op.Comm, op.match, op.DoneT = 0, 0, 0, 0, nil, 0
-			op.Kind, op.Dtype, op.Mode, op.bits = 0, 0, 0, 0
-			op.done, op.eager, op.awaited, op.delivered = false, false, false, false
-			op.waited, op.released, op.kept, op.wildTaken = false, false, false, false
-			op.Forced, op.Flag, op.Dropped, op.Err = false, false, false, 0
-			op.MatchT, op.MatchRank, op.MatchSeq, op.Source = 0, 0, 0, 0
-			op.StatusTag, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
-			op.PostT, op.Req, op.Count, op.Site, op.Stream, op.Data = 0, 0, 0, 0, 0, nil
-		} else {
-			*op = Op{}
+		// Zeroed, then set (a slab's ops are zero already: a replay of many
+		// ranks with all their ops live at once, an all-to-all's, would
+		// write each twice), field by field: *op = Op{} costs more
+		// instructions (ReplayRing: +12 a reuse). (TestNewOpReusesAsFresh
+		// fails if a field is missing here.) Its opExt, if any, is kept
+		// for the new op, zeroed: an op that had one (a wait's, a live
+		// run's message) is likely reused for another that needs one.
+		op.Rank, op.Peer, op.Tag, op.Comm, op.match, op.DoneT = 0, 0, 0, 0, nil, 0
+		op.Kind, op.Dtype, op.Mode, op.bits = 0, 0, 0, 0
+		op.done, op.eager, op.awaited, op.delivered = false, false, false, false
+		op.waited, op.released, op.kept, op.wildTaken = false, false, false, false
+		op.Forced, op.Flag, op.Dropped, op.Err = false, false, false, 0
+		op.MatchT, op.MatchRank, op.MatchSeq, op.Source = 0, 0, 0, 0
+		op.StatusTag, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
+		op.PostT, op.Req, op.Count, op.Site, op.Stream = 0, 0, 0, 0, 0
+		op.snap, op.ForcedSrc, op.anyAt = 0, 0, 0
+		if x := op.ext; x != nil {
+			*x = opExt{}
 		}
 	} else {
 		if len(e.slab) == 0 {
@@ -414,7 +412,7 @@ func (e *Engine) complete(op *Op, t int64) {
 		e.cfg.Observer.Completed(op)
 	}
 	if op.bits&bitStream != 0 {
-		op.stream.opDone(e, op, t)
+		op.strm().opDone(e, op, t)
 	}
 	if op.awaited {
 		// The rank is blocked in a wait-all that counts on this op.
@@ -495,8 +493,8 @@ func (e *Engine) Release(op *Op) {
 	// (An eager copy is gone too: the send's delivery dropped it.) A
 	// message posted without a buffer has none to let go (and message ops
 	// have no Reqs): newOp zeroes the rest when it reuses the op.
-	if op.bits&bitNoData == 0 {
-		op.Data, op.Reqs = nil, nil
+	if op.bits&bitNoData == 0 && op.ext != nil {
+		op.ext.data, op.ext.reqs = nil, nil
 	}
 	op.done = false // a second Release of the same op is a no-op
 	e.pushFree(op)

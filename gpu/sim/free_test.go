@@ -14,7 +14,7 @@ import (
 func freeReq(got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		call := e.NewOp(r, trace.OpFree)
-		call.Reqs = []*sim.Op{*got}
+		call.SetReqs([]*sim.Op{*got})
 		e.Free(call, *got)
 		return true
 	}
@@ -25,7 +25,8 @@ func freeReq(got **sim.Op) call {
 func dataMsg(kind trace.Op, peer, tag int, data []byte, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Data = peer, tag, 8, 8, trace.Uint8, data
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = peer, tag, 8, 8, trace.Uint8
+		op.SetData(data)
 		*got = op
 		nonblocking := kind != trace.OpSend && kind != trace.OpRecv
 		if nonblocking {

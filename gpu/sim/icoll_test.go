@@ -27,9 +27,9 @@ func icoll(kind trace.Op, n, root int, bytes int64, site uintptr, got **sim.Op) 
 func waitAt(req **sim.Op, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		call := e.NewOp(r, trace.OpWait)
-		call.Reqs = []*sim.Op{*req}
+		call.SetReqs([]*sim.Op{*req})
 		*got = call
-		return e.Block(call, call.Reqs, false)
+		return e.Block(call, call.Reqs(), false)
 	}
 }
 

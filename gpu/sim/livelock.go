@@ -87,7 +87,7 @@ func (e *Engine) Parked(r int) bool {
 // rank is parked (see Parked).
 func (e *Engine) Unanswered(call *Op, ops []*Op) bool {
 	rk := &e.ranks[call.Rank]
-	call.Reqs = ops
+	call.SetReqs(ops)
 	e.complete(call, rk.clock)
 	for _, op := range ops {
 		if !op.done {
@@ -111,7 +111,7 @@ func (e *Engine) EndPolling(r int) bool {
 	rk.polls = e.pollLimit // every later wake parks it again at once (see changed)
 	var ops []*Op
 	if rk.lastPoll.Kind != trace.OpIprobe {
-		ops = rk.lastPoll.Reqs
+		ops = rk.lastPoll.Reqs()
 	}
 	e.park(rk, rk.lastPoll, ops)
 	return true

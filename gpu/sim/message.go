@@ -64,7 +64,7 @@ func (e *Engine) transferTime(bytes int64) int64 {
 // notePayload notes, in line 0, a message op posted without a buffer (see
 // bitNoData): its match and release then need not read Data.
 func (op *Op) notePayload() {
-	if op.Data == nil {
+	if op.Data() == nil {
 		op.bits |= bitNoData
 	}
 }
@@ -123,9 +123,9 @@ func (e *Engine) postSend(op *Op, t int64) {
 	if e.cfg.Faults != nil {
 		a := e.cfg.Faults.Message(faults.Message{Src: op.Rank, Dst: op.Peer, Tag: op.Tag, Op: op.Kind.String(), Bytes: op.Bytes, Seq: op.Seq})
 		delay = int64(a.Delay)
-		op.Delay = delay
 		op.Dropped = a.Drop
 		if delay != 0 {
+			op.x().delay = delay
 			op.bits |= bitDelay
 		}
 	}
@@ -198,10 +198,10 @@ func (q *transit) pop() *Op {
 
 // keepSnapshot copies the payload of an eager send as it is at the post.
 func (e *Engine) keepSnapshot(op *Op) {
-	if len(op.Data) == 0 {
+	if len(op.Data()) == 0 {
 		return // a replay without payloads: nothing to copy
 	}
-	c := append([]byte(nil), op.Data...)
+	c := append([]byte(nil), op.Data()...)
 	if n := len(e.freeSnaps); n > 0 {
 		op.snap = e.freeSnaps[n-1]
 		e.freeSnaps = e.freeSnaps[:n-1]
@@ -290,8 +290,8 @@ func (e *Engine) postRecv(op *Op, t int64) {
 	if e.scribble && op.Kind != trace.OpRecv {
 		// The receive is in flight until its Wait: whatever the buffer held
 		// is not the message, so a read before completion sees garbage.
-		for i := range op.Data {
-			op.Data[i] = 0xA5
+		for i, b := 0, op.Data(); i < len(b); i++ {
+			b[i] = 0xA5
 		}
 	}
 	e.noteComm(op.Comm, op.Rank)
@@ -359,19 +359,19 @@ func (e *Engine) match(s, r *Op, t int64) {
 		// the post. Under mutate it is written at the receive's completion,
 		// the latest legal moment, so a read before Wait cannot see it.
 		if !e.mutate && s.bits&bitNoData == 0 { // (else there is no eager copy)
-			copyPayload(r.Data, e.snapshot(s), n)
+			copyPayload(r.Data(), e.snapshot(s), n)
 			e.dropSnapshot(s)
 		}
 		// An eager send completed at its post: its DoneT is its PostT.
 		done := s.DoneT + e.transferTime(s.Bytes)
 		if s.bits&bitDelay != 0 {
-			done += s.Delay
+			done += s.Delay()
 		}
 		e.pushOp(max(t, done), evComplete, r)
 		return
 	}
 	if !e.mutate && (s.bits|r.bits)&bitNoData == 0 {
-		copyPayload(r.Data, s.Data, n) // the transfer reads the send buffer when it starts
+		copyPayload(r.Data(), s.Data(), n) // the transfer reads the send buffer when it starts
 	}
 	done := t + e.transferTime(s.Bytes)
 	e.pushOp(done, evComplete, r)
@@ -382,11 +382,11 @@ func (e *Engine) transferDone(r *Op) {
 	s := r.match
 	switch {
 	case e.mutate && s.eager:
-		copyPayload(r.Data, e.snapshot(s), min(s.Bytes, r.Bytes))
+		copyPayload(r.Data(), e.snapshot(s), min(s.Bytes, r.Bytes))
 		e.dropSnapshot(s)
 	case e.mutate:
 		// Latest legal moment: the send completes now, so its buffer is read now.
-		copyPayload(r.Data, s.Data, min(s.Bytes, r.Bytes))
+		copyPayload(r.Data(), s.Data(), min(s.Bytes, r.Bytes))
 	}
 	s.delivered = true
 	if e.bsend != nil && s.Mode == Buffered {

@@ -16,15 +16,18 @@ const (
 // only blocks (wait family, synchronize). Its exported fields are what the
 // caller passed and, once complete, the outcome; the engine owns the rest.
 //
-// An Op is 256 bytes, four cache lines, laid out by when the engine touches
-// them: a replay of many ranks holds millions of ops at once, each visited
-// again long after its post (when it matches, completes, is waited and
-// released), by then out of the caches. Line 0 holds the envelope and every
-// fact the visits after the match read or write (the transfer's end, the
-// completion, the wait, the release): each of them costs one line of the op,
-// not three. Line 1 holds the rest of what the match reads and writes, the
-// outcome; lines 2 and 3 what only the post or rare paths touch (a replay's
-// message op never touches line 3). (TestOpLayout pins this.)
+// An Op is 192 bytes, three cache lines, laid out by when the engine
+// touches them: a replay of many ranks holds millions of ops at once, each
+// visited again long after its post (when it matches, completes, is waited
+// and released), by then out of the caches, and every byte of them costs
+// (a 1024-rank all-to-all: +128 bytes an op was +21-24% time). Line 0
+// holds the envelope and every fact the visits after the match read or
+// write (the transfer's end, the completion, the wait, the release): each
+// of them costs one line of the op, not three. Line 1 holds the rest of
+// what the match reads and writes, the outcome; line 2 what only the post
+// or rare paths touch, and what few ops have is out of line (opExt: a
+// buffer, a wait's requests, a delay, a hash, a stream). (TestOpLayout
+// pins this.)
 type Op struct {
 	// Line 0: the envelope, the completion, and the state of the op's later
 	// visits.
@@ -78,27 +81,112 @@ type Op struct {
 	// driver, a site id for the trace driver); the engine only carries it.
 	Site   uintptr
 	Stream int
-	// Data is the send buffer (read when the transfer happens) or the receive
-	// buffer (written at delivery). The engine never keeps it past completion.
-	// A caller sets it before the post, never after.
-	Data []byte
-
-	// Line 3: read rarely.
-	Delay  int64 // injected extra latency, ns
-	stream *stream
-	// HashPost is the payload hash an observer took at post (0 = none; set
-	// only on an op with Data); it rides on the op so the receiver's side
-	// can reuse it.
-	HashPost uint64
-	Reqs     []*Op // ops a wait-family call waits on (never set on a message op)
+	// ext holds what few ops have (see opExt): nil until one is set.
+	ext *opExt
 	// snap is 1 + the engine's slot of the eager copy of a send's payload
-	// (0 = none): kept beside the op, not in it, so that an Op fits its
-	// four cache lines.
+	// (0 = none): kept beside the op, not in it.
 	snap      int32
 	ForcedSrc int32 // see Forced (set with it, never without)
 	// anyAt is 1 + the index in Reqs of the request a Waitany waits for
 	// alone (WaitanyAt); 0 for a Waitany on any of them.
 	anyAt int32
+}
+
+// opExt holds what few ops have, out of the Op's three cache lines: a
+// message's buffer (a live run's; a replay's messages have none), the
+// requests of a wait-family call, an injected delay, an observer's hash at
+// post, a stream op's stream. An op gets one when one of them is set, and
+// keeps it, zeroed, when newOp reuses the op.
+type opExt struct {
+	data     []byte
+	reqs     []*Op
+	delay    int64
+	hashPost uint64
+	stream   *stream
+}
+
+// x is op's opExt, made if it has none.
+func (op *Op) x() *opExt {
+	if op.ext == nil {
+		op.ext = new(opExt)
+	}
+	return op.ext
+}
+
+// Data is the send buffer (read when the transfer happens) or the receive
+// buffer (written at delivery) of a message op; nil if it has none. The
+// engine never keeps it past completion.
+func (op *Op) Data() []byte {
+	if op.ext == nil {
+		return nil
+	}
+	return op.ext.data
+}
+
+// SetData sets the buffer of a message op (see Data). A caller sets it
+// before the post, never after.
+func (op *Op) SetData(b []byte) {
+	if b != nil || op.ext != nil {
+		op.x().data = b
+	}
+}
+
+// Reqs are the ops a wait-family call waits on (never set on a message op).
+func (op *Op) Reqs() []*Op {
+	if op.ext == nil {
+		return nil
+	}
+	return op.ext.reqs
+}
+
+// SetReqs sets the ops a wait-family call waits on, before it is made.
+func (op *Op) SetReqs(ops []*Op) {
+	if ops != nil || op.ext != nil {
+		op.x().reqs = ops
+	}
+}
+
+// Delay is the extra latency (ns) a fault injected into the message.
+func (op *Op) Delay() int64 {
+	if op.ext == nil {
+		return 0
+	}
+	return op.ext.delay
+}
+
+// HashPost is the payload hash an observer took at post (0 = none; set
+// only on an op with Data); it rides on the op so the receiver's side can
+// reuse it.
+func (op *Op) HashPost() uint64 {
+	if op.ext == nil {
+		return 0
+	}
+	return op.ext.hashPost
+}
+
+// SetHashPost sets HashPost (an observer, at the post).
+func (op *Op) SetHashPost(h uint64) {
+	if h != 0 || op.ext != nil {
+		op.x().hashPost = h
+	}
+}
+
+// Copy returns a copy of op to keep for a report after the op is released
+// (and recycled): its envelope, outcome and site, without what is out of
+// line (its buffer, requests, delay, hash and stream: opExt), which the
+// original's next use will change.
+func (op *Op) Copy() Op {
+	c := *op
+	c.ext = nil
+	return c
+}
+
+// strm is the stream of a stream op (nil for any other).
+func (op *Op) strm() *stream {
+	if op.bits&bitStream == 0 {
+		return nil
+	}
+	return op.ext.stream
 }
 
 // opBits are facts about an op's other lines kept in its line 0, so that
@@ -107,20 +195,12 @@ type opBits uint8
 
 const (
 	bitActive   opBits = 1 << iota // a request not yet retired: Req != 0 && !waited
-	bitStream                      // stream != nil (set with it)
+	bitStream                      // ext.stream != nil (set with it)
 	bitNoData                      // posted as a message with Data nil: no payload to copy or clear
-	bitDelay                       // Delay != 0 (set with it, at the post)
+	bitDelay                       // Delay() != 0 (set with it, at the post)
 	bitFromPost                    // see DeliveredAtPost
 	bitFreed                       // a Free released its request
 )
-
-// tailZero reports whether line 3 of op is zero, from line 0: a message
-// posted without a buffer has no eager copy (snap), no HashPost, no Reqs
-// and no anyAt (those of calls); ForcedSrc is set only with Forced, Delay
-// with bitDelay, stream with bitStream (never released).
-func (op *Op) tailZero() bool {
-	return op.bits&(bitNoData|bitDelay|bitStream) == bitNoData && !op.Forced
-}
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
 // from the send buffer as it was when the send was posted (eager, or matched

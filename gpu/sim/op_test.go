@@ -15,8 +15,8 @@ import (
 // replay's post writes; nothing of those in the last.
 func TestOpLayout(t *testing.T) {
 	var op Op
-	if n := unsafe.Sizeof(op); n != 256 {
-		t.Fatalf("an Op is %d bytes, want 256", n)
+	if n := unsafe.Sizeof(op); n != 192 {
+		t.Fatalf("an Op is %d bytes, want 192", n)
 	}
 	lines := []map[string]uintptr{{
 		"Rank": unsafe.Offsetof(op.Rank), "Peer": unsafe.Offsetof(op.Peer), "Tag": unsafe.Offsetof(op.Tag),
@@ -33,10 +33,8 @@ func TestOpLayout(t *testing.T) {
 		"Bytes": unsafe.Offsetof(op.Bytes), "Seq": unsafe.Offsetof(op.Seq),
 	}, {
 		"PostT": unsafe.Offsetof(op.PostT), "Req": unsafe.Offsetof(op.Req), "Count": unsafe.Offsetof(op.Count),
-		"Site": unsafe.Offsetof(op.Site), "Stream": unsafe.Offsetof(op.Stream), "Data": unsafe.Offsetof(op.Data),
-	}, {
-		"Delay": unsafe.Offsetof(op.Delay), "stream": unsafe.Offsetof(op.stream), "HashPost": unsafe.Offsetof(op.HashPost),
-		"Reqs": unsafe.Offsetof(op.Reqs), "snap": unsafe.Offsetof(op.snap), "ForcedSrc": unsafe.Offsetof(op.ForcedSrc),
+		"Site": unsafe.Offsetof(op.Site), "Stream": unsafe.Offsetof(op.Stream), "ext": unsafe.Offsetof(op.ext),
+		"snap": unsafe.Offsetof(op.snap), "ForcedSrc": unsafe.Offsetof(op.ForcedSrc), "anyAt": unsafe.Offsetof(op.anyAt),
 	}}
 	for want, fields := range lines {
 		for name, off := range fields {
@@ -76,34 +74,53 @@ func fillOp(t *testing.T, op *Op, from, to uintptr) {
 }
 
 // TestNewOpReusesAsFresh: an op newOp takes from the free list equals one
-// from a new slab, whether it writes line 3 (an op with a buffer, a delay,
-// a forced source) or knows it is zero (a message op posted without a
-// buffer).
+// from a new slab, whatever it held, except that it keeps its opExt,
+// zeroed (an op posted without a buffer has none; one with a buffer, a
+// delay, a wait's requests has one).
 func TestNewOpReusesAsFresh(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		prep func(op *Op)
 	}{
 		{"posted without a buffer", func(op *Op) {
-			fillOp(t, op, 0, 192)
-			op.bits, op.Forced = bitNoData|bitActive|bitFromPost|bitFreed, false
+			fillOp(t, op, 0, unsafe.Sizeof(*op))
+			op.bits, op.Forced, op.ext = bitNoData|bitActive|bitFromPost|bitFreed, false, nil
 		}},
-		{"with a buffer", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits = bitFromPost }},
-		{"delayed", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits = bitNoData | bitDelay }},
+		{"with a buffer", func(op *Op) {
+			fillOp(t, op, 0, unsafe.Sizeof(*op))
+			op.bits = bitFromPost
+			*op.ext = opExt{data: []byte{1}, hashPost: 7}
+		}},
+		{"delayed", func(op *Op) {
+			fillOp(t, op, 0, unsafe.Sizeof(*op))
+			op.bits = bitNoData | bitDelay
+			*op.ext = opExt{delay: 5}
+		}},
+		{"a wait", func(op *Op) {
+			fillOp(t, op, 0, unsafe.Sizeof(*op))
+			*op.ext = opExt{reqs: []*Op{op}}
+		}},
 		{"forced", func(op *Op) { fillOp(t, op, 0, unsafe.Sizeof(*op)); op.bits, op.Forced = bitNoData, true }},
 	} {
 		e := New(Config{Ranks: 1})
 		want := *e.newOp(0, trace.OpIsend) // from the slab
 		op := new(Op)
 		tc.prep(op)
+		x := op.ext
 		e.pushFree(op)
 		got := e.newOp(0, trace.OpIsend)
 		if got != op {
 			t.Fatalf("%s: newOp did not take the free op", tc.name)
 		}
-		want.Seq = got.Seq
+		if got.ext != x || x != nil && !reflect.DeepEqual(*x, opExt{}) {
+			t.Errorf("%s: reused op's opExt %p (%+v), want %p zeroed", tc.name, got.ext, got.ext, x)
+		}
+		want.Seq, want.ext = got.Seq, got.ext
 		if !reflect.DeepEqual(*got, want) {
 			t.Errorf("%s: reused op\n%+v\nwant\n%+v", tc.name, *got, want)
+		}
+		if got.Data() != nil || got.Reqs() != nil || got.Delay() != 0 || got.HashPost() != 0 {
+			t.Errorf("%s: reused op has data %v, reqs %v, delay %d, hash %d", tc.name, got.Data(), got.Reqs(), got.Delay(), got.HashPost())
 		}
 	}
 }

@@ -287,7 +287,7 @@ func BenchmarkCompletionsAllToAll(b *testing.B) {
 							ops[r] = append(ops[r], op)
 						}
 						w := e.NewOp(r, trace.OpWaitall)
-						w.Reqs = ops[r]
+						w.SetReqs(ops[r])
 						if e.Block(w, ops[r], false) {
 							b.Fatal("the Waitall did not block")
 						}

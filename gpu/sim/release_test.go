@@ -20,8 +20,8 @@ func TestReleaseReusesOnlyFinishedOps(t *testing.T) {
 		e.NewRequest(s)
 		e.PostSend(s)
 		w = e.NewOp(r, trace.OpWait)
-		w.Reqs = []*sim.Op{s}
-		if !e.Block(w, w.Reqs, false) {
+		w.SetReqs([]*sim.Op{s})
+		if !e.Block(w, w.Reqs(), false) {
 			t.Fatal("an eager send's Wait blocked")
 		}
 		e.Release(s)
@@ -75,8 +75,8 @@ func TestWaitAllCountsEachOpOnce(t *testing.T) {
 		e.NewRequest(q)
 		e.PostRecv(q)
 		w = e.NewOp(r, trace.OpWaitall)
-		w.Reqs = []*sim.Op{q, q}
-		return e.Block(w, w.Reqs, false)
+		w.SetReqs([]*sim.Op{q, q})
+		return e.Block(w, w.Reqs(), false)
 	}
 	runScript(e, [][]call{{compute(5000), send(1, 0)}, {waitTwice}})
 	if e.Stuck() || len(e.Problems()) != 0 || !w.Done() {
