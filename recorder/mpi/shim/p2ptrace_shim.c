@@ -2244,11 +2244,8 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
     if (PASS) return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
     uintptr_t pc = PC();
-    int n = 0;
+    int n = inter(comm) || !rcounts ? 0 : size_in(comm); /* inter: rcounts has the remote size, passed through */
     int64_t total = 0;
-    quiet++;
-    if (inter(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0; /* inter: rcounts has the remote size, passed through */
-    quiet--;
     for (int i = 0; i < n; i++) total += rcounts[i];
     /* MPI_IN_PLACE: what a rank sends is taken from its receive buffer, by rcounts */
     struct vcounts vc = sbuf == MPI_IN_PLACE ? vc_of(comm, rcounts, rtype, rcounts, rtype)
@@ -2482,11 +2479,8 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
     uintptr_t pc = PC();
-    int n = 0;
+    int n = inter(comm) || !rcounts ? 0 : size_in(comm); /* inter: rcounts has the remote size, passed through */
     int64_t total = 0;
-    quiet++;
-    if (inter(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !rcounts) n = 0; /* inter: rcounts has the remote size, passed through */
-    quiet--;
     for (int i = 0; i < n; i++) total += rcounts[i];
     struct vcounts vc = sbuf == MPI_IN_PLACE ? vc_of(comm, rcounts, rtype, rcounts, rtype)
                                              : vc_of(comm, scounts, stype, rcounts, rtype);
