@@ -74,6 +74,44 @@ func TestRecordMPI4Py(t *testing.T) {
 		}
 		t.Errorf("no deadlock under sync naming %s for both ranks: %+v", line, fs)
 	})
+	t.Run("buffers", func(t *testing.T) {
+		// A pending Iallreduce's receive buffer written, and a Gatherv's
+		// counts that disagree: the C shim's rules hold for mpi4py too
+		// (its MPI_THREAD_MULTIPLE no longer turns the buffer watch off).
+		_, sum, iallreduce := recordMPI4Py(t, "buffers", 2, "# iallreduce")
+		msg := sum.Text()
+		for _, want := range []string{
+			"recv-buffer-write (cause: program)\n    rank 1: the receive buffer of MPI_Iallreduce at ",
+			iallreduce,
+			"collective call 2 on the world (MPI_Gatherv): the root, rank 0, expects 12 bytes from rank 1, which sends 8",
+		} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the recording does not say %q:\n%s", want, msg)
+			}
+		}
+		if n := len(sum.Header.Findings); n != 2 {
+			t.Errorf("%d findings, want 2:\n%s", n, msg)
+		}
+	})
+	t.Run("buffers_fixed", func(t *testing.T) {
+		mpitest.RequireMPI(t)
+		pytest.RequireMPI4Py(t)
+		script, err := filepath.Abs(filepath.Join("..", "testdata", "mpi4py", "buffers.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range mpitest.Env() {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		var out bytes.Buffer
+		sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+			Program: pytest.Python, Args: []string{script, "--fixed"}, Ranks: 2, Output: filepath.Join(t.TempDir(), "f.db"), Stdout: &out, Stderr: &out,
+		})
+		if err != nil || !sum.Clean() || len(sum.Header.Findings) != 0 {
+			t.Errorf("record --fixed: %v:\n%s%s", err, out.String(), sum.Text())
+		}
+	})
 	t.Run("isend_nowait", func(t *testing.T) {
 		_, sum, line := recordMPI4Py(t, "isend_nowait", 2, "# never waited")
 		msg := sum.Text()

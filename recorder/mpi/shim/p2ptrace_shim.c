@@ -1064,8 +1064,9 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
  * progress_seen (registered with opal_progress_register) on every progress
  * loop; one outside a recorded call (depth 0) marks the baseline stale, and
  * the next recorded call re-baselines without judging. Without that hook (an
- * MPI library other than Open MPI), under MPI_THREAD_MULTIPLE (another thread
- * may be inside MPI at any time) or with hashing off, nothing is watched.
+ * MPI library other than Open MPI) or with hashing off, nothing is watched;
+ * once a second thread makes a recorded call, nothing more is (the library
+ * may then write a buffer inside that thread's call: watch_thread).
  *
  * Cost, only while receives are pending: a buffer up to WATCH_FULL bytes is
  * hashed whole; a larger one by its first WATCH_HEAD bytes and
@@ -1101,10 +1102,15 @@ static int progress_seen(void) {
     if (!depth) __atomic_store_n(&unseen, 1, __ATOMIC_RELAXED);
     return 0;
 }
+/* The thread that initialized MPI: the watch holds while only it makes
+ * recorded calls (watch_thread). */
+static pthread_t watch_owner;
 static void watch_init(int thread_level) {
     int (*reg)(int (*)(void)) = NULL;
+    (void)thread_level;
     *(void **)&reg = dlsym(RTLD_DEFAULT, "opal_progress_register");
-    if (!reg || thread_level == MPI_THREAD_MULTIPLE || hash_mode == HASH_OFF) return;
+    if (!reg || hash_mode == HASH_OFF) return;
+    watch_owner = pthread_self();
     watch_on = reg(progress_seen) == 0;
 }
 static void watch_stop(void) {
@@ -1133,6 +1139,16 @@ static void watch_rebase(void) {
     for (int i = 0; i < nwatch; i++) watches[i].hash = watch_hash(watches[i].buf, watches[i].len);
     __atomic_store_n(&unseen, 0, __ATOMIC_RELAXED);
 }
+/* watch_thread stops the watch when a thread other than the one that
+ * initialized MPI makes a recorded call: the library may then progress, and
+ * write a pending receive's buffer, inside another thread's call while this
+ * one runs its own code, which the watch would take for the program's
+ * write. So under MPI_THREAD_MULTIPLE (mpi4py asks for it by default) the
+ * buffers are watched as long as one thread calls MPI, as with any other
+ * level. Lock held. */
+static inline void watch_thread(void) {
+    if (watch_on && !pthread_equal(pthread_self(), watch_owner)) watch_stop();
+}
 /* watch_check, at the entry of recorded call `call`, records each watched
  * buffer the program wrote since the last recorded call returned. Lock held. */
 static void watch_check(int call, uintptr_t pc, uint32_t mod) {
@@ -1154,6 +1170,7 @@ static inline void watch_exit(void) {
 
 /* ---- records ---- */
 static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
+    watch_thread();
     watch_check(call, pc, mod);
     hdr->cur_call = call;
     hdr->cur_pc = pc;
