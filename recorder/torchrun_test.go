@@ -519,6 +519,23 @@ func TestRecordTorchPrograms(t *testing.T) {
 		}
 		wantVerdict(t, checkUnder(t, path, nccl), nccl, expect{"missing-wait", []int{0}, []string{"all_reduce(async_op=True)", at(t, "async_collective", "# async")}})
 	})
+	run("async_mutation", false, func(t *testing.T) {
+		// The send side of an async collective (the root's broadcast
+		// tensor) written before wait(): hashed at the call and at the
+		// wait, as an isend's buffer is.
+		_, sum, err := recordTorch(t, "async_mutation", 2)
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		line := at(t, "async_mutation", "# async broadcast")
+		if msg := sum.Text(); !strings.Contains(msg, "in-flight-mutation (cause: program)\n    rank 0: the send buffer of broadcast(async_op=True) src 0 (4096 bytes) was written") || !strings.Contains(msg, line) {
+			t.Errorf("the recording does not report the broadcast's tensor written in flight at %s:\n%s", line, msg)
+		}
+		_, sum, err = recordTorch(t, "async_mutation", 2, "--fixed")
+		if err != nil || !sum.Clean() || len(sum.Header.Findings) != 0 {
+			t.Errorf("record --fixed: %v:\n%s", err, sum.Text())
+		}
+	})
 	run("single_tensor", false, func(t *testing.T) {
 		// all_to_all_single against all_reduce: recorded as an Alltoall
 		// (it was not recorded at all, and the recording, seeing rank 0

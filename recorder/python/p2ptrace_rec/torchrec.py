@@ -64,6 +64,24 @@ COLLECTIVE_OPS = {
     "all_to_all_single": (40, "input", None, False),
 }
 OP_ALLTOALL, OP_ALLTOALLV = 40, 41
+# The send side of each collective called with async_op=True: the argument
+# the backend only reads, and the root argument when only the root sends
+# (broadcast's tensor is the others' receive side). It must not be written
+# until the Work completes (as MPI-3.1 sec. 5.12 says of a nonblocking
+# collective's buffers): hashed at the call and at Work.wait, a difference
+# is an in-flight-mutation, as an isend's. all_reduce and reduce work in
+# place: their one tensor is also written by the backend, not compared.
+SEND_SIDES = {
+    "broadcast": ("tensor", "src"),
+    "scatter": ("scatter_list", "src"),
+    "all_gather": ("tensor", None),
+    "gather": ("tensor", None),
+    "all_to_all": ("input_tensor_list", None),
+    "all_to_all_single": ("input", None),
+    "all_gather_into_tensor": ("input_tensor", None),
+    "reduce_scatter": ("input_list", None),
+    "reduce_scatter_tensor": ("input", None),
+}
 # Reduction op codes (trace.ReduceOp, the shim's RED_*) of torch's ReduceOp;
 # the others (AVG, PREMUL_SUM) as a user-defined op: never compared.
 REDUCE_OPS = {"MAX": 1, "MIN": 2, "SUM": 3, "PRODUCT": 4, "BAND": 6, "BOR": 8, "BXOR": 10}
@@ -285,6 +303,36 @@ class Recorder:
             b = b[:2048] + b[-2048:]
         return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little") | 1
 
+    def send_side(self, name, arguments):
+        """The tensors an async collective only reads on this rank (see
+        SEND_SIDES), None if none."""
+        side = SEND_SIDES.get(name)
+        if side is None or arguments is None:
+            return None
+        arg, root = side
+        if root is not None:
+            try:
+                if arguments.get(root) != self.dist.get_rank():
+                    return None
+            except Exception:
+                return None
+        t = arguments.get(arg)
+        if t is None:
+            return None
+        return list(t) if isinstance(t, (list, tuple)) else [t]
+
+    def hash_all(self, tensors):
+        """hash of a list of tensors (0: none, or hashing off)."""
+        if not tensors or self.hash_mode == 2:
+            return 0
+        if len(tensors) == 1:
+            return self.hash(tensors[0])
+        hs = [self.hash(t) for t in tensors]
+        if not all(hs):
+            return 0
+        b = b"".join(h.to_bytes(8, "little") for h in hs)
+        return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little") | 1
+
     def comm(self, group):
         if group is None or group is self.dist.GroupMember.WORLD:
             return 0
@@ -393,7 +441,10 @@ class Recorder:
         """Writes the done record of a completed isend/irecv, or of a
         collective called with async_op=True (send None)."""
         if w[3] is None:
-            self.done(w[4], w[2], {})
+            d = {}
+            if len(w) > 5 and w[5] is not None:
+                d[F_HASH] = self.hash_all(w[5])  # the send side again (see SEND_SIDES)
+            self.done(w[4], w[2], d)
             return
         work, req, seq, send, tensor, peer, tag, count = w
         d = {F_HASH: self.hash(tensor)}
@@ -493,15 +544,19 @@ class Recorder:
             async_op = bound.arguments.get("async_op") if bound is not None else kw.get("async_op")
             if async_op and f[F_OP] in ASYNC_OPS:
                 # Posted once the call returned, with the request its Work
-                # completes (as an isend's).
+                # completes (as an isend's); its send side hashed before.
                 f[F_OP] = ASYNC_OPS[f[F_OP]]
+                sent = rec.send_side(name, bound.arguments if bound is not None else None)
+                h = rec.hash_all(sent)
                 work = orig(*args, **kw)
                 req = rec.next_req
                 rec.next_req += 1
                 f[F_REQ], f[F_T1] = req, s.now()
+                if h:
+                    f[F_HASH] = h
                 seq, _ = rec.post(call, f, False)
                 if work is not None:
-                    rec.works[id(work)] = (work, req, seq, None, call)
+                    rec.works[id(work)] = (work, req, seq, None, call, sent if h else None)
                 return work
             seq, _ = rec.post(call, f, True)
             ret = orig(*args, **kw)
