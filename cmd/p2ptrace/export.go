@@ -157,6 +157,7 @@ func writeChrome(w io.Writer, r *trace.Reader, scans []*rankScan) error {
 	}
 	bw.WriteString("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")
 	h := r.Header()
+	names := trace.NamesOf(&h) // slices named in the trace's vocabulary (a torch trace's "all_reduce")
 	emit(chromeEvent{Name: "process_name", Ph: "M", Args: map[string]any{"name": "p2ptrace " + strings.Join(h.Command, " ")}})
 	// The end of the run, for ops that never completed.
 	var end int64
@@ -196,7 +197,7 @@ func writeChrome(w io.Writer, r *trace.Reader, scans []*rankScan) error {
 				args["pending"] = true
 			}
 			dur := us(max(doneVT-p.PostVT, 0))
-			emit(chromeEvent{Name: p.Op.String(), Cat: "p2p", Ph: "X", Tid: rank, Ts: us(p.PostVT), Dur: &dur, Args: args})
+			emit(chromeEvent{Name: names.Op(p.Op), Cat: "p2p", Ph: "X", Tid: rank, Ts: us(p.PostVT), Dur: &dur, Args: args})
 			return nil
 		})
 		if err != nil {

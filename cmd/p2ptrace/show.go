@@ -82,6 +82,9 @@ type jsonOp struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// ReduceOp: a reduction collective's op ("MPI_SUM"), when recorded.
 	ReduceOp string `json:"reduce_op,omitempty"`
+	// code is Op's trace op: the text names it in the trace's vocabulary
+	// (a torch trace's "all_reduce"); the JSON keeps the trace op's name.
+	code trace.Op
 }
 
 type showJSON struct {
@@ -217,7 +220,7 @@ func hashString(h uint64) string {
 
 func toJSONOp(r *trace.Reader, op opRec) jsonOp {
 	p := op.Post
-	j := jsonOp{Rank: p.Rank, Seq: p.Seq, Op: p.Op.String(), Bytes: p.Bytes, Req: p.Req, Reqs: p.Reqs,
+	j := jsonOp{Rank: p.Rank, Seq: p.Seq, Op: p.Op.String(), code: p.Op, Bytes: p.Bytes, Req: p.Req, Reqs: p.Reqs,
 		PostVT: p.PostVT, Done: op.HasDone, HashPost: hashString(p.HashPost)}
 	if p.Op.IsSend() || p.Op.IsRecv() || p.Op == trace.OpProbe || p.Op == trace.OpIprobe {
 		peer, tag := p.Peer, p.Tag
@@ -320,7 +323,11 @@ func printSummary(w io.Writer, d *showJSON) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "RANK\tEVENTS\t")
+	vocab := trace.NamesOf(&trace.Header{Backend: d.Backend})
 	for _, n := range names {
+		if op := seen[n]; op.Valid() {
+			n = vocab.Op(op) // the trace's vocabulary (a torch trace's "all_reduce")
+		}
 		fmt.Fprintf(tw, "%s\t", n)
 	}
 	fmt.Fprintln(tw)
@@ -343,19 +350,22 @@ var eventsHeader = []string{"SEQ", "OP", "PEER", "TAG", "BYTES", "REQ", "POST VT
 func printEvents(w io.Writer, r *trace.Reader, sc *rankScan) error {
 	fmt.Fprintf(w, "\nrank %d\n", sc.rank)
 	t := newTable(eventsHeader)
-	if err := eachOp(r, sc, func(op *opRec) error { t.measure(eventRow(r, op)); return nil }); err != nil {
+	h := r.Header()
+	names := trace.NamesOf(&h)
+	if err := eachOp(r, sc, func(op *opRec) error { t.measure(eventRow(r, names, op)); return nil }); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
 	t.write(bw, eventsHeader)
-	if err := eachOp(r, sc, func(op *opRec) error { t.write(bw, eventRow(r, op)); return nil }); err != nil {
+	if err := eachOp(r, sc, func(op *opRec) error { t.write(bw, eventRow(r, names, op)); return nil }); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-// eventRow is the row of op in show --events.
-func eventRow(r *trace.Reader, op *opRec) []string {
+// eventRow is the row of op in show --events, its op named in the trace's
+// vocabulary names.
+func eventRow(r *trace.Reader, names *trace.Names, op *opRec) []string {
 	j := toJSONOp(r, *op)
 	peer, tag := "-", "-"
 	if j.Peer != nil {
@@ -390,7 +400,11 @@ func eventRow(r *trace.Reader, op *opRec) []string {
 		}
 		return s
 	}
-	return []string{fmt.Sprint(j.Seq), j.Op, peer, tag, bytes, req, fmt.Sprint(j.PostVT), done, match, dash(j.HashPost), dash(j.HashDone), dash(j.Site), dash(j.Err)}
+	name := j.Op
+	if j.code.Valid() {
+		name = names.Op(j.code)
+	}
+	return []string{fmt.Sprint(j.Seq), name, peer, tag, bytes, req, fmt.Sprint(j.PostVT), done, match, dash(j.HashPost), dash(j.HashDone), dash(j.Site), dash(j.Err)}
 }
 
 // table aligns rows as text/tabwriter does with minwidth 0, padding 2,

@@ -112,6 +112,7 @@ func Build(title string, hdr trace.Header, src Events, site func(uintptr) string
 		m.Findings = []Finding{}
 	}
 	ops := map[trace.Op]int{}
+	names := trace.NamesOf(&hdr) // ops named in the trace's vocabulary (a torch trace's "all_reduce")
 	sites := map[uint32]int{0: 0}
 	var ev trace.Event
 	for rank := range src.Ranks() {
@@ -124,7 +125,7 @@ func Build(title string, hdr trace.Header, src Events, site func(uintptr) string
 				if !ok {
 					oi = len(m.OpNames)
 					ops[ev.Op] = oi
-					m.OpNames = append(m.OpNames, ev.Op.String())
+					m.OpNames = append(m.OpNames, names.Op(ev.Op))
 				}
 				si, ok := sites[ev.Site]
 				if !ok {
