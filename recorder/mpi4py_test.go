@@ -16,10 +16,10 @@ import (
 	"github.com/p2ptrace/p2ptrace/replay"
 )
 
-// recordMPI4Py records testdata/mpi4py/name.py as n ranks under mpirun
-// with the shim, and returns the trace's path, the summary and
+// recordMPI4Py records testdata/mpi4py/name.py (with args) as n ranks
+// under mpirun with the shim, and returns the trace's path, the summary and
 // "name.py:LINE" of the line holding marker.
-func recordMPI4Py(t *testing.T, name string, n int, marker string) (string, *recorder.Summary, string) {
+func recordMPI4Py(t *testing.T, name string, n int, marker string, args ...string) (string, *recorder.Summary, string) {
 	t.Helper()
 	mpitest.RequireMPI(t)
 	pytest.RequireMPI4Py(t)
@@ -38,7 +38,7 @@ func recordMPI4Py(t *testing.T, name string, n int, marker string) (string, *rec
 	out := filepath.Join(t.TempDir(), name+".db")
 	var stdout, stderr bytes.Buffer
 	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
-		Program: pytest.Python, Args: []string{script}, Ranks: n, Output: out, Stdout: &stdout, Stderr: &stderr,
+		Program: pytest.Python, Args: append([]string{script}, args...), Ranks: n, Output: out, Stdout: &stdout, Stderr: &stderr,
 	})
 	if err != nil {
 		t.Fatalf("record: %v\n%s%s", err, stdout.String(), stderr.String())
@@ -79,11 +79,17 @@ func TestRecordMPI4Py(t *testing.T) {
 		// counts that disagree: the C shim's rules hold for mpi4py too
 		// (its MPI_THREAD_MULTIPLE no longer turns the buffer watch off).
 		_, sum, iallreduce := recordMPI4Py(t, "buffers", 2, "# iallreduce")
+		src, err := os.ReadFile(filepath.Join("..", "testdata", "mpi4py", "buffers.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := func(marker string) string { return fmt.Sprintf("buffers.py:%d", lineOf(t, string(src), marker)) }
 		msg := sum.Text()
 		for _, want := range []string{
 			"recv-buffer-write (cause: program)\n    rank 1: the receive buffer of MPI_Iallreduce at ",
-			iallreduce,
+			iallreduce, line("# wait"),
 			"collective call 2 on the world (MPI_Gatherv): the root, rank 0, expects 12 bytes from rank 1, which sends 8",
+			line("# gatherv root"), line("# gatherv sender"),
 		} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("the recording does not say %q:\n%s", want, msg)
@@ -92,24 +98,9 @@ func TestRecordMPI4Py(t *testing.T) {
 		if n := len(sum.Header.Findings); n != 2 {
 			t.Errorf("%d findings, want 2:\n%s", n, msg)
 		}
-	})
-	t.Run("buffers_fixed", func(t *testing.T) {
-		mpitest.RequireMPI(t)
-		pytest.RequireMPI4Py(t)
-		script, err := filepath.Abs(filepath.Join("..", "testdata", "mpi4py", "buffers.py"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range mpitest.Env() {
-			k, v, _ := strings.Cut(kv, "=")
-			t.Setenv(k, v)
-		}
-		var out bytes.Buffer
-		sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
-			Program: pytest.Python, Args: []string{script, "--fixed"}, Ranks: 2, Output: filepath.Join(t.TempDir(), "f.db"), Stdout: &out, Stderr: &out,
-		})
-		if err != nil || !sum.Clean() || len(sum.Header.Findings) != 0 {
-			t.Errorf("record --fixed: %v:\n%s%s", err, out.String(), sum.Text())
+		_, sum, _ = recordMPI4Py(t, "buffers", 2, "# iallreduce", "--fixed")
+		if !sum.Clean() || len(sum.Header.Findings) != 0 {
+			t.Errorf("record --fixed:\n%s", sum.Text())
 		}
 	})
 	t.Run("isend_nowait", func(t *testing.T) {

@@ -7,9 +7,11 @@ import (
 
 // InFlightMutations reads a trace and returns the in-flight mutations it
 // shows: nonblocking sends, and nonblocking collectives (their send side),
-// whose payload hash at completion differs from the one at post. A live gpu recording reports them as they happen; for a
-// trace recorded elsewhere (an MPI job) this is where they are found. The
-// problems' ops carry the trace's site ids.
+// whose payload hash at completion differs from the one at post. A live
+// gpu recording reports them as they happen; for a trace recorded
+// elsewhere (an MPI job, a Python program) this is where they are found.
+// The problems' ops carry the trace's site ids, and are named in the
+// trace's vocabulary (trace.NamesOf).
 func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
 	var out []sim.Problem
 	var ev trace.Event

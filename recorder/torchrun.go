@@ -137,7 +137,7 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, l.path, err)
 	}
-	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log, api: "torch.distributed"}
+	job := &mpiJob{cmd: cmd, dir: segdir, ranks: o.Ranks, timeout: o.HangTimeout, deadline: o.Timeout, log: o.Log, api: trace.TorchNames().API()}
 	why, runErr := job.wait(ctx)
 	job.reap()
 

@@ -26,4 +26,4 @@ if rank == 0:
     r = np.zeros(8, dtype="i")
     comm.Gatherv(np.arange(2, dtype="i"), [r, counts, [0, 4], MPI.INT], root=0)  # gatherv root
 else:
-    comm.Gatherv(np.arange(2, dtype="i"), None, root=0)  # gatherv
+    comm.Gatherv(np.arange(2, dtype="i"), None, root=0)  # gatherv sender

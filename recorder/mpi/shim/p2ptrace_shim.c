@@ -1105,9 +1105,8 @@ static int progress_seen(void) {
 /* The thread that initialized MPI: the watch holds while only it makes
  * recorded calls (watch_thread). */
 static pthread_t watch_owner;
-static void watch_init(int thread_level) {
+static void watch_init(void) {
     int (*reg)(int (*)(void)) = NULL;
-    (void)thread_level;
     *(void **)&reg = dlsym(RTLD_DEFAULT, "opal_progress_register");
     if (!reg || hash_mode == HASH_OFF) return;
     watch_owner = pthread_self();
@@ -1482,7 +1481,7 @@ static void start(int thread_level) {
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
     hdr->hash_mode = hash_mode;
     hdr->bsend_overhead = MPI_BSEND_OVERHEAD;
-    watch_init(thread_level);
+    watch_init();
     set_state(ST_RUNNING);
     /* The header is valid from here on (a monitor may read it; a rank killed
      * from now on merges as a rank without calls). */
