@@ -124,8 +124,8 @@ func (e *Engine) withdraw(q *matchQueue, op *Op, key func(*Op) envKey) bool {
 	// Unlink it from its key's FIFO, then let take unlink it from the
 	// queue's order: take sets the FIFO's head to the node's keyNext, so
 	// that is the head as it must be.
-	slot := ix.keys.find(key(op))
-	f := &ix.keys.slots[slot].f
+	k := key(op)
+	f := ix.lookup(k)
 	if f.head != id {
 		prev := f.head
 		for ix.nodes[prev].keyNext != id {
@@ -137,6 +137,6 @@ func (e *Engine) withdraw(q *matchQueue, op *Op, key func(*Op) envKey) bool {
 		}
 		ix.nodes[id].keyNext = f.head
 	}
-	e.takeIndexed(q, id, slot)
+	e.takeIndexed(q, found{id, f, k})
 	return true
 }

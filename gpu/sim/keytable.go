@@ -52,6 +52,12 @@ func (t *keyTable) find(k envKey) int {
 	}
 }
 
+// live reports whether k has entries.
+func (t *keyTable) live(k envKey) bool {
+	i := t.find(k)
+	return i >= 0 && t.slots[i].f.head != 0
+}
+
 // put returns the FIFO of k, adding k with an empty FIFO if it is absent:
 // the caller then sets its tail, which marks the slot used. The pointer is
 // good until the next put.

@@ -80,7 +80,17 @@ type matchIndex struct {
 	n           int
 	order       uint64 // the next entry's order number
 	keys        keyTable
-	recv        bool // the queue holds receives (keys by recvKey), else sends (sendKey)
+	// bySrc files the keys of a specific source by that source, one key a
+	// source (the others stay in keys), once the index has held keys of
+	// many sources (denseKeys): a queue that hears from hundreds of ranks
+	// (an all-to-all's) then finds a key by one load of 16 bytes, where
+	// keys would hash it and probe a table of 64 bytes a key, twice its
+	// size as it grows. (Nil until then; kept, cleared, when the index is
+	// reused.) A key's entries are all in one FIFO, here or in keys: see
+	// fifoOf.
+	bySrc []srcSlot
+	ranks int  // the engine's ranks: the length of bySrc
+	recv  bool // the queue holds receives (keys by recvKey), else sends (sendKey)
 	// anySrc, anyTag and anyBoth count the entries whose key holds
 	// AnySource, AnyTag or both: a send looks up those keys only when some
 	// receive has them.
@@ -96,6 +106,92 @@ type mnode struct {
 
 // fifo is the first and last node of one key's entries.
 type fifo struct{ head, tail int32 }
+
+// srcSlot is the FIFO of the key (its source, tag, comm) in bySrc; it holds
+// a key once its tail is set (a node id, never 0), as a keySlot does.
+type srcSlot struct {
+	tag, comm int32
+	f         fifo
+}
+
+func (s *srcSlot) holds(k envKey) bool {
+	return s.f.tail != 0 && int(s.tag) == k.tag && int(s.comm) == k.comm
+}
+
+// denseKeys is the least number of keys at which an index files keys by
+// source (bySrc), and denseShare the least share of the ranks: so bySrc
+// (16 bytes a rank) costs at most twice the keyTable it relieves, and an
+// index of a few ranks' keys (a pipeline's tags) never makes one.
+const (
+	denseKeys  = 32
+	denseShare = 8 // 1/8 of the ranks
+)
+
+// dense returns the slot of bySrc that k files in, or nil: none yet, or k
+// has a wildcard source, or a tag or communicator past 32 bits (those stay
+// in keys).
+func (ix *matchIndex) dense(k envKey) *srcSlot {
+	if uint(k.src) < uint(len(ix.bySrc)) && int(int32(k.tag)) == k.tag && int(int32(k.comm)) == k.comm {
+		return &ix.bySrc[k.src]
+	}
+	return nil
+}
+
+// lookup returns the FIFO of k, or nil; good until the next fifoOf.
+func (ix *matchIndex) lookup(k envKey) *fifo {
+	if s := ix.dense(k); s != nil && s.holds(k) {
+		return &s.f
+	}
+	if i := ix.keys.find(k); i >= 0 {
+		return &ix.keys.slots[i].f
+	}
+	return nil
+}
+
+// fifoOf returns the FIFO of k, adding k with an empty FIFO if it is absent
+// (see keyTable.put); good until the next fifoOf. A key takes its source's
+// slot in bySrc when the slot is empty and the key has no entries in keys;
+// from then on every entry of the key goes there until the slot is empty
+// and another key of that source takes it. So a key's entries are never
+// split between bySrc and keys, and lookup, which looks in bySrc first,
+// finds all of them.
+func (ix *matchIndex) fifoOf(k envKey) *fifo {
+	if ix.bySrc == nil && ix.keys.n >= max(denseKeys, ix.ranks/denseShare) {
+		ix.goDense()
+	}
+	if s := ix.dense(k); s != nil {
+		if s.holds(k) {
+			return &s.f
+		}
+		if s.f.head == 0 && !ix.keys.live(k) {
+			s.tag, s.comm, s.f = int32(k.tag), int32(k.comm), fifo{}
+			return &s.f
+		}
+	}
+	return ix.keys.put(k)
+}
+
+// goDense makes bySrc and moves there the keys of keys that can go (see
+// fifoOf); keys keeps the rest.
+func (ix *matchIndex) goDense() {
+	ix.bySrc = make([]srcSlot, ix.ranks)
+	rest := 0
+	for i := range ix.keys.slots {
+		ks := &ix.keys.slots[i]
+		if ks.f.head == 0 {
+			continue
+		}
+		if s := ix.dense(ks.key); s != nil && s.f.tail == 0 {
+			s.tag, s.comm, s.f = int32(ks.key.tag), int32(ks.key.comm), ks.f
+			ks.f.head = 0 // (empty there: the next grow drops it)
+			continue
+		}
+		rest++
+	}
+	if rest == 0 {
+		ix.keys.clear()
+	}
+}
 
 // push appends op, filed under k, to the queue's end.
 func (ix *matchIndex) push(op *Op, k envKey) {
@@ -116,7 +212,7 @@ func (ix *matchIndex) push(op *Op, k envKey) {
 	}
 	ix.last = id
 	ix.n++
-	if f := ix.keys.put(k); f.head == 0 {
+	if f := ix.fifoOf(k); f.head == 0 {
 		f.head, f.tail = id, id
 	} else {
 		ix.nodes[f.tail].keyNext = id
@@ -138,29 +234,36 @@ func (ix *matchIndex) count(k envKey, d int) {
 }
 
 // head returns the first node of key k, or 0 (none, or its FIFO is
-// empty), and the key's slot in keys (for take).
-func (ix *matchIndex) head(k envKey) (int32, int) {
-	if i := ix.keys.find(k); i >= 0 {
-		return ix.keys.slots[i].f.head, i
+// empty), and the key's FIFO (for take).
+func (ix *matchIndex) head(k envKey) (int32, *fifo) {
+	if f := ix.lookup(k); f != nil {
+		return f.head, f
 	}
-	return 0, -1
+	return 0, nil
 }
 
-// take removes node id, the head of its key's FIFO, and returns its op.
-// slot is the key's slot in keys, or -1 if the caller does not know it
-// (then the key is the op's): a lookup that found the node passes it on, so
-// that take neither hashes the key again nor reads the op.
-func (ix *matchIndex) take(id int32, slot int) *Op {
-	nd := &ix.nodes[id]
+// found is a node a lookup found, with its key and the key's FIFO (f nil
+// if the lookup does not know them: a walk's).
+type found struct {
+	id int32
+	f  *fifo
+	k  envKey
+}
+
+// take removes the node n found, the head of its key's FIFO, and returns
+// its op. A lookup that found the node by its key passes the FIFO on, so
+// that take neither looks the key up again nor reads the op; else the key
+// is the op's.
+func (ix *matchIndex) take(n found) *Op {
+	nd := &ix.nodes[n.id]
 	op := nd.op
-	if slot < 0 {
-		k := sendKey(op)
+	if n.f == nil {
+		n.k = sendKey(op)
 		if ix.recv {
-			k = recvKey(op)
+			n.k = recvKey(op)
 		}
-		slot = ix.keys.find(k)
+		n.f = ix.lookup(n.k)
 	}
-	ks := &ix.keys.slots[slot]
 	if nd.prev != 0 {
 		ix.nodes[nd.prev].next = nd.next
 	} else {
@@ -171,11 +274,11 @@ func (ix *matchIndex) take(id int32, slot int) *Op {
 	} else {
 		ix.last = nd.prev
 	}
-	ks.f.head = nd.keyNext // (0: the key's FIFO is empty)
-	ix.count(ks.key, -1)
+	n.f.head = nd.keyNext // (0: the key's FIFO is empty)
+	ix.count(n.k, -1)
 	ix.n--
 	*nd = mnode{next: ix.free}
-	ix.free = id
+	ix.free = n.id
 	return op
 }
 
@@ -195,6 +298,7 @@ func (ix *matchIndex) reset() {
 	ix.nodes = ix.nodes[:1]
 	ix.free, ix.first, ix.last, ix.n, ix.order = 0, 0, 0, 0, 0
 	ix.keys.clear()
+	clear(ix.bySrc)
 	ix.anySrc, ix.anyTag, ix.anyBoth = 0, 0, 0
 }
 
@@ -243,11 +347,11 @@ func (e *Engine) file(q *matchQueue, op *Op, recv bool) {
 	q.ix.push(op, key(op))
 }
 
-// takeIndexed removes node id, of the key in slot (see take), from the
-// indexed q and returns its op; an index left empty goes back to the engine
-// for the next queue that grows.
-func (e *Engine) takeIndexed(q *matchQueue, id int32, slot int) *Op {
-	op := q.ix.take(id, slot)
+// takeIndexed removes the node n found (see take) from the indexed q and
+// returns its op; an index left empty goes back to the engine for the next
+// queue that grows.
+func (e *Engine) takeIndexed(q *matchQueue, n found) *Op {
+	op := q.ix.take(n)
 	if q.ix.n == 0 {
 		q.list, q.ix.list = q.ix.list, nil
 		q.ix.reset()
@@ -264,16 +368,18 @@ func (e *Engine) newIndex() *matchIndex {
 		e.spareIx = e.spareIx[:n-1]
 		return ix
 	}
-	return &matchIndex{nodes: make([]mnode, 1, 2*smallQueue)}
+	return &matchIndex{nodes: make([]mnode, 1, 2*smallQueue), ranks: len(e.ranks)}
 }
 
 // postedFor returns the node of the earliest receive of the indexed posted
-// queue that accepts send, or 0, and its key's slot.
-func postedFor(ix *matchIndex, send *Op) (int32, int) {
-	best, slot := ix.head(envKey{send.Rank, send.Tag, send.Comm})
+// queue that accepts send (id 0 if none).
+func postedFor(ix *matchIndex, send *Op) found {
+	k := envKey{send.Rank, send.Tag, send.Comm}
+	best := found{k: k}
+	best.id, best.f = ix.head(k)
 	better := func(k envKey) {
-		if id, i := ix.head(k); id != 0 && (best == 0 || ix.nodes[id].order < ix.nodes[best].order) {
-			best, slot = id, i
+		if id, f := ix.head(k); id != 0 && (best.id == 0 || ix.nodes[id].order < ix.nodes[best.id].order) {
+			best = found{id, f, k}
 		}
 	}
 	if ix.anySrc > 0 {
@@ -285,14 +391,14 @@ func postedFor(ix *matchIndex, send *Op) (int32, int) {
 	if ix.anyBoth > 0 {
 		better(envKey{trace.AnySource, trace.AnyTag, send.Comm})
 	}
-	return best, slot
+	return best
 }
 
 // takePosted removes and returns the earliest receive of the indexed
 // posted queue q that accepts send, or nil.
 func (e *Engine) takePosted(q *matchQueue, send *Op) *Op {
-	if id, slot := postedFor(q.ix, send); id != 0 {
-		return e.takeIndexed(q, id, slot)
+	if n := postedFor(q.ix, send); n.id != 0 {
+		return e.takeIndexed(q, n)
 	}
 	return nil
 }
@@ -300,8 +406,7 @@ func (e *Engine) takePosted(q *matchQueue, send *Op) *Op {
 // recvPosted reports whether dst has a posted receive that accepts send.
 func (e *Engine) recvPosted(dst *rank, send *Op) bool {
 	if q := &dst.posted; q.ix != nil {
-		id, _ := postedFor(q.ix, send)
-		return id != 0
+		return postedFor(q.ix, send).id != 0
 	}
 	for _, r := range dst.posted.list {
 		if envelopeMatches(send, r) {
@@ -312,24 +417,24 @@ func (e *Engine) recvPosted(dst *rank, send *Op) bool {
 }
 
 // unexpectedFor returns the node of the earliest send of the indexed
-// unexpected queue that recv (a receive or a probe) accepts, or 0, and its
-// key's slot when known (else -1: see take).
-func unexpectedFor(ix *matchIndex, recv *Op) (int32, int) {
+// unexpected queue that recv (a receive or a probe) accepts (id 0 if none).
+func unexpectedFor(ix *matchIndex, recv *Op) found {
 	k := recvKey(recv)
 	if k.src == noSource {
-		return 0, -1
+		return found{}
 	}
 	if k.src != trace.AnySource && k.tag != trace.AnyTag {
-		return ix.head(k)
+		id, f := ix.head(k)
+		return found{id, f, k}
 	}
-	return ix.walk(recv), -1
+	return found{id: ix.walk(recv)}
 }
 
 // takeUnexpected removes and returns the earliest send of the indexed
 // unexpected queue q that recv accepts, or nil.
 func (e *Engine) takeUnexpected(q *matchQueue, recv *Op) *Op {
-	if id, slot := unexpectedFor(q.ix, recv); id != 0 {
-		return e.takeIndexed(q, id, slot)
+	if n := unexpectedFor(q.ix, recv); n.id != 0 {
+		return e.takeIndexed(q, n)
 	}
 	return nil
 }
@@ -346,8 +451,8 @@ func probeMatch(rk *rank, probe *Op) *Op {
 		}
 		return nil
 	}
-	if id, _ := unexpectedFor(q.ix, probe); id != 0 {
-		return q.ix.nodes[id].op
+	if n := unexpectedFor(q.ix, probe); n.id != 0 {
+		return q.ix.nodes[n.id].op
 	}
 	return nil
 }

@@ -63,8 +63,10 @@ type indexedQueues struct {
 	rk *rank
 }
 
-func newIndexed() indexedQueues {
-	e := New(Config{Ranks: 8}) // (receives name sources up to 7)
+func newIndexed() indexedQueues { return newIndexedOf(8) } // (receives name sources up to 7)
+
+func newIndexedOf(ranks int) indexedQueues {
+	e := New(Config{Ranks: ranks})
 	return indexedQueues{e, &e.ranks[0]}
 }
 
@@ -109,14 +111,35 @@ func name(op *Op) string {
 // AnyTag, both, forced), probes and ready-send checks, in phases that grow
 // the queues well past smallQueue and drain them again, must match every
 // message with the same partner as the linear scan, and leave the queues in
-// the same order.
+// the same order. The second shape has the keys of many sources, so the
+// indexes file them by source (bySrc), some of a source there and the rest
+// in their keyTable.
 func TestIndexedMatchingAgreesWithLinear(t *testing.T) {
+	t.Run("few sources", func(t *testing.T) {
+		agreesWithLinear(t, 8, func(rng *rand.Rand) (int, int, int) {
+			return 1 + rng.IntN(6), 1 + rng.IntN(5), 1 + rng.IntN(2)
+		})
+	})
+	t.Run("many sources", func(t *testing.T) {
+		if dense := agreesWithLinear(t, 96, func(rng *rand.Rand) (int, int, int) {
+			return 40 + rng.IntN(56), 1 + rng.IntN(3), 1 + rng.IntN(2)
+		}); dense == 0 {
+			t.Fatal("no index filed its keys by source")
+		}
+	})
+}
+
+// agreesWithLinear runs the oracle test on an engine of the given ranks,
+// with shape drawing each seed's numbers of sources, tags and comms, and
+// returns how many seeds had an index file keys by source.
+func agreesWithLinear(t *testing.T, ranks int, shape func(*rand.Rand) (srcs, tags, comms int)) (dense int) {
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		srcs, tags, comms := 1+rng.IntN(6), 1+rng.IntN(5), 1+rng.IntN(2)
+		srcs, tags, comms := shape(rng)
 		wild := rng.Float64() * 0.4 // how often a receive has a wildcard
 		var lin linearQueues
-		ix := newIndexed()
+		ix := newIndexedOf(ranks)
+		wentDense := false
 		var seq uint64
 		for step := range 3000 {
 			// Phases: mostly sends, then mostly receives, so that each queue
@@ -169,6 +192,11 @@ func TestIndexedMatchingAgreesWithLinear(t *testing.T) {
 					t.Fatalf("seed %d step %d: receive %s matched %s, want %s", seed, step, name(r), name(got), name(want))
 				}
 			}
+			for _, q := range []*matchQueue{&ix.rk.posted, &ix.rk.unexpected} {
+				if q.ix != nil && q.ix.bySrc != nil {
+					wentDense = true
+				}
+			}
 			if step%50 == 0 || step == 2999 {
 				if got := collect(&ix.rk.posted); !slices.Equal(got, lin.posted) {
 					t.Fatalf("seed %d step %d: posted queue differs: %d entries, want %d", seed, step, len(got), len(lin.posted))
@@ -178,7 +206,11 @@ func TestIndexedMatchingAgreesWithLinear(t *testing.T) {
 				}
 			}
 		}
+		if wentDense {
+			dense++
+		}
 	}
+	return dense
 }
 
 // filler fills both queues of q past smallQueue with entries of comm 9,

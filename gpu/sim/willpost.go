@@ -103,20 +103,28 @@ func (e *Engine) WillPost(r int, kind trace.Op, peer, tag, comm int) {
 	p.n++
 }
 
-// prefetchHome starts loading the home slot of k (ix may be nil: a queue
-// not indexed).
+// prefetchHome starts loading where k would be found: its source's slot
+// in bySrc, and its home slot in keys while that holds keys (ix may be
+// nil: a queue not indexed).
 func (ix *matchIndex) prefetchHome(k envKey) {
-	if ix != nil && len(ix.keys.slots) > 0 {
+	if ix == nil {
+		return
+	}
+	if s := ix.dense(k); s != nil {
+		prefetch(unsafe.Pointer(s))
+		if ix.keys.n == 0 {
+			return
+		}
+	}
+	if len(ix.keys.slots) > 0 {
 		prefetch(unsafe.Pointer(&ix.keys.slots[ix.keys.home(k)]))
 	}
 }
 
-// headOf returns the first node of key k, or 0: head without the slot.
+// headOf returns the first node of key k, or 0: head without the FIFO.
 func (ix *matchIndex) headOf(k envKey) int32 {
-	if i := ix.keys.find(k); i >= 0 {
-		if id := ix.keys.slots[i].f.head; int(id) < len(ix.nodes) {
-			return id
-		}
+	if f := ix.lookup(k); f != nil && int(f.head) < len(ix.nodes) {
+		return f.head
 	}
 	return 0
 }
