@@ -188,8 +188,8 @@ func (q *eventQueue) prefetchBucket(tie uint64) {
 func (q *eventQueue) prefetchChain(tie uint64) {
 	for i := range q.g {
 		if g := &q.g[i]; g.big {
-			if id := g.heads[tie>>g.shift].chain; id != 0 && int(id) < len(g.nodes) {
-				prefetch(unsafe.Pointer(&g.nodes[id]))
+			if id := g.heads[tie>>g.shift].chain; id != 0 && id < g.nodes.n {
+				prefetch(unsafe.Pointer(g.nodes.at(id)))
 			}
 		}
 	}

@@ -224,8 +224,8 @@ type tieGroup struct {
 	mid     [64]uint64
 	leaf    []uint64
 	heads   []tieHead
-	nodes   []tieNode // the rest of each bucket (node 0 stands for none)
-	freeID  int32     // a free node, chained through next
+	nodes   tieNodes // the rest of each bucket (node 0 stands for none)
+	freeID  int32    // a free node, chained through next
 	// most bounds the buckets (maxBuckets; a test sets fewer), and room,
 	// 8 times it, the entries: past it, buckets would hold long chains, and
 	// more entries of its time go to the heap instead.
@@ -278,31 +278,29 @@ func (g *tieGroup) chain(h *tieHead, tie, ref uint64) {
 	if tie < h.tie {
 		// The new least: the old one moves to the front of the chain.
 		id := g.node(h.tie, h.ref)
-		g.nodes[id].next = h.chain
+		g.nodes.at(id).next = h.chain
 		h.chain = id
 		h.tie, h.ref = tie, ref
 		return
 	}
 	id := g.node(tie, ref)
-	nodes := g.nodes
 	p := &h.chain
-	for *p != 0 && nodes[*p].tie <= tie {
-		p = &nodes[*p].next
+	for *p != 0 && g.nodes.at(*p).tie <= tie {
+		p = &g.nodes.at(*p).next
 	}
-	nodes[id].next = *p
+	g.nodes.at(id).next = *p
 	*p = id
 }
 
 // node returns a free node holding (tie, ref).
 func (g *tieGroup) node(tie, ref uint64) int32 {
-	id := g.freeID
-	if id != 0 {
-		g.freeID = g.nodes[id].next
-		g.nodes[id] = tieNode{tie: tie, ref: ref}
+	if id := g.freeID; id != 0 {
+		nd := g.nodes.at(id)
+		g.freeID = nd.next
+		*nd = tieNode{tie: tie, ref: ref}
 		return id
 	}
-	g.nodes = append(g.nodes, tieNode{tie: tie, ref: ref})
-	return int32(len(g.nodes) - 1)
+	return g.nodes.push(tieNode{tie: tie, ref: ref})
 }
 
 // mark sets bucket b's bits in the bitmap.
@@ -339,7 +337,7 @@ func (g *tieGroup) pop() uint64 {
 	g.n--
 	if id := h.chain; id != 0 {
 		// The chain's first is the bucket's next least, and the group's.
-		nd := &g.nodes[id]
+		nd := g.nodes.at(id)
 		h.tie, h.ref, h.chain = nd.tie, nd.ref, nd.next
 		nd.next = g.freeID
 		g.freeID = id
@@ -382,7 +380,7 @@ func (g *tieGroup) grow() {
 		g.room = int32(8 * g.most)
 		g.aheadAt = g.room >> aheadShift
 		g.heads = make([]tieHead, minBuckets)
-		g.nodes = make([]tieNode, 1, minBuckets/2+1) // node 0 stands for none
+		g.nodes.push(tieNode{}) // node 0 stands for none
 		g.shift = uint8(64 - bits.TrailingZeros(minBuckets))
 		return
 	}
@@ -391,7 +389,8 @@ func (g *tieGroup) grow() {
 	}
 	old, oldNodes := g.heads, g.nodes
 	g.heads = make([]tieHead, 2*len(old))
-	g.nodes = make([]tieNode, 1, cap(oldNodes))
+	g.nodes = tieNodes{}
+	g.nodes.push(tieNode{})
 	g.freeID = 0
 	if len(g.heads) > 64*64 {
 		g.leaf = make([]uint64, len(g.heads)/64)
@@ -409,8 +408,9 @@ func (g *tieGroup) grow() {
 		}
 		// In tie order: each lands last in its new bucket.
 		g.insert(h.tie, h.ref)
-		for id := h.chain; id != 0; id = oldNodes[id].next {
-			g.insert(oldNodes[id].tie, oldNodes[id].ref)
+		for id := h.chain; id != 0; id = oldNodes.at(id).next {
+			nd := oldNodes.at(id)
+			g.insert(nd.tie, nd.ref)
 		}
 	}
 }
