@@ -17,6 +17,9 @@ func TestBlockedRanksHint(t *testing.T) {
 	bar := mpi.RankEnd{Rank: 1, State: mpi.StateBlocked, Blocked: "MPI_Barrier", Site: "u.c:47"}
 	recv := mpi.RankEnd{Rank: 1, State: mpi.StateBlocked, Blocked: "MPI_Recv", Site: "u.c:50"}
 	done := mpi.RankEnd{Rank: 2, State: mpi.StateFinalized}
+	winWait := mpi.RankEnd{Rank: 0, State: mpi.StateBlocked, Blocked: "MPI_Win_wait", Site: "r.c:48"}
+	winFree := mpi.RankEnd{Rank: 1, State: mpi.StateBlocked, Blocked: "MPI_Win_free", Site: "r.c:58"}
+	getStatus := mpi.RankEnd{Rank: 0, State: mpi.StateBlocked, Blocked: "MPI_Request_get_status", Site: "p.c:30"}
 	for _, tc := range []struct {
 		name  string
 		ranks []mpi.RankEnd
@@ -24,6 +27,11 @@ func TestBlockedRanksHint(t *testing.T) {
 	}{
 		{"collectives", []mpi.RankEnd{nbr, bar, done}, verdict.CollectiveMismatch.Hint()},
 		{"a receive among them", []mpi.RankEnd{nbr, recv}, verdict.Hang.Hint()},
+		// MPI_Win_free is collective, MPI_Win_wait is not: it waits for
+		// the MPI_Win_complete of the ranks its post named.
+		{"one-sided synchronization", []mpi.RankEnd{winWait, winFree, done}, mpi.RMASyncHint},
+		// A poll is no collective call (it was, as a marked call).
+		{"a poll among them", []mpi.RankEnd{getStatus, bar}, verdict.Hang.Hint()},
 	} {
 		f := blockedRanks(&mpi.MergeResult{Ranks: tc.ranks}, 3*time.Second)
 		if f.Kind != verdict.Hang || f.Hint != tc.hint {

@@ -674,19 +674,26 @@ func apiOf(h *trace.Header) string {
 func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding {
 	f := verdict.New(verdict.Hang, nil, fmt.Sprintf("every rank blocked in %s or finished, no call for %v", apiOf(&res.Header), hungAfter))
 	colls := true // every rank blocked in a collective call
+	rma := false  // some rank blocked in a one-sided synchronization call
 	for _, r := range res.Ranks {
 		if r.State == mpi.StateBlocked {
 			colls = colls && mpi.CollectiveCall(r.Blocked)
+			rma = rma || mpi.RMASyncCall(r.Blocked)
 			call := verdict.OpRef{Rank: r.Rank, Op: r.Blocked, Peer: trace.NoRank, Tag: -1, Site: r.Site, Call: r.Blocked}
 			f.Ranks = append(f.Ranks, r.Rank)
 			f.Ops = append(f.Ops, call)
 			f.Blocked = append(f.Blocked, verdict.Blocked{Rank: r.Rank, Call: call})
 		}
 	}
-	if colls && len(f.Blocked) > 0 {
+	switch {
+	case colls && len(f.Blocked) > 0:
 		// Ranks stuck in collectives wait for members that are in
 		// another one, or none: the collectives' order is the bug.
 		f.Hint = verdict.CollectiveMismatch.Hint()
+	case rma:
+		// A rank waits for another's half of an epoch (MPI_Win_wait for
+		// MPI_Win_complete...), which point-to-point's hint does not say.
+		f.Hint = mpi.RMASyncHint
 	}
 	return f
 }

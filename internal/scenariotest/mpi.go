@@ -647,6 +647,22 @@ var MPIScenarios = []MPIScenario{
 	{Name: "untraced-coll-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "untraced-coll"},
 	{Name: "untraced-coll-fixed", Ranks: 2, Args: []string{"intercomm"}, Record: complete, Plain: PlainOK, FixOf: "untraced-coll"},
 
+	// rma-sync: one-sided calls against their synchronization rules
+	// (MPI-3.1 sec. 11.5), which the shim marks. put: rank 1's MPI_Put
+	// before any fence, and unlock: its MPI_Win_unlock without a lock, fail
+	// with MPI_ERR_RMA_SYNC (mpirun exits 47): an invalid call at the line,
+	// where the window's default handler made an anonymous crash. wait:
+	// rank 0 waits (MPI_Win_wait) for an access epoch rank 1 never starts,
+	// rank 1 is in MPI_Win_free: Open MPI hangs; the recording names both,
+	// with the one-sided hint.
+	{Name: "rma-sync", Ranks: 2, Plain: PlainFail, PlainExit: 47,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "put")},
+	{Name: "rma-sync", Ranks: 2, Args: []string{"unlock"}, Plain: PlainFail, PlainExit: 47,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "unlock")},
+	{Name: "rma-sync", Ranks: 2, Args: []string{"wait"}, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{0, 1}, "wait", "free")},
+	{Name: "rma-sync-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
+
 	// coll-mismatch: Reduce against Bcast as the world's first collective:
 	// Open MPI hangs; the recording and check name both calls.
 	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,

@@ -40,7 +40,11 @@
 // (Comm_create, Comm_split_type, Comm_create_group, Intercomm_create,
 // Intercomm_merge, Cart_create, Cart_sub, Graph_create, Dist_graph_create,
 // Dist_graph_create_adjacent, Win_create, Win_allocate, Win_fence,
-// Win_free). A comm record names the call that made the communicator and
+// Win_free, Win_allocate_shared, Win_create_dynamic), and one-sided
+// communication (MPI-3.1 chapter 11: Put, Get, Accumulate,
+// Get_accumulate, Fetch_and_op, Compare_and_swap and their request forms,
+// Win_lock, Win_unlock, their _all forms, the Win_flush calls, Win_sync,
+// Win_post, Win_start, Win_complete, Win_wait). A comm record names the call that made the communicator and
 // its pc when the shim saw it made (Comm_dup, Comm_split and the marked
 // calls), for the reports that name the communicator.
 // MPI calls made by the MPI library itself inside an intercepted call are not
@@ -90,7 +94,8 @@
 // which Merge takes as the site.
 //
 // At Init the shim installs an error handler on MPI_COMM_WORLD (inherited by
-// derived communicators) that records the MPI error text and the call it
+// derived communicators), and on each window it sees made (a window's
+// default is MPI_ERRORS_ARE_FATAL, not the world's handler), that records the MPI error text and the call it
 // happened in, marks the rank errored and aborts the job, as
 // MPI_ERRORS_ARE_FATAL does. MPI_Abort is recorded the same way. An error
 // Open MPI does not detect, MPI_Start or MPI_Startall of a persistent
@@ -332,5 +337,6 @@
 // trace.ReduceOp code) in index. 84..99 their nonblocking forms (Ibarrier
 // ... Iexscan), 100..103 the Python recorder's single-tensor collectives
 // and monitored barrier, 104..123 the marked calls above (Neighbor_allgather
-// ... Win_free, in callNames' order), 124 Request_get_status.
+// ... Win_free, in callNames' order), 124 Request_get_status, 125..149 the
+// marked window and one-sided calls (Win_allocate_shared ... Win_wait).
 package mpi

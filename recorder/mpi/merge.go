@@ -458,6 +458,9 @@ func errorFinding(re RankEnd, call string) verdict.Finding {
 	if re.Error != "" {
 		msg += ": " + re.Error
 	}
+	if strings.HasPrefix(re.Error, "MPI_ERR_RMA_SYNC") {
+		msg += " (MPI-3.1 sec. 11.5: an RMA call is made inside an access epoch to its target, which MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all opened, and MPI_Win_unlock or MPI_Win_complete closes an epoch that its rank opened)"
+	}
 	return verdict.New(kind, []int{re.Rank}, msg, op)
 }
 

@@ -240,6 +240,35 @@ const (
 	// MPI_Request_get_status, recorded when it finds its request pending
 	// (as a fruitless MPI_Test).
 	callRequestGetStatus
+	// One-sided communication (MPI-3.1 chapter 11), marked as the calls
+	// from 104 are, from 125: the two other collective calls that make
+	// windows, the RMA communication calls, and the synchronization calls
+	// (a rank blocked in MPI_Win_wait or MPI_Win_unlock is named there).
+	callWinAllocateShared
+	callWinCreateDynamic
+	callPut
+	callGet
+	callAccumulate
+	callGetAccumulate
+	callFetchAndOp
+	callCompareAndSwap
+	callRput
+	callRget
+	callRaccumulate
+	callRgetAccumulate
+	callWinLock
+	callWinUnlock
+	callWinLockAll
+	callWinUnlockAll
+	callWinFlush
+	callWinFlushAll
+	callWinFlushLocal
+	callWinFlushLocalAll
+	callWinSync
+	callWinPost
+	callWinStart
+	callWinComplete
+	callWinWait
 	callCount
 )
 
@@ -275,12 +304,18 @@ var callNames = [callCount]string{
 	"MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create",
 	"MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Win_create", "MPI_Win_allocate",
 	"MPI_Win_fence", "MPI_Win_free", "MPI_Request_get_status",
+	"MPI_Win_allocate_shared", "MPI_Win_create_dynamic", "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
+	"MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Rput", "MPI_Rget", "MPI_Raccumulate", "MPI_Rget_accumulate",
+	"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush", "MPI_Win_flush_all",
+	"MPI_Win_flush_local", "MPI_Win_flush_local_all", "MPI_Win_sync", "MPI_Win_post", "MPI_Win_start",
+	"MPI_Win_complete", "MPI_Win_wait",
 }
 
 // CollectiveCall reports whether name, as RankEnd.Blocked names a call,
 // is a collective call: one that every member of its communicator makes
 // (MPI's blocking collectives, those that make communicators and windows,
-// torch.distributed's collectives).
+// MPI_Win_fence and MPI_Win_free, torch.distributed's collectives; not a
+// poll, nor one-sided communication and its other synchronization calls).
 func CollectiveCall(name string) bool {
 	c := slices.Index(callNames[:], name)
 	switch {
@@ -291,11 +326,27 @@ func CollectiveCall(name string) bool {
 	case c >= callTorchAllReduce && c <= callTorchScatter, c == callTorchBarrier, c == callTorchNewGroup,
 		c >= callTorchAllGatherIntoTensor && c <= callTorchMonitoredBarrier:
 		return true
-	case c >= callNeighborAllgather && c < callCount:
+	case c >= callNeighborAllgather && c <= callWinFree, c == callWinAllocateShared, c == callWinCreateDynamic:
 		return true
 	}
 	return false
 }
+
+// RMASyncCall reports whether name, as RankEnd.Blocked names a call, is
+// a one-sided synchronization call that waits for other ranks' calls
+// (MPI-3.1 sec. 11.5): MPI_Win_wait for the MPI_Win_complete of each rank
+// its MPI_Win_post named, MPI_Win_start or MPI_Win_complete for their
+// targets' MPI_Win_post, a lock or a flush for the locks other ranks hold.
+func RMASyncCall(name string) bool {
+	switch c := slices.Index(callNames[:], name); {
+	case c >= callWinLock && c <= callWinFlushLocalAll, c >= callWinStart && c <= callWinWait:
+		return true
+	}
+	return false
+}
+
+// RMASyncHint is the hint of a hang with a rank blocked in an RMASyncCall.
+const RMASyncHint = "match each rank's one-sided synchronization with its peers': an MPI_Win_post's group calls MPI_Win_start and MPI_Win_complete before its MPI_Win_wait returns, an access epoch opened by MPI_Win_start needs the target's MPI_Win_post, and a lock waits while another rank holds the target's lock (MPI-3.1 sec. 11.5)"
 
 func callName(c uint32) string {
 	if c < callCount {

@@ -87,7 +87,11 @@ enum {
     C_NEIGHBOR_ALLTOALLW, C_ALLTOALLW, C_COMM_CREATE, C_COMM_SPLIT_TYPE, C_COMM_CREATE_GROUP,
     C_INTERCOMM_CREATE, C_INTERCOMM_MERGE, C_CART_CREATE, C_CART_SUB, C_GRAPH_CREATE,
     C_DIST_GRAPH_CREATE, C_DIST_GRAPH_CREATE_ADJACENT, C_WIN_CREATE, C_WIN_ALLOCATE, C_WIN_FENCE, C_WIN_FREE,
-    C_REQUEST_GET_STATUS
+    C_REQUEST_GET_STATUS,
+    C_WIN_ALLOCATE_SHARED, C_WIN_CREATE_DYNAMIC, C_PUT, C_GET, C_ACCUMULATE, C_GET_ACCUMULATE, C_FETCH_AND_OP,
+    C_COMPARE_AND_SWAP, C_RPUT, C_RGET, C_RACCUMULATE, C_RGET_ACCUMULATE, C_WIN_LOCK, C_WIN_UNLOCK, C_WIN_LOCK_ALL,
+    C_WIN_UNLOCK_ALL, C_WIN_FLUSH, C_WIN_FLUSH_ALL, C_WIN_FLUSH_LOCAL, C_WIN_FLUSH_LOCAL_ALL, C_WIN_SYNC, C_WIN_POST,
+    C_WIN_START, C_WIN_COMPLETE, C_WIN_WAIT
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -109,7 +113,12 @@ static const char *call_names[] = {
     "MPI_Neighbor_alltoallv", "MPI_Neighbor_alltoallw", "MPI_Alltoallw", "MPI_Comm_create", "MPI_Comm_split_type",
     "MPI_Comm_create_group", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub",
     "MPI_Graph_create", "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Win_create",
-    "MPI_Win_allocate", "MPI_Win_fence", "MPI_Win_free", "MPI_Request_get_status"};
+    "MPI_Win_allocate", "MPI_Win_fence", "MPI_Win_free", "MPI_Request_get_status",
+    "MPI_Win_allocate_shared", "MPI_Win_create_dynamic", "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
+    "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Rput", "MPI_Rget", "MPI_Raccumulate", "MPI_Rget_accumulate",
+    "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush", "MPI_Win_flush_all",
+    "MPI_Win_flush_local", "MPI_Win_flush_local_all", "MPI_Win_sync", "MPI_Win_post", "MPI_Win_start",
+    "MPI_Win_complete", "MPI_Win_wait"};
 
 struct seg_hdr {
     char magic[8];
@@ -1779,11 +1788,44 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
     UNTRACED_COMM(C_DIST_GRAPH_CREATE_ADJACENT, newcomm,
              PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sweights, outdegree, dests, dweights, info, reorder, newcomm));
 }
+
+/* ---- one-sided communication (MPI-3.1 chapter 11): marked, not recorded ----
+ * A window's default error handler is MPI_ERRORS_ARE_FATAL, not the
+ * world's (sec. 8.3.2): the shim gives each window it sees made one that
+ * records the error as the world's does (errhandler), so that an RMA
+ * synchronization error (MPI_ERR_RMA_SYNC: a Put outside an access epoch,
+ * an unlock without a lock) names its rank, call and line. */
+static void win_errhandler(MPI_Win *win, int *code, ...) {
+    (void)win;
+    errhandler(NULL, code);
+}
+static void win_made(int rc, MPI_Win *win) {
+    MPI_Errhandler eh;
+    if (rc != MPI_SUCCESS || !win || *win == MPI_WIN_NULL) return;
+    if (PMPI_Win_create_errhandler(win_errhandler, &eh) == MPI_SUCCESS) {
+        PMPI_Win_set_errhandler(*win, eh);
+        PMPI_Errhandler_free(&eh);
+    }
+}
+/* UNTRACED_WIN is UNTRACED of a call that makes the window *WIN. */
+#define UNTRACED_WIN(CALL, WIN, PMPI_CALL) do { \
+        if (PASS) return PMPI_CALL; \
+        untraced_enter(CALL, PC()); \
+        int rc_ = untraced_leave(PMPI_CALL); \
+        win_made(rc_, WIN); \
+        return rc_; \
+    } while (0)
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    UNTRACED(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win));
+    UNTRACED_WIN(C_WIN_CREATE, win, PMPI_Win_create(base, size, disp_unit, info, comm, win));
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
-    UNTRACED(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+    UNTRACED_WIN(C_WIN_ALLOCATE, win, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+}
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    UNTRACED_WIN(C_WIN_ALLOCATE_SHARED, win, PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win));
+}
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+    UNTRACED_WIN(C_WIN_CREATE_DYNAMIC, win, PMPI_Win_create_dynamic(info, comm, win));
 }
 int MPI_Win_fence(int assertion, MPI_Win win) {
     UNTRACED(C_WIN_FENCE, PMPI_Win_fence(assertion, win));
@@ -1791,6 +1833,61 @@ int MPI_Win_fence(int assertion, MPI_Win win) {
 int MPI_Win_free(MPI_Win *win) {
     UNTRACED(C_WIN_FREE, PMPI_Win_free(win));
 }
+int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+            MPI_Win win) {
+    UNTRACED(C_PUT, PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win));
+}
+int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+            MPI_Win win) {
+    UNTRACED(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win));
+}
+int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                   MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
+    UNTRACED(C_ACCUMULATE, PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win));
+}
+int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
+    UNTRACED(C_GET_ACCUMULATE, PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win));
+}
+int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op, MPI_Win win) {
+    UNTRACED(C_FETCH_AND_OP, PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win));
+}
+int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
+                         MPI_Win win) {
+    UNTRACED(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win));
+}
+int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+             MPI_Win win, MPI_Request *req) {
+    UNTRACED(C_RPUT, PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req));
+}
+int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+             MPI_Win win, MPI_Request *req) {
+    UNTRACED(C_RGET, PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req));
+}
+int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                    MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
+    UNTRACED(C_RACCUMULATE, PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req));
+}
+int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
+    UNTRACED(C_RGET_ACCUMULATE,
+             PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req));
+}
+int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
+    UNTRACED(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win));
+}
+int MPI_Win_unlock(int target, MPI_Win win) { UNTRACED(C_WIN_UNLOCK, PMPI_Win_unlock(target, win)); }
+int MPI_Win_lock_all(int assertion, MPI_Win win) { UNTRACED(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win)); }
+int MPI_Win_unlock_all(MPI_Win win) { UNTRACED(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win)); }
+int MPI_Win_flush(int target, MPI_Win win) { UNTRACED(C_WIN_FLUSH, PMPI_Win_flush(target, win)); }
+int MPI_Win_flush_all(MPI_Win win) { UNTRACED(C_WIN_FLUSH_ALL, PMPI_Win_flush_all(win)); }
+int MPI_Win_flush_local(int target, MPI_Win win) { UNTRACED(C_WIN_FLUSH_LOCAL, PMPI_Win_flush_local(target, win)); }
+int MPI_Win_flush_local_all(MPI_Win win) { UNTRACED(C_WIN_FLUSH_LOCAL_ALL, PMPI_Win_flush_local_all(win)); }
+int MPI_Win_sync(MPI_Win win) { UNTRACED(C_WIN_SYNC, PMPI_Win_sync(win)); }
+int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) { UNTRACED(C_WIN_POST, PMPI_Win_post(group, assertion, win)); }
+int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) { UNTRACED(C_WIN_START, PMPI_Win_start(group, assertion, win)); }
+int MPI_Win_complete(MPI_Win win) { UNTRACED(C_WIN_COMPLETE, PMPI_Win_complete(win)); }
+int MPI_Win_wait(MPI_Win win) { UNTRACED(C_WIN_WAIT, PMPI_Win_wait(win)); }
 
 /* ---- blocking point-to-point ---- */
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
