@@ -32,6 +32,9 @@ const (
 	// CollectiveMismatch: the k-th collective calls of a communicator's
 	// members differ (kind, root, size, datatype or reduction op).
 	CollectiveMismatch Kind = "collective-mismatch"
+	// RMAConflict: two one-sided accesses of one epoch touch the same
+	// bytes of a window and one writes (MPI-3.1 sec. 11.7).
+	RMAConflict Kind = "rma-conflict"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -67,7 +70,7 @@ var kindTable = [...]KindInfo{
 		"stream send and recv of a pair must have the same count and datatype"},
 	{CorruptedData, "a receiver got data other than what was sent: the send buffer was rewritten while in flight, and the replay read it at the latest legal moment (mutate)", []string{DoorReplay, DoorHarness},
 		"do not write a send buffer until its request completed (Wait or Test)"},
-	{InFlightMutation, "a nonblocking send's buffer, or a nonblocking collective's send buffer, changed between its call and its completion (payload hashes differ)", []string{DoorLive, DoorMerge, DoorHarness},
+	{InFlightMutation, "a nonblocking send's buffer, a nonblocking collective's send buffer, or a one-sided Put's or Accumulate's origin buffer, changed between its call and its completion (payload hashes differ)", []string{DoorLive, DoorMerge, DoorHarness},
 		"do not write a send buffer until its request completed (Wait or Test)"},
 	{MissingWait, "a request was never completed (Wait/Test), or a receive's or nonblocking collective's request was freed while still active (MPI-3.1 sec. 3.7.3: freeing an active send is legitimate), or a stream never synchronized, before the rank finished", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing"},
@@ -93,6 +96,8 @@ var kindTable = [...]KindInfo{
 		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},
 	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, not of the same size or basic datatype, or not with the same predefined reduction op) on every rank (MPI-3.1 sec. 5.1, 5.4 ff., 5.9.1)", []string{DoorMerge, DoorReplay},
 		"make every rank of the communicator call the same collectives in the same order, with the same root, matching counts and datatypes, and the same reduction op"},
+	{RMAConflict, "two one-sided accesses (MPI_Put, MPI_Get, MPI_Accumulate...) of one fence epoch touch the same bytes of a target's window and one of them writes, other than accumulates with one op and one basic datatype: the outcome is undefined (MPI-3.1 sec. 11.7)", []string{DoorMerge},
+		"separate the accesses by a synchronization (an MPI_Win_fence between them), make them touch disjoint bytes, or use MPI_Accumulate with one op and datatype on both"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

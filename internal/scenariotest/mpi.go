@@ -663,6 +663,24 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusHung, verdict.Hang, []int{0, 1}, "wait", "free")},
 	{Name: "rma-sync-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
 
+	// rma-conflict: conflicting one-sided accesses in one fence epoch
+	// (MPI-3.1 sec. 11.7), which Open MPI runs without a word, an epoch
+	// each: two Puts to one int (put), a Put and a Get of one int (get),
+	// accumulates with different ops (acc); the merge names both calls of
+	// each (rma-conflict). origin: rank 1 writes its Put's origin buffer
+	// before the fence that completes it (sec. 11.3): an in-flight
+	// mutation at the Put and the fence. The fixed version's accumulates
+	// share one op, which is allowed. (One job: the modes are epochs of one
+	// run.)
+	// (The record's rma-conflict findings are checked as one: their ranks
+	// and lines together; TestRMAConflictRule pins which pairs.)
+	{Name: "rma-conflict", Ranks: 3, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max"),
+		RecordAlso: []MPIVerdict{
+			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
+		}},
+	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
+
 	// coll-mismatch: Reduce against Bcast as the world's first collective:
 	// Open MPI hangs; the recording and check name both calls.
 	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,

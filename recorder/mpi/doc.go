@@ -243,7 +243,7 @@
 // then published by advancing "used", so a reader never sees half of one:
 //
 //	u32  length of the whole record (low 24 bits) | type << 24
-//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site, 6 write: version 3)
+//	     (type 1 post, 2 done, 3 module, 4 comm, 5 site, 6 write, 7 rma: version 3)
 //	u8   call code
 //	uvarint mask: bit i set when field i is present (nonzero)
 //	the present fields, in bit order
@@ -309,6 +309,21 @@
 // module are the call that saw the change (the rule: recvWriteFindings;
 // how the shim watches: the shim's "receive buffers written while their
 // receive is pending").
+// An rma record is a window made (call Win_create, Win_allocate,
+// Win_allocate_shared or Win_create_dynamic: the window's id in comm, the
+// same on every member, its communicator's id in index, this rank's
+// disp_unit in count, its size in bytes) or a one-sided access (call Put,
+// Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap or a
+// request form: the window's id in comm, the target's world rank in peer,
+// the target displacement in the target's disp_units in count, the bytes
+// it touches from there in scount (the target type's true lower bound)
+// and bytes, an accumulate's reduction op in tag (255: compare-and-swap),
+// the target type's basic type in dtype, the number of Win_fence calls the
+// rank made on the window before it in index, flag set when made in a
+// lock or start epoch; req: the access's ordinal, from 1), or an origin
+// buffer written before its access completed (call: the synchronization
+// call that completed it, with its pc; req: the access's ordinal). The
+// rules: rmaFindings, originFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,

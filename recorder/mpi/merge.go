@@ -428,6 +428,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	}
 	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
 	fs = append(fs, vcountFindings(ranks, siteText)...)
+	fs = append(fs, rmaFindings(ranks, siteText)...)
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)

@@ -1,9 +1,12 @@
 package mpi
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
@@ -60,5 +63,101 @@ func TestOneSidedCallClasses(t *testing.T) {
 		if got := RMASyncCall(tc.call); got != tc.rmaSync {
 			t.Errorf("RMASyncCall(%s) = %v, want %v", tc.call, got, tc.rmaSync)
 		}
+	}
+}
+
+// TestRMAConflictRule pins rmaFindings on synthetic records of three ranks
+// and one window, rank 0's, of disp_unit 4 (the origins' own windows have
+// disp_unit 1: displacements are the target's units). One finding per
+// conflicting epoch, none for what MPI-3.1 sec. 11.7 allows.
+func TestRMAConflictRule(t *testing.T) {
+	const win = 77
+	made := func(unit int64) record {
+		return record{Type: recRMA, Call: callWinCreate, Comm: win, Count: unit, Bytes: 64, PC: 0x10}
+	}
+	// acc is an access of rank origin's to rank 0: disp in rank 0's units,
+	// bytes long, in fence epoch epoch.
+	acc := func(call uint8, disp, bytes int64, epoch int32, op trace.ReduceOp, pc uint64) record {
+		return record{Type: recRMA, Call: call, Comm: win, Peer: 0, Count: disp, Bytes: bytes, Index: epoch,
+			Tag: int32(op), Dtype: uint8(trace.Int32), PC: pc}
+	}
+	lockEpoch := func(r record) record { r.Flag = true; return r }
+	ranks := []*rankData{
+		{seg: &segment{recs: []record{made(4)}}},
+		{seg: &segment{recs: []record{made(1),
+			// epoch 1: disjoint Puts (rank 1 int 1 = bytes 4..7, rank 2 int 2 = bytes 8..11; with
+			// the origins' unit 1 they would overlap).
+			acc(callPut, 1, 4, 1, trace.ReduceNone, 0x101),
+			// epoch 2: accumulates with one op (SUM) and a fetch with MPI_NO_OP: allowed.
+			acc(callAccumulate, 0, 4, 2, trace.ReduceSum, 0x102),
+			// epoch 3: two Gets of one int: reads only.
+			acc(callGet, 3, 4, 3, trace.ReduceNone, 0x103),
+			// epoch 4: a Put inside a lock epoch, against rank 2's Put: not compared.
+			lockEpoch(acc(callPut, 0, 4, 4, trace.ReduceNone, 0x104)),
+			// epoch 5: a Put against rank 2's Get of the same int: a conflict.
+			acc(callPut, 2, 4, 5, trace.ReduceNone, 0x105),
+			// epoch 6: accumulates SUM and MAX of one int: a conflict.
+			acc(callAccumulate, 1, 4, 6, trace.ReduceSum, 0x106),
+			// epoch 0: before any fence (Open MPI's MPI_ERR_RMA_SYNC): not compared.
+			acc(callPut, 0, 4, 0, trace.ReduceNone, 0x107),
+		}}},
+		{seg: &segment{recs: []record{made(1),
+			acc(callPut, 2, 4, 1, trace.ReduceNone, 0x201),
+			acc(callAccumulate, 0, 4, 2, trace.ReduceSum, 0x202),
+			acc(callFetchAndOp, 0, 4, 2, trace.ReduceNoOp, 0x203),
+			acc(callGet, 3, 4, 3, trace.ReduceNone, 0x204),
+			acc(callPut, 0, 4, 4, trace.ReduceNone, 0x205),
+			acc(callGet, 2, 4, 5, trace.ReduceNone, 0x206),
+			acc(callAccumulate, 1, 4, 6, trace.ReduceMax, 0x207),
+			acc(callPut, 0, 4, 0, trace.ReduceNone, 0x208),
+		}}},
+	}
+	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("r.c:%x", pc) }
+	fs := rmaFindings(ranks, site)
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want the Put-Get and SUM-MAX conflicts:\n%v", len(fs), fs)
+	}
+	for i, want := range []struct {
+		lines []string
+		text  string
+	}{
+		{[]string{"r.c:105", "r.c:206"}, "rank 1's MPI_Put at r.c:105 and rank 2's MPI_Get at r.c:206 touch bytes 8..11 of rank 0's window (made by MPI_Win_create at r.c:10) in one fence epoch (between the window's MPI_Win_fence calls 5 and 6), and one of them writes"},
+		{[]string{"r.c:106", "r.c:207"}, "they accumulate with different ops or basic datatypes"},
+	} {
+		f := fs[i]
+		if f.Kind != verdict.RMAConflict || !slices.Equal(f.Ranks, []int{1, 2}) || len(f.Ops) != 2 ||
+			f.Ops[0].Site != want.lines[0] || f.Ops[1].Site != want.lines[1] {
+			t.Errorf("finding %d: %s ranks %v ops %+v, want rma-conflict of ranks 1, 2 at %v", i, f.Kind, f.Ranks, f.Ops, want.lines)
+		}
+		if !strings.Contains(f.Message, want.text) {
+			t.Errorf("finding %d says %q, want it to say %q", i, f.Message, want.text)
+		}
+	}
+}
+
+// TestRMAOriginWritten: a synchronization call's RMA record naming an
+// access's ordinal (the shim saw the access's origin buffer changed when
+// that call completed it) is an in-flight mutation at the access and the
+// call; one naming no access of the rank is nothing.
+func TestRMAOriginWritten(t *testing.T) {
+	rd := &rankData{seg: &segment{recs: []record{
+		{Type: recRMA, Call: callWinCreate, Comm: 5, Count: 4, Bytes: 16, PC: 0x10},
+		{Type: recRMA, Call: callPut, Comm: 5, Peer: 0, Count: 0, Bytes: 4, Index: 1, Req: 1, PC: 0x11},
+		{Type: recRMA, Call: callPut, Comm: 5, Peer: 2, Count: 1, Bytes: 4, Index: 1, Req: 2, PC: 0x12},
+		{Type: recRMA, Call: callWinFence, Req: 2, PC: 0x14},
+		{Type: recRMA, Call: callWinUnlock, Req: 9, PC: 0x15},
+	}}}
+	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
+	fs := rmaFindings([]*rankData{nil, rd}, site)
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want the second Put's: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Kind != verdict.InFlightMutation || !slices.Equal(f.Ranks, []int{1}) || len(f.Ops) != 2 ||
+		f.Ops[0].Site != "o.c:12" || f.Ops[1].Site != "o.c:14" || f.Ops[1].Call != "MPI_Win_fence" {
+		t.Fatalf("finding %s ranks %v ops %+v, want rank 1's in-flight mutation at o.c:12 and its fence at o.c:14", f.Kind, f.Ranks, f.Ops)
+	}
+	if want := "rank 1: the origin buffer of MPI_Put at o.c:12 to rank 2 was written before MPI_Win_fence at o.c:14 completed it"; !strings.HasPrefix(f.Message, want) {
+		t.Errorf("message %q, want it to begin %q", f.Message, want)
 	}
 }

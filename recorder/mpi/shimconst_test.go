@@ -47,7 +47,7 @@ func TestShimConstants(t *testing.T) {
 	want := map[string]int{
 		"ST_RUNNING": int(StateRunning), "ST_BLOCKED": int(StateBlocked), "ST_FINALIZED": int(StateFinalized),
 		"ST_ABORTED": int(StateAborted), "ST_ERRORED": int(StateErrored),
-		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm, "R_WRITE": recWrite,
+		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm, "R_WRITE": recWrite, "R_RMA": recRMA, "RMA_CAS": rmaCAS,
 		"OP_SEND": int(trace.OpSend), "OP_SSEND": int(trace.OpSsend), "OP_BSEND": int(trace.OpBsend),
 		"OP_RSEND": int(trace.OpRsend), "OP_RECV": int(trace.OpRecv), "OP_ISEND": int(trace.OpIsend),
 		"OP_ISSEND": int(trace.OpIssend), "OP_IBSEND": int(trace.OpIbsend), "OP_IRSEND": int(trace.OpIrsend),
@@ -86,7 +86,7 @@ func TestShimConstants(t *testing.T) {
 		}
 	}
 	for name, v := range c {
-		if _, ok := want[name]; !ok && slices.ContainsFunc([]string{"ST_", "R_", "OP_", "DT_", "HASH_", "C_"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		if _, ok := want[name]; !ok && slices.ContainsFunc([]string{"ST_", "R_", "RMA_", "OP_", "DT_", "HASH_", "C_"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			t.Errorf("%s = %d in the shim has no Go counterpart", name, v)
 		}
 	}

@@ -43,7 +43,7 @@
 #define SEG_ERR_REJECTED 1016
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
-enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6 };
+enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7 };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -1789,104 +1789,302 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
              PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sweights, outdegree, dests, dweights, info, reorder, newcomm));
 }
 
-/* ---- one-sided communication (MPI-3.1 chapter 11): marked, not recorded ----
+/* ---- one-sided communication (MPI-3.1 chapter 11) ----
+ * The calls are marked (the rank is in the call at its line), not recorded
+ * as trace ops. What the merge's rule of conflicting accesses needs is
+ * written as RMA records (R_RMA): a window's making (call C_WIN_*: comm =
+ * the window's id, index = its communicator's id, count = this rank's
+ * disp_unit, bytes = its size), and each access (call C_PUT ... C_RGET_ACCUMULATE:
+ * comm = the window's id, peer = the target's world rank, count = the
+ * target displacement in the target's disp_units, scount + bytes = the
+ * bytes it touches from there (the target type's true lower bound and
+ * span), tag = the reduction op of an accumulate (RED_ code, RMA_CAS for
+ * a compare-and-swap), dtype = the target type's basic type, index = how
+ * many MPI_Win_fence calls this rank made on the window before (the fence
+ * epoch: the same on every member, as fences are collective), flag = set
+ * when made in a lock or start epoch, which is not a fence epoch; req =
+ * its ordinal, counting the rank's accesses from 1).
+ * The origin buffer of a Put, an Accumulate, a Get_accumulate, a
+ * Fetch_and_op or a Compare_and_swap (not of their request forms, which a
+ * Wait may complete) is hashed at the call and again when the call that
+ * completes it at the origin returns (MPI_Win_fence, MPI_Win_complete,
+ * MPI_Win_unlock(_all), MPI_Win_flush(_local)(_all) of its target): when
+ * the hashes differ, the program wrote it in between (sec. 11.3: "the
+ * origin buffer must not be updated until the operation completes"), and
+ * an RMA record with that call's code, pc and module says so, with the
+ * access's ordinal in req.
+ *
  * A window's default error handler is MPI_ERRORS_ARE_FATAL, not the
  * world's (sec. 8.3.2): the shim gives each window it sees made one that
  * records the error as the world's does (errhandler), so that an RMA
  * synchronization error (MPI_ERR_RMA_SYNC: a Put outside an access epoch,
  * an unlock without a lock) names its rank, call and line. */
+enum { RMA_CAS = 255 };
+struct win {
+    MPI_Win h; /* MPI_WIN_NULL once freed (kept: it counts for the next id) */
+    int id, comm, size, fences, held;
+    int *world; /* the members' world ranks; NULL: the world's */
+};
+static struct win *wins;
+static int nwins, capwins;
+/* pending origin buffers (see above). Lock held. */
+struct rma_pend {
+    MPI_Win win;
+    int target; /* the target's rank in the window */
+    const void *buf;
+    int count;
+    MPI_Datatype dt;
+    uint64_t hash, ord;
+};
+static struct rma_pend *pends;
+static int npends, cappends;
+static uint64_t rma_ord;
+
 static void win_errhandler(MPI_Win *win, int *code, ...) {
     (void)win;
     errhandler(NULL, code);
 }
-static void win_made(int rc, MPI_Win *win) {
+/* win_find returns the window h, NULL if the shim did not see it made. Lock held. */
+static struct win *win_find(MPI_Win h) {
+    for (int i = nwins - 1; i >= 0; i--)
+        if (wins[i].h == h) return &wins[i];
+    return NULL;
+}
+/* win_made registers the window *win that CALL made at pc on comm, writes
+ * its record and gives it the shim's error handler. Lock not held. */
+static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint size, int disp_unit, MPI_Win *win) {
     MPI_Errhandler eh;
     if (rc != MPI_SUCCESS || !win || *win == MPI_WIN_NULL) return;
     if (PMPI_Win_create_errhandler(win_errhandler, &eh) == MPI_SUCCESS) {
         PMPI_Win_set_errhandler(*win, eh);
         PMPI_Errhandler_free(&eh);
     }
+    lock();
+    struct comm *c = comm_get(comm);
+    if (c && !c->inter) {
+        int k = 0;
+        for (int i = 0; i < nwins; i++) k += wins[i].comm == c->id;
+        if (nwins == capwins) {
+            capwins = capwins ? 2 * capwins : 8;
+            wins = realloc(wins, sizeof *wins * capwins);
+        }
+        struct win *w = &wins[nwins++];
+        memset(w, 0, sizeof *w);
+        w->h = *win; w->comm = c->id; w->size = c->size;
+        w->id = comm_id_of(c->id, k, -5);
+        if (c->world) {
+            w->world = malloc(sizeof(int) * c->size);
+            if (w->world) memcpy(w->world, c->world, sizeof(int) * c->size);
+        }
+        struct rec *r = rec_begin(0);
+        if (r) {
+            r->type = R_RMA; r->call = call; r->comm = w->id; r->index = c->id; r->count = disp_unit; r->bytes = size;
+            r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+            rec_commit(r);
+        }
+    }
+    unlock();
 }
-/* UNTRACED_WIN is UNTRACED of a call that makes the window *WIN. */
-#define UNTRACED_WIN(CALL, WIN, PMPI_CALL) do { \
+/* rma_access writes the record of an access that CALL at pc made (see
+ * above); redop is an accumulate's (RED_NONE for a Put or a Get). obuf,
+ * ocount, otype: the origin buffer to watch until the access completes
+ * (NULL: none). Lock not held. */
+static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, MPI_Aint disp, int tcount,
+                       MPI_Datatype ttype, int redop, const void *obuf, int ocount, MPI_Datatype otype) {
+    MPI_Aint lb, ext, tlb, text;
+    if (rc != MPI_SUCCESS || target == MPI_PROC_NULL || tcount <= 0) return;
+    lock();
+    uint64_t ord = ++rma_ord;
+    if (obuf && ocount > 0 && win_find(win)) {
+        uint64_t h = hash_data(obuf, ocount, otype);
+        if (h) {
+            if (npends == cappends) {
+                cappends = cappends ? 2 * cappends : 16;
+                pends = realloc(pends, sizeof *pends * cappends);
+            }
+            pends[npends++] = (struct rma_pend){win, target, obuf, ocount, otype, h, ord};
+        }
+    }
+    struct win *w = win_find(win);
+    quiet++;
+    int ok = w && target >= 0 && target < w->size && PMPI_Type_get_extent(ttype, &lb, &ext) == MPI_SUCCESS &&
+             PMPI_Type_get_true_extent(ttype, &tlb, &text) == MPI_SUCCESS;
+    quiet--;
+    struct rec *r = ok ? rec_begin(0) : NULL;
+    if (r) {
+        r->type = R_RMA; r->call = call; r->comm = w->id; r->peer = w->world ? w->world[target] : target;
+        r->count = disp; r->scount = tlb; r->bytes = (int64_t)(tcount - 1) * ext + text;
+        r->tag = redop; r->dtype = dtype_code(ttype); r->index = w->fences; r->flag = w->held > 0;
+        r->req = ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        rec_commit(r);
+    }
+    unlock();
+}
+/* rma_done hashes again the pending origin buffers of win's accesses to
+ * target (-1: all of them), which CALL at pc completed, and says which the
+ * program wrote (see above). Lock not held. */
+static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
+    if (rc != MPI_SUCCESS || npends == 0) return;
+    lock();
+    int kept = 0;
+    for (int i = 0; i < npends; i++) {
+        struct rma_pend *p = &pends[i];
+        if (p->win != win || (target >= 0 && p->target != target)) {
+            pends[kept++] = *p;
+            continue;
+        }
+        uint64_t h = hash_data(p->buf, p->count, p->dt); /* (0: not hashed, a freed type) */
+        struct rec *r = h && h != p->hash ? rec_begin(0) : NULL;
+        if (r) {
+            r->type = R_RMA; r->call = call; r->req = p->ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+            rec_commit(r);
+        }
+    }
+    npends = kept;
+    unlock();
+}
+/* win_sync counts a fence (fence 1) or a lock or start epoch opened (held
+ * +1) or closed (-1) on win, once the call succeeded. Lock not held. */
+static void win_sync(int rc, MPI_Win win, int fence, int held) {
+    if (rc != MPI_SUCCESS) return;
+    lock();
+    struct win *w = win_find(win);
+    if (w) {
+        w->fences += fence;
+        w->held += held;
+        if (w->held < 0) w->held = 0;
+    }
+    unlock();
+}
+/* UNTRACED_THEN is UNTRACED, then AFTER (which may read rc_ and pc_). */
+#define UNTRACED_THEN(CALL, PMPI_CALL, AFTER) do { \
         if (PASS) return PMPI_CALL; \
-        untraced_enter(CALL, PC()); \
+        uintptr_t pc_ = PC(); \
+        untraced_enter(CALL, pc_); \
         int rc_ = untraced_leave(PMPI_CALL); \
-        win_made(rc_, WIN); \
+        AFTER; \
         return rc_; \
     } while (0)
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    UNTRACED_WIN(C_WIN_CREATE, win, PMPI_Win_create(base, size, disp_unit, info, comm, win));
+    UNTRACED_THEN(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win),
+                  win_made(C_WIN_CREATE, pc_, rc_, comm, size, disp_unit, win));
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
-    UNTRACED_WIN(C_WIN_ALLOCATE, win, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+    UNTRACED_THEN(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win),
+                  win_made(C_WIN_ALLOCATE, pc_, rc_, comm, size, disp_unit, win));
 }
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
-    UNTRACED_WIN(C_WIN_ALLOCATE_SHARED, win, PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win));
+    UNTRACED_THEN(C_WIN_ALLOCATE_SHARED, PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
+                  win_made(C_WIN_ALLOCATE_SHARED, pc_, rc_, comm, size, disp_unit, win));
 }
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    UNTRACED_WIN(C_WIN_CREATE_DYNAMIC, win, PMPI_Win_create_dynamic(info, comm, win));
+    /* (Displacements on a dynamic window are addresses: disp_unit 1.) */
+    UNTRACED_THEN(C_WIN_CREATE_DYNAMIC, PMPI_Win_create_dynamic(info, comm, win),
+                  win_made(C_WIN_CREATE_DYNAMIC, pc_, rc_, comm, 0, 1, win));
 }
 int MPI_Win_fence(int assertion, MPI_Win win) {
-    UNTRACED(C_WIN_FENCE, PMPI_Win_fence(assertion, win));
+    UNTRACED_THEN(C_WIN_FENCE, PMPI_Win_fence(assertion, win),
+                  { rma_done(C_WIN_FENCE, pc_, rc_, win, -1); win_sync(rc_, win, 1, 0); });
 }
 int MPI_Win_free(MPI_Win *win) {
-    UNTRACED(C_WIN_FREE, PMPI_Win_free(win));
+    MPI_Win h = win ? *win : MPI_WIN_NULL;
+    UNTRACED_THEN(C_WIN_FREE, PMPI_Win_free(win), {
+        lock();
+        struct win *w = rc_ == MPI_SUCCESS ? win_find(h) : NULL;
+        if (w) w->h = MPI_WIN_NULL;
+        int kept = 0;
+        for (int i = 0; w && i < npends; i++)
+            if (pends[i].win != h) pends[kept++] = pends[i];
+        if (w) npends = kept;
+        unlock();
+    });
 }
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    UNTRACED(C_PUT, PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win));
+    UNTRACED_THEN(C_PUT, PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
+                  rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    UNTRACED(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win));
+    UNTRACED_THEN(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
+                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, NULL, 0, otype));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    UNTRACED(C_ACCUMULATE, PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win));
+    UNTRACED_THEN(C_ACCUMULATE, PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
+                  rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    UNTRACED(C_GET_ACCUMULATE, PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win));
+    UNTRACED_THEN(C_GET_ACCUMULATE,
+                  PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
+                  rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype));
 }
 int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op, MPI_Win win) {
-    UNTRACED(C_FETCH_AND_OP, PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win));
+    UNTRACED_THEN(C_FETCH_AND_OP, PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
+                  rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt));
 }
 int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                          MPI_Win win) {
-    UNTRACED(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win));
+    UNTRACED_THEN(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
+                  rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt));
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    UNTRACED(C_RPUT, PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req));
+    UNTRACED_THEN(C_RPUT, PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+                  rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, NULL, 0, otype));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    UNTRACED(C_RGET, PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req));
+    UNTRACED_THEN(C_RGET, PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+                  rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, NULL, 0, otype));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    UNTRACED(C_RACCUMULATE, PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req));
+    UNTRACED_THEN(C_RACCUMULATE, PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
+                  rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), NULL, 0, otype));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    UNTRACED(C_RGET_ACCUMULATE,
-             PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req));
+    UNTRACED_THEN(C_RGET_ACCUMULATE,
+                  PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
+                  rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), NULL, 0, otype));
 }
 int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
-    UNTRACED(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win));
+    UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win), win_sync(rc_, win, 0, 1));
 }
-int MPI_Win_unlock(int target, MPI_Win win) { UNTRACED(C_WIN_UNLOCK, PMPI_Win_unlock(target, win)); }
-int MPI_Win_lock_all(int assertion, MPI_Win win) { UNTRACED(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win)); }
-int MPI_Win_unlock_all(MPI_Win win) { UNTRACED(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win)); }
-int MPI_Win_flush(int target, MPI_Win win) { UNTRACED(C_WIN_FLUSH, PMPI_Win_flush(target, win)); }
-int MPI_Win_flush_all(MPI_Win win) { UNTRACED(C_WIN_FLUSH_ALL, PMPI_Win_flush_all(win)); }
-int MPI_Win_flush_local(int target, MPI_Win win) { UNTRACED(C_WIN_FLUSH_LOCAL, PMPI_Win_flush_local(target, win)); }
-int MPI_Win_flush_local_all(MPI_Win win) { UNTRACED(C_WIN_FLUSH_LOCAL_ALL, PMPI_Win_flush_local_all(win)); }
+int MPI_Win_unlock(int target, MPI_Win win) {
+    UNTRACED_THEN(C_WIN_UNLOCK, PMPI_Win_unlock(target, win),
+                  { rma_done(C_WIN_UNLOCK, pc_, rc_, win, target); win_sync(rc_, win, 0, -1); });
+}
+int MPI_Win_lock_all(int assertion, MPI_Win win) {
+    UNTRACED_THEN(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win), win_sync(rc_, win, 0, 1));
+}
+int MPI_Win_unlock_all(MPI_Win win) {
+    UNTRACED_THEN(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win),
+                  { rma_done(C_WIN_UNLOCK_ALL, pc_, rc_, win, -1); win_sync(rc_, win, 0, -1); });
+}
+int MPI_Win_flush(int target, MPI_Win win) {
+    UNTRACED_THEN(C_WIN_FLUSH, PMPI_Win_flush(target, win), rma_done(C_WIN_FLUSH, pc_, rc_, win, target));
+}
+int MPI_Win_flush_all(MPI_Win win) {
+    UNTRACED_THEN(C_WIN_FLUSH_ALL, PMPI_Win_flush_all(win), rma_done(C_WIN_FLUSH_ALL, pc_, rc_, win, -1));
+}
+int MPI_Win_flush_local(int target, MPI_Win win) {
+    UNTRACED_THEN(C_WIN_FLUSH_LOCAL, PMPI_Win_flush_local(target, win), rma_done(C_WIN_FLUSH_LOCAL, pc_, rc_, win, target));
+}
+int MPI_Win_flush_local_all(MPI_Win win) {
+    UNTRACED_THEN(C_WIN_FLUSH_LOCAL_ALL, PMPI_Win_flush_local_all(win), rma_done(C_WIN_FLUSH_LOCAL_ALL, pc_, rc_, win, -1));
+}
 int MPI_Win_sync(MPI_Win win) { UNTRACED(C_WIN_SYNC, PMPI_Win_sync(win)); }
 int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) { UNTRACED(C_WIN_POST, PMPI_Win_post(group, assertion, win)); }
-int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) { UNTRACED(C_WIN_START, PMPI_Win_start(group, assertion, win)); }
-int MPI_Win_complete(MPI_Win win) { UNTRACED(C_WIN_COMPLETE, PMPI_Win_complete(win)); }
+int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) {
+    UNTRACED_THEN(C_WIN_START, PMPI_Win_start(group, assertion, win), win_sync(rc_, win, 0, 1));
+}
+int MPI_Win_complete(MPI_Win win) {
+    UNTRACED_THEN(C_WIN_COMPLETE, PMPI_Win_complete(win),
+                  { rma_done(C_WIN_COMPLETE, pc_, rc_, win, -1); win_sync(rc_, win, 0, -1); });
+}
 int MPI_Win_wait(MPI_Win win) { UNTRACED(C_WIN_WAIT, PMPI_Win_wait(win)); }
 
 /* ---- blocking point-to-point ---- */

@@ -1,0 +1,252 @@
+package mpi
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// rmaCAS is the op code of a compare-and-swap's access record (the shim's
+// RMA_CAS): an atomic of its own, as an accumulate's op is.
+const rmaCAS = 255
+
+// rmaAccess is one one-sided access as the rule compares them: the
+// origin's world rank, its record, and the bytes [lo, hi) of the target's
+// window it touches.
+type rmaAccess struct {
+	rank   int
+	rec    *record
+	lo, hi int64
+}
+
+// windowMade is a window's making, as one member recorded it.
+type windowMade struct {
+	rank int
+	rec  *record
+}
+
+// makesWindow reports whether call makes a window (its record carries the
+// rank's disp_unit).
+func makesWindow(call uint8) bool {
+	switch call {
+	case callWinCreate, callWinAllocate, callWinAllocateShared, callWinCreateDynamic:
+		return true
+	}
+	return false
+}
+
+// accessCall reports whether call is a one-sided access (its record is
+// an access's, not a window's making or a written origin buffer's).
+func accessCall(call uint8) bool { return call >= callPut && call <= callRgetAccumulate }
+
+// rmaAtomic reports whether the access is an accumulate's: MPI_Accumulate,
+// MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap and their
+// request forms, which may touch one location concurrently with the same
+// op and basic datatype (MPI-3.1 sec. 11.7.1).
+func (a *rmaAccess) atomic() bool {
+	switch a.rec.Call {
+	case callAccumulate, callRaccumulate, callGetAccumulate, callRgetAccumulate, callFetchAndOp, callCompareAndSwap:
+		return true
+	}
+	return false
+}
+
+// writes reports whether the access updates the target's bytes: all but a
+// get and an accumulate that fetches with MPI_NO_OP.
+func (a *rmaAccess) writes() bool {
+	switch a.rec.Call {
+	case callGet, callRget:
+		return false
+	case callGetAccumulate, callRgetAccumulate, callFetchAndOp:
+		return trace.ReduceOp(a.rec.Tag) != trace.ReduceNoOp
+	}
+	return true
+}
+
+// rmaConflict reports whether two accesses of one epoch to overlapping
+// bytes conflict, and why. MPI-3.1 sec. 11.7: a location updated by a put
+// or an accumulate must not be accessed by another RMA operation until the
+// update completed, except by concurrent accumulates with the same
+// predefined datatype (with the default accumulate_ops, same_op_no_op,
+// sec. 11.2.1: the same op, or MPI_NO_OP).
+func rmaConflict(a, b *rmaAccess) (string, bool) {
+	if !a.writes() && !b.writes() {
+		return "", false
+	}
+	if a.atomic() && b.atomic() {
+		opA, opB := a.rec.Tag, b.rec.Tag
+		sameOp := opA == opB || trace.ReduceOp(opA) == trace.ReduceNoOp || trace.ReduceOp(opB) == trace.ReduceNoOp
+		if a.rec.Dtype == b.rec.Dtype && trace.Dtype(a.rec.Dtype) != trace.Opaque && a.rec.Dtype != 0 && sameOp && opA != int32(trace.ReduceUser) {
+			return "", false
+		}
+		return "they accumulate with different ops or basic datatypes", true
+	}
+	if a.writes() && b.writes() {
+		return "both write", true
+	}
+	return "one of them writes", true
+}
+
+// rmaFindings reports conflicting one-sided accesses (verdict.RMAConflict):
+// two accesses of one fence epoch (between two MPI_Win_fence calls, which
+// are collective, so the epoch is the same on every member of the window)
+// that touch the same bytes of one target's window, one of them writing,
+// as rmaConflict says. Accesses made in a lock or start epoch are not
+// compared (their order depends on when the locks were granted), nor
+// those before a window's first fence (an MPI_ERR_RMA_SYNC reports them).
+// One finding per window, target and epoch: its first conflicting pair,
+// in the order of the bytes they touch.
+func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
+	type winKey struct {
+		rank int
+		win  int32
+	}
+	units := map[winKey]int64{}
+	made := map[int32]windowMade{}
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		for i := range rd.seg.recs {
+			if p := &rd.seg.recs[i]; p.Type == recRMA && makesWindow(p.Call) {
+				units[winKey{r, p.Comm}] = p.Count
+				if _, ok := made[p.Comm]; !ok {
+					made[p.Comm] = windowMade{r, p}
+				}
+			}
+		}
+	}
+	if len(units) == 0 {
+		return nil
+	}
+	var fs []verdict.Finding
+	for r, rd := range ranks {
+		if rd != nil {
+			fs = append(fs, originFindings(r, rd, siteText)...)
+		}
+	}
+	type epochKey struct {
+		win, target, epoch int32
+	}
+	epochs := map[epochKey][]rmaAccess{}
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		for i := range rd.seg.recs {
+			p := &rd.seg.recs[i]
+			if p.Type != recRMA || !accessCall(p.Call) || p.Flag || p.Index <= 0 || p.Bytes <= 0 {
+				continue
+			}
+			unit, ok := units[winKey{int(p.Peer), p.Comm}]
+			if !ok || unit <= 0 {
+				continue
+			}
+			lo := p.Count*unit + p.SCount
+			k := epochKey{p.Comm, p.Peer, p.Index}
+			epochs[k] = append(epochs[k], rmaAccess{rank: r, rec: p, lo: lo, hi: lo + p.Bytes})
+		}
+	}
+	keys := make([]epochKey, 0, len(epochs))
+	for k := range epochs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b epochKey) int {
+		return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.target, b.target), cmp.Compare(a.epoch, b.epoch))
+	})
+	for _, k := range keys {
+		acc := epochs[k]
+		// By first byte, then origin and its record order (stable): the
+		// first pair found does not depend on the map's order.
+		slices.SortStableFunc(acc, func(a, b rmaAccess) int {
+			return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.rank, b.rank))
+		})
+	pairs:
+		for i := range acc {
+			for j := i + 1; j < len(acc) && acc[j].lo < acc[i].hi; j++ {
+				if why, ok := rmaConflict(&acc[i], &acc[j]); ok {
+					fs = append(fs, rmaFinding(ranks, siteText, &acc[i], &acc[j], why, made[k.win]))
+					break pairs
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// originFindings reports rank r's one-sided accesses whose origin buffer
+// the program wrote before the call that completed them at the origin
+// (an RMA record of that synchronization call naming the access's
+// ordinal: see the shim), as in-flight mutations: MPI-3.1 sec. 11.3, "the
+// origin buffer must not be updated until the operation completes", and
+// the target may get either data.
+func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	var byOrd map[uint64]*record
+	var fs []verdict.Finding
+	for i := range rd.seg.recs {
+		p := &rd.seg.recs[i]
+		if p.Type != recRMA || makesWindow(p.Call) {
+			continue
+		}
+		if accessCall(p.Call) {
+			if byOrd == nil {
+				byOrd = map[uint64]*record{}
+			}
+			byOrd[p.Req] = p
+			continue
+		}
+		a, ok := byOrd[p.Req]
+		if !ok {
+			continue
+		}
+		call, sync := callName(uint32(a.Call)), callName(uint32(p.Call))
+		ra := verdict.OpRef{Rank: r, Op: call, Peer: int(a.Peer), Tag: -1, Site: siteText(rd, a.Module, a.PC, a.Site), Call: call}
+		rs := verdict.OpRef{Rank: r, Op: sync, Peer: trace.NoRank, Tag: -1, Site: siteText(rd, p.Module, p.PC, p.Site), Call: sync}
+		at := func(o verdict.OpRef) string {
+			if o.Site == "" {
+				return o.Call
+			}
+			return o.Call + " at " + o.Site
+		}
+		msg := fmt.Sprintf("rank %d: the origin buffer of %s to rank %d was written before %s completed it: the target may get either data (MPI-3.1 sec. 11.3: the origin buffer must not be updated until the operation completes)",
+			r, at(ra), a.Peer, at(rs))
+		f := verdict.New(verdict.InFlightMutation, []int{r}, msg, ra, rs)
+		f.Hint = "do not write a Put's or an Accumulate's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// rmaFinding words a conflict of a and b.
+func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why string, m windowMade) verdict.Finding {
+	ref := func(x *rmaAccess) verdict.OpRef {
+		call := callName(uint32(x.rec.Call))
+		return verdict.OpRef{Rank: x.rank, Op: call, Peer: int(x.rec.Peer), Tag: -1,
+			Site: siteText(ranks[x.rank], x.rec.Module, x.rec.PC, x.rec.Site), Call: call}
+	}
+	ra, rb := ref(a), ref(b)
+	at := func(o verdict.OpRef) string {
+		if o.Site == "" {
+			return o.Call
+		}
+		return o.Call + " at " + o.Site
+	}
+	lo, hi := max(a.lo, b.lo), min(a.hi, b.hi)
+	window := fmt.Sprintf("rank %d's window", a.rec.Peer)
+	if m.rec != nil {
+		if s := siteText(ranks[m.rank], m.rec.Module, m.rec.PC, m.rec.Site); s != "" {
+			window += fmt.Sprintf(" (made by %s at %s)", callName(uint32(m.rec.Call)), s)
+		}
+	}
+	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch bytes %d..%d of %s in one fence epoch (between the window's MPI_Win_fence calls %d and %d), and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
+		a.rank, at(ra), b.rank, at(rb), lo, hi-1, window, a.rec.Index, a.rec.Index+1, why)
+	rs := []int{a.rank}
+	if b.rank != a.rank {
+		rs = append(rs, b.rank)
+		slices.Sort(rs)
+	}
+	return verdict.New(verdict.RMAConflict, rs, msg, ra, rb)
+}

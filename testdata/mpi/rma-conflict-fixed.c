@@ -1,0 +1,55 @@
+/* rma-conflict-fixed (3 ranks): rma-conflict's accesses without a
+ * conflict, every mode in one run (an argument runs one). put: ranks 1 and
+ * 2 MPI_Put to ints 0 and 3, disjoint bytes. get: rank 2 MPI_Gets int 1 an
+ * epoch after rank 1's MPI_Put (a fence between them). acc: both
+ * MPI_Accumulate with MPI_SUM into int 2, which MPI-3.1 sec. 11.7 allows
+ * concurrently (the same op and predefined datatype). Rank 0 and rank 2
+ * check the values. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int want(const char *mode, const char *m) { return mode == NULL || strcmp(mode, m) == 0; }
+
+int main(int argc, char **argv)
+{
+	int rank, size, buf[4] = {0}, v, got = -1, bad = 0;
+	const char *mode = argc > 1 ? argv[1] : NULL;
+	MPI_Win win;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 3) {
+		if (rank == 0)
+			fprintf(stderr, "rma-conflict-fixed: needs 3 ranks, got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	v = rank + 1;
+	MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_fence(0, win);
+	if (want(mode, "put") && rank > 0)
+		MPI_Put(&v, 1, MPI_INT, 0, rank == 1 ? 0 : 3, 1, MPI_INT, win);
+	if (want(mode, "get") && rank == 1)
+		MPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win);
+	if (want(mode, "acc") && rank > 0)
+		MPI_Accumulate(&v, 1, MPI_INT, 0, 2, 1, MPI_INT, MPI_SUM, win);
+	MPI_Win_fence(0, win);
+	if (want(mode, "get") && rank == 2)
+		MPI_Get(&got, 1, MPI_INT, 0, 1, 1, MPI_INT, win);
+	MPI_Win_fence(0, win);
+	if (rank == 0)
+		bad = (want(mode, "put") && (buf[0] != 2 || buf[3] != 3)) || (want(mode, "acc") && buf[2] != 5);
+	if (rank == 2)
+		bad = want(mode, "get") && got != 2;
+	MPI_Win_free(&win);
+	if (bad) {
+		fprintf(stderr, "rma-conflict-fixed: rank %d: wrong values %d %d %d %d, got %d\n", rank, buf[0], buf[1], buf[2], buf[3], got);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (rank == 0)
+		printf("rma-conflict-fixed: ok\n");
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* rma-conflict (3 ranks): conflicting one-sided accesses in one fence
+ * epoch (MPI-3.1 sec. 11.7: a location updated by a put or an accumulate
+ * must not be accessed by another RMA operation of the epoch, except by
+ * accumulates with the same op and predefined datatype). Rank 0 exposes a
+ * window of 4 ints; each mode is an epoch between two MPI_Win_fence calls,
+ * all of them one after the other without an argument (an argument runs
+ * one):
+ *   put: ranks 1 and 2 both MPI_Put to its int 0;
+ *   get: rank 1 MPI_Puts to int 1 while rank 2 MPI_Gets it;
+ *   acc: rank 1 MPI_Accumulates MPI_SUM into int 2, rank 2 MPI_MAX;
+ *   origin: rank 1 writes the origin buffer of its MPI_Put to int 3 before
+ *     the fence that completes it (sec. 11.3).
+ * Open MPI runs them without a word, and int 0 holds whichever Put landed
+ * last. p2ptrace: an rma-conflict naming both calls and lines for each of
+ * the first three, an in-flight-mutation naming the Put and the fence for
+ * the last.
+ * Fix: rma-conflict-fixed. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int want(const char *mode, const char *m) { return mode == NULL || strcmp(mode, m) == 0; }
+
+int main(int argc, char **argv)
+{
+	int rank, size, buf[4] = {0}, v, got = -1;
+	const char *mode = argc > 1 ? argv[1] : NULL;
+	MPI_Win win;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 3) {
+		if (rank == 0)
+			fprintf(stderr, "rma-conflict: needs 3 ranks, got %d\n", size);
+		MPI_Finalize();
+		return 2;
+	}
+	v = rank + 1;
+	MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_fence(0, win);
+	if (want(mode, "put")) {
+		if (rank == 1)
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: put-1
+		if (rank == 2)
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: put-2
+		MPI_Win_fence(0, win);
+	}
+	if (want(mode, "get")) {
+		if (rank == 1)
+			MPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win); // culprit: get-put
+		if (rank == 2)
+			MPI_Get(&got, 1, MPI_INT, 0, 1, 1, MPI_INT, win); // culprit: get-get
+		MPI_Win_fence(0, win);
+	}
+	if (want(mode, "acc")) {
+		if (rank == 1)
+			MPI_Accumulate(&v, 1, MPI_INT, 0, 2, 1, MPI_INT, MPI_SUM, win); // culprit: acc-sum
+		if (rank == 2)
+			MPI_Accumulate(&v, 1, MPI_INT, 0, 2, 1, MPI_INT, MPI_MAX, win); // culprit: acc-max
+		MPI_Win_fence(0, win);
+	}
+	if (want(mode, "origin")) {
+		if (rank == 1) {
+			MPI_Put(&v, 1, MPI_INT, 0, 3, 1, MPI_INT, win); // culprit: origin-put
+			v = 42;
+		}
+		MPI_Win_fence(0, win); // culprit: origin-fence
+	}
+	MPI_Win_free(&win);
+	if (rank == 0)
+		printf("rma-conflict: ok\n");
+	MPI_Finalize();
+	return 0;
+}
