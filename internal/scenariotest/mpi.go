@@ -669,13 +669,17 @@ var MPIScenarios = []MPIScenario{
 	// accumulates with different ops (acc); the merge names both calls of
 	// each (rma-conflict). origin: rank 1 writes its Put's origin buffer
 	// before the fence that completes it (sec. 11.3): an in-flight
-	// mutation at the Put and the fence. The fixed version's accumulates
-	// share one op, which is allowed. (One job: the modes are epochs of one
-	// run.)
+	// mutation at the Put and the fence. lock: two Puts to one int in
+	// shared lock epochs open at the same time (a barrier of the two
+	// inside them). The fixed version's accumulates share one op, which is
+	// allowed, its Puts in exclusive lock epochs are serialized, and its
+	// shared epochs are ordered by a barrier. (One job: the modes are
+	// epochs of one run.)
 	// (The record's rma-conflict findings are checked as one: their ranks
 	// and lines together; TestRMAConflictRule pins which pairs.)
 	{Name: "rma-conflict", Ranks: 3, Plain: PlainOK,
-		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max"),
+		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max",
+			"lock-1", "lock-2"),
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
 		}},

@@ -3,6 +3,7 @@ package mpi
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -13,6 +14,17 @@ import (
 // RMA_CAS): an atomic of its own, as an accumulate's op is.
 const rmaCAS = 255
 
+// The epoch of an access, in its record's Op (the shim's RMA_EPOCH_*),
+// and rmaEpochEnd, the record of a lock epoch's end (Req: the lock's
+// ordinal on its rank, T0: when the unlock returned).
+const (
+	rmaEpochFence  = iota // a fence epoch (or none)
+	rmaEpochExcl          // MPI_Win_lock(MPI_LOCK_EXCLUSIVE); Source: the lock's ordinal
+	rmaEpochShared        // MPI_Win_lock(MPI_LOCK_SHARED) or MPI_Win_lock_all; Source likewise
+	rmaEpochStart         // MPI_Win_start
+	rmaEpochEnd
+)
+
 // rmaAccess is one one-sided access as the rule compares them: the
 // origin's world rank, its record, and the bytes [lo, hi) of the target's
 // window it touches.
@@ -20,6 +32,12 @@ type rmaAccess struct {
 	rank   int
 	rec    *record
 	lo, hi int64
+}
+
+// winKey is one member's view of a window: its world rank and the window's id.
+type winKey struct {
+	rank int
+	win  int32
 }
 
 // windowMade is a window's making, as one member recorded it.
@@ -94,16 +112,13 @@ func rmaConflict(a, b *rmaAccess) (string, bool) {
 // two accesses of one fence epoch (between two MPI_Win_fence calls, which
 // are collective, so the epoch is the same on every member of the window)
 // that touch the same bytes of one target's window, one of them writing,
-// as rmaConflict says. Accesses made in a lock or start epoch are not
-// compared (their order depends on when the locks were granted), nor
-// those before a window's first fence (an MPI_ERR_RMA_SYNC reports them).
-// One finding per window, target and epoch: its first conflicting pair,
-// in the order of the bytes they touch.
+// as rmaConflict says. One finding per window, target and epoch: its
+// first conflicting pair, in the order of the bytes they touch. Accesses
+// made in lock epochs are sharedLockFindings'; those of start epochs are
+// not compared, nor those before a window's first fence (an
+// MPI_ERR_RMA_SYNC reports them). Then each rank's written origin
+// buffers (originFindings).
 func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
-	type winKey struct {
-		rank int
-		win  int32
-	}
 	units := map[winKey]int64{}
 	made := map[int32]windowMade{}
 	for r, rd := range ranks {
@@ -168,7 +183,98 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 		for i := range acc {
 			for j := i + 1; j < len(acc) && acc[j].lo < acc[i].hi; j++ {
 				if why, ok := rmaConflict(&acc[i], &acc[j]); ok {
-					fs = append(fs, rmaFinding(ranks, siteText, &acc[i], &acc[j], why, made[k.win]))
+					epoch := fmt.Sprintf("in one fence epoch (between the window's MPI_Win_fence calls %d and %d)", k.epoch, k.epoch+1)
+					fs = append(fs, rmaFinding(ranks, siteText, &acc[i], &acc[j], why, made[k.win], epoch))
+					break pairs
+				}
+			}
+		}
+	}
+	return append(fs, sharedLockFindings(ranks, siteText, units, made)...)
+}
+
+// lockedAccess is an access made in a shared lock epoch, with the wall
+// time from its call to its epoch's end (the unlock's return: the access
+// is complete at the target by then), on the run's clock.
+type lockedAccess struct {
+	rmaAccess
+	from, to int64
+}
+
+// sharedLockFindings reports conflicting accesses made in shared lock
+// epochs (MPI_Win_lock(MPI_LOCK_SHARED), MPI_Win_lock_all) to one target:
+// such epochs of different origins exclude nothing, so two accesses in
+// them that conflict (rmaConflict) and were in flight at the same time,
+// each from its call to its epoch's unlock, were concurrent (MPI-3.1 sec.
+// 11.7). Accesses of exclusive lock epochs are serialized by the lock and
+// never compared; two epochs of one origin are ordered by its own calls;
+// epochs that did not overlap in time (a barrier between them, say) are
+// not reported. One finding per window and target: its first pair.
+func sharedLockFindings(ranks []*rankData, siteText siteTextFunc, units map[winKey]int64, made map[int32]windowMade) []verdict.Finding {
+	type lockKey struct {
+		rank int
+		ord  uint64
+	}
+	ends := map[lockKey]int64{}
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		for i := range rd.seg.recs {
+			if p := &rd.seg.recs[i]; p.Type == recRMA && p.Op == rmaEpochEnd {
+				ends[lockKey{r, p.Req}] = rd.offset + int64(p.T0)
+			}
+		}
+	}
+	type targetKey struct{ win, target int32 }
+	byTarget := map[targetKey][]lockedAccess{}
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		for i := range rd.seg.recs {
+			p := &rd.seg.recs[i]
+			if p.Type != recRMA || !accessCall(p.Call) || p.Op != rmaEpochShared || p.Bytes <= 0 {
+				continue
+			}
+			unit, ok := units[winKey{int(p.Peer), p.Comm}]
+			if !ok || unit <= 0 {
+				continue
+			}
+			to, ok := ends[lockKey{r, uint64(p.Source)}]
+			if !ok {
+				to = math.MaxInt64 // never unlocked: in flight until the end
+			}
+			lo := p.Count*unit + p.SCount
+			k := targetKey{p.Comm, p.Peer}
+			byTarget[k] = append(byTarget[k], lockedAccess{rmaAccess{rank: r, rec: p, lo: lo, hi: lo + p.Bytes}, rd.offset + int64(p.T0), to})
+		}
+	}
+	keys := make([]targetKey, 0, len(byTarget))
+	for k := range byTarget {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b targetKey) int { return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.target, b.target)) })
+	var fs []verdict.Finding
+	for _, k := range keys {
+		acc := byTarget[k]
+		slices.SortStableFunc(acc, func(a, b lockedAccess) int {
+			return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.rank, b.rank))
+		})
+	pairs:
+		for i := range acc {
+			a := &acc[i]
+			for j := i + 1; j < len(acc) && acc[j].from < a.to; j++ {
+				b := &acc[j]
+				if a.rank == b.rank && a.rec.Source != b.rec.Source {
+					continue // two epochs of one origin: its own calls order them
+				}
+				if a.hi <= b.lo || b.hi <= a.lo {
+					continue
+				}
+				if why, ok := rmaConflict(&a.rmaAccess, &b.rmaAccess); ok {
+					fs = append(fs, rmaFinding(ranks, siteText, &a.rmaAccess, &b.rmaAccess, why, made[k.win],
+						"in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time"))
 					break pairs
 				}
 			}
@@ -188,7 +294,7 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	var fs []verdict.Finding
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
-		if p.Type != recRMA || makesWindow(p.Call) {
+		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd {
 			continue
 		}
 		if accessCall(p.Call) {
@@ -220,8 +326,11 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	return fs
 }
 
-// rmaFinding words a conflict of a and b.
-func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why string, m windowMade) verdict.Finding {
+// rmaFinding words a conflict of a and b in the epoch (or epochs) epoch says.
+func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why string, m windowMade, epoch string) verdict.Finding {
+	if b.rank < a.rank {
+		a, b = b, a // (the lower rank first, whichever came first)
+	}
 	ref := func(x *rmaAccess) verdict.OpRef {
 		call := callName(uint32(x.rec.Call))
 		return verdict.OpRef{Rank: x.rank, Op: call, Peer: int(x.rec.Peer), Tag: -1,
@@ -241,8 +350,8 @@ func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why s
 			window += fmt.Sprintf(" (made by %s at %s)", callName(uint32(m.rec.Call)), s)
 		}
 	}
-	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch bytes %d..%d of %s in one fence epoch (between the window's MPI_Win_fence calls %d and %d), and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
-		a.rank, at(ra), b.rank, at(rb), lo, hi-1, window, a.rec.Index, a.rec.Index+1, why)
+	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch bytes %d..%d of %s %s, and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
+		a.rank, at(ra), b.rank, at(rb), lo, hi-1, window, epoch, why)
 	rs := []int{a.rank}
 	if b.rank != a.rank {
 		rs = append(rs, b.rank)

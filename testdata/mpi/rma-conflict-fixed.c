@@ -3,8 +3,11 @@
  * 2 MPI_Put to ints 0 and 3, disjoint bytes. get: rank 2 MPI_Gets int 1 an
  * epoch after rank 1's MPI_Put (a fence between them). acc: both
  * MPI_Accumulate with MPI_SUM into int 2, which MPI-3.1 sec. 11.7 allows
- * concurrently (the same op and predefined datatype). Rank 0 and rank 2
- * check the values. */
+ * concurrently (the same op and predefined datatype). lock: ranks 1 and
+ * 2 MPI_Put to int 0 in exclusive lock epochs (the lock serializes them),
+ * then rank 1 MPI_Puts to int 1 in a shared one and rank 2 MPI_Gets it in
+ * another, after a barrier that follows rank 1's unlock. Rank 0 and rank
+ * 2 check the values. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +46,27 @@ int main(int argc, char **argv)
 		bad = (want(mode, "put") && (buf[0] != 2 || buf[3] != 3)) || (want(mode, "acc") && buf[2] != 5);
 	if (rank == 2)
 		bad = want(mode, "get") && got != 2;
+	if (want(mode, "lock")) {
+		MPI_Barrier(MPI_COMM_WORLD); // (rank 0 read its window above: no Put may land meanwhile)
+		if (rank > 0) {
+			MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+			MPI_Win_unlock(0, win);
+		}
+		if (rank == 1) {
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win);
+			MPI_Win_unlock(0, win);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 2) {
+			got = -1;
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+			MPI_Get(&got, 1, MPI_INT, 0, 1, 1, MPI_INT, win);
+			MPI_Win_unlock(0, win);
+			bad |= got != 2;
+		}
+	}
 	MPI_Win_free(&win);
 	if (bad) {
 		fprintf(stderr, "rma-conflict-fixed: rank %d: wrong values %d %d %d %d, got %d\n", rank, buf[0], buf[1], buf[2], buf[3], got);

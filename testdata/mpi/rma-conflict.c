@@ -9,7 +9,11 @@
  *   get: rank 1 MPI_Puts to int 1 while rank 2 MPI_Gets it;
  *   acc: rank 1 MPI_Accumulates MPI_SUM into int 2, rank 2 MPI_MAX;
  *   origin: rank 1 writes the origin buffer of its MPI_Put to int 3 before
- *     the fence that completes it (sec. 11.3).
+ *     the fence that completes it (sec. 11.3);
+ *   lock: ranks 1 and 2 each MPI_Put to int 0 in a shared lock epoch
+ *     (MPI_Win_lock_all), which excludes nothing, and meet in a barrier of
+ *     their own before their MPI_Win_unlock_all: the epochs are open at
+ *     the same time, the Puts concurrent.
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
  * the first three, an in-flight-mutation naming the Put and the fence for
@@ -26,6 +30,7 @@ int main(int argc, char **argv)
 	int rank, size, buf[4] = {0}, v, got = -1;
 	const char *mode = argc > 1 ? argv[1] : NULL;
 	MPI_Win win;
+	MPI_Comm pair;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -66,6 +71,19 @@ int main(int argc, char **argv)
 			v = 42;
 		}
 		MPI_Win_fence(0, win); // culprit: origin-fence
+	}
+	if (want(mode, "lock")) {
+		MPI_Comm_split(MPI_COMM_WORLD, rank > 0, rank, &pair);
+		if (rank > 0) {
+			MPI_Win_lock_all(0, win);
+			if (rank == 1)
+				MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: lock-1
+			else
+				MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: lock-2
+			MPI_Barrier(pair);
+			MPI_Win_unlock_all(win);
+		}
+		MPI_Comm_free(&pair);
 	}
 	MPI_Win_free(&win);
 	if (rank == 0)

@@ -1820,11 +1820,26 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * synchronization error (MPI_ERR_RMA_SYNC: a Put outside an access epoch,
  * an unlock without a lock) names its rank, call and line. */
 enum { RMA_CAS = 255 };
+/* The epoch of an access, in its record's op: a fence epoch (or none), an
+ * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all: source
+ * = the lock's ordinal on the rank), a start epoch; RMA_EPOCH_END is the
+ * record of a lock epoch's end (MPI_Win_unlock or MPI_Win_unlock_all
+ * returned: req = the lock's ordinal, t0 = when). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END };
+struct win_lock {
+    int target; /* -1: MPI_Win_lock_all */
+    int shared;
+    uint64_t ord;
+};
+enum { WIN_LOCKS = 16 };
 struct win {
     MPI_Win h; /* MPI_WIN_NULL once freed (kept: it counts for the next id) */
     int id, comm, size, fences, held;
     int *world; /* the members' world ranks; NULL: the world's */
+    struct win_lock locks[WIN_LOCKS]; /* the lock epochs this rank holds (more go untracked) */
+    int nlocks;
 };
+static uint64_t lock_ord;
 static struct win *wins;
 static int nwins, capwins;
 /* pending origin buffers (see above). Lock held. */
@@ -1916,6 +1931,13 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
         r->count = disp; r->scount = tlb; r->bytes = (int64_t)(tcount - 1) * ext + text;
         r->tag = redop; r->dtype = dtype_code(ttype); r->index = w->fences; r->flag = w->held > 0;
         r->req = ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        if (w->held > 0) {
+            const struct win_lock *l = NULL;
+            for (int i = 0; i < w->nlocks; i++)
+                if (w->locks[i].target == target || (w->locks[i].target < 0 && !l)) l = &w->locks[i];
+            r->op = l ? (l->shared ? RMA_EPOCH_SHARED : RMA_EPOCH_EXCL) : RMA_EPOCH_START;
+            r->source = l ? (int32_t)l->ord : 0;
+        }
         rec_commit(r);
     }
     unlock();
@@ -1941,6 +1963,34 @@ static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
         }
     }
     npends = kept;
+    unlock();
+}
+/* win_lock notes a lock epoch opened on win (target -1: MPI_Win_lock_all). Lock not held. */
+static void win_lock(int rc, MPI_Win win, int target, int shared) {
+    if (rc != MPI_SUCCESS) return;
+    lock();
+    struct win *w = win_find(win);
+    if (w && w->nlocks < WIN_LOCKS) w->locks[w->nlocks++] = (struct win_lock){target, shared, ++lock_ord};
+    unlock();
+}
+/* win_unlock closes the lock epoch of target on win (-1: the
+ * MPI_Win_lock_all one) and writes its end's record. Lock not held. */
+static void win_unlock(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
+    if (rc != MPI_SUCCESS) return;
+    lock();
+    struct win *w = win_find(win);
+    for (int i = 0; w && i < w->nlocks; i++) {
+        if (w->locks[i].target != target) continue;
+        struct rec *r = rec_begin(0);
+        if (r) {
+            r->type = R_RMA; r->call = call; r->op = RMA_EPOCH_END; r->comm = w->id; r->req = w->locks[i].ord;
+            r->peer = target < 0 ? -1 : w->world ? w->world[target] : target;
+            r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+            rec_commit(r);
+        }
+        w->locks[i] = w->locks[--w->nlocks];
+        break;
+    }
     unlock();
 }
 /* win_sync counts a fence (fence 1) or a lock or start epoch opened (held
@@ -2051,18 +2101,22 @@ int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *
                   rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), NULL, 0, otype));
 }
 int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
-    UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win), win_sync(rc_, win, 0, 1));
+    UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win),
+                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, target, type == MPI_LOCK_SHARED); });
 }
 int MPI_Win_unlock(int target, MPI_Win win) {
     UNTRACED_THEN(C_WIN_UNLOCK, PMPI_Win_unlock(target, win),
-                  { rma_done(C_WIN_UNLOCK, pc_, rc_, win, target); win_sync(rc_, win, 0, -1); });
+                  { rma_done(C_WIN_UNLOCK, pc_, rc_, win, target); win_sync(rc_, win, 0, -1);
+                    win_unlock(C_WIN_UNLOCK, pc_, rc_, win, target); });
 }
 int MPI_Win_lock_all(int assertion, MPI_Win win) {
-    UNTRACED_THEN(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win), win_sync(rc_, win, 0, 1));
+    UNTRACED_THEN(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win),
+                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -1, 1); });
 }
 int MPI_Win_unlock_all(MPI_Win win) {
     UNTRACED_THEN(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win),
-                  { rma_done(C_WIN_UNLOCK_ALL, pc_, rc_, win, -1); win_sync(rc_, win, 0, -1); });
+                  { rma_done(C_WIN_UNLOCK_ALL, pc_, rc_, win, -1); win_sync(rc_, win, 0, -1);
+                    win_unlock(C_WIN_UNLOCK_ALL, pc_, rc_, win, -1); });
 }
 int MPI_Win_flush(int target, MPI_Win win) {
     UNTRACED_THEN(C_WIN_FLUSH, PMPI_Win_flush(target, win), rma_done(C_WIN_FLUSH, pc_, rc_, win, target));
