@@ -96,8 +96,8 @@ var kindTable = [...]KindInfo{
 		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},
 	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, not of the same size or basic datatype, or not with the same predefined reduction op) on every rank (MPI-3.1 sec. 5.1, 5.4 ff., 5.9.1)", []string{DoorMerge, DoorReplay},
 		"make every rank of the communicator call the same collectives in the same order, with the same root, matching counts and datatypes, and the same reduction op"},
-	{RMAConflict, "two one-sided accesses (MPI_Put, MPI_Get, MPI_Accumulate...) of one fence epoch touch the same bytes of a target's window and one of them writes, other than accumulates with one op and one basic datatype: the outcome is undefined (MPI-3.1 sec. 11.7)", []string{DoorMerge},
-		"separate the accesses by a synchronization (an MPI_Win_fence between them), make them touch disjoint bytes, or use MPI_Accumulate with one op and datatype on both"},
+	{RMAConflict, "two one-sided accesses (MPI_Put, MPI_Get, MPI_Accumulate...) of one fence epoch, or of shared lock or start epochs open at the same time, touch the same bytes of a target's window and one of them writes, other than accumulates with one op and one basic datatype: the outcome is undefined (MPI-3.1 sec. 11.7)", []string{DoorMerge},
+		"separate the accesses by a synchronization (an MPI_Win_fence between them, or exclusive locks), make them touch disjoint bytes, or use MPI_Accumulate with one op and datatype on both"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

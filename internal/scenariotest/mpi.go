@@ -671,7 +671,9 @@ var MPIScenarios = []MPIScenario{
 	// before the fence that completes it (sec. 11.3): an in-flight
 	// mutation at the Put and the fence. lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
-	// inside them). The fixed version's accumulates share one op, which is
+	// inside them); pscw: likewise in two origins' access epochs of one
+	// exposure epoch (MPI_Win_post/start/complete/wait). The fixed
+	// version's accumulates share one op, which is
 	// allowed, its Puts in exclusive lock epochs are serialized, and its
 	// shared epochs are ordered by a barrier. (One job: the modes are
 	// epochs of one run.)
@@ -679,7 +681,7 @@ var MPIScenarios = []MPIScenario{
 	// and lines together; TestRMAConflictRule pins which pairs.)
 	{Name: "rma-conflict", Ranks: 3, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max",
-			"lock-1", "lock-2"),
+			"lock-1", "lock-2", "pscw-1", "pscw-2"),
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
 		}},

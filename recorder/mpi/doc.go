@@ -321,13 +321,13 @@
 // the target type's basic type in dtype, the number of Win_fence calls the
 // rank made on the window before it in index, flag set when made in a
 // lock or start epoch, and then the epoch in op (1 exclusive lock, 2
-// shared lock or lock_all, 3 start) and the lock's ordinal in source;
-// req: the access's ordinal, from 1), a lock epoch's end (op 4: call
-// Win_unlock or Win_unlock_all, the lock's ordinal in req, t0 when it
-// returned), or an origin buffer written before its access completed (op
-// 0, call: the synchronization call that completed it, with its pc; req:
-// the access's ordinal). The rules: rmaFindings, sharedLockFindings,
-// originFindings.
+// shared lock or lock_all, 3 start) and the epoch's ordinal in source;
+// req: the access's ordinal, from 1), a lock or start epoch's end (op 4:
+// call Win_unlock, Win_unlock_all or Win_complete, the epoch's ordinal in
+// req, t0 when it returned), or an origin buffer written before its access
+// completed (op 0, call: the synchronization call that completed it, with
+// its pc; req: the access's ordinal). The rules: rmaFindings,
+// concurrentEpochFindings, originFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,

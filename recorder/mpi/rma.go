@@ -15,13 +15,13 @@ import (
 const rmaCAS = 255
 
 // The epoch of an access, in its record's Op (the shim's RMA_EPOCH_*),
-// and rmaEpochEnd, the record of a lock epoch's end (Req: the lock's
-// ordinal on its rank, T0: when the unlock returned).
+// and rmaEpochEnd, the record of a lock or start epoch's end (Req: the
+// epoch's ordinal on its rank, T0: when the unlock or complete returned).
 const (
 	rmaEpochFence  = iota // a fence epoch (or none)
-	rmaEpochExcl          // MPI_Win_lock(MPI_LOCK_EXCLUSIVE); Source: the lock's ordinal
+	rmaEpochExcl          // MPI_Win_lock(MPI_LOCK_EXCLUSIVE); Source: the epoch's ordinal
 	rmaEpochShared        // MPI_Win_lock(MPI_LOCK_SHARED) or MPI_Win_lock_all; Source likewise
-	rmaEpochStart         // MPI_Win_start
+	rmaEpochStart         // MPI_Win_start to MPI_Win_complete; Source likewise
 	rmaEpochEnd
 )
 
@@ -114,9 +114,9 @@ func rmaConflict(a, b *rmaAccess) (string, bool) {
 // that touch the same bytes of one target's window, one of them writing,
 // as rmaConflict says. One finding per window, target and epoch: its
 // first conflicting pair, in the order of the bytes they touch. Accesses
-// made in lock epochs are sharedLockFindings'; those of start epochs are
-// not compared, nor those before a window's first fence (an
-// MPI_ERR_RMA_SYNC reports them). Then each rank's written origin
+// made in lock and start epochs are concurrentEpochFindings', those
+// before a window's first fence are not compared (an MPI_ERR_RMA_SYNC
+// reports them). Then each rank's written origin
 // buffers (originFindings).
 func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 	units := map[winKey]int64{}
@@ -190,27 +190,33 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 			}
 		}
 	}
-	return append(fs, sharedLockFindings(ranks, siteText, units, made)...)
+	return append(fs, concurrentEpochFindings(ranks, siteText, units, made)...)
 }
 
-// lockedAccess is an access made in a shared lock epoch, with the wall
-// time from its call to its epoch's end (the unlock's return: the access
-// is complete at the target by then), on the run's clock.
+// lockedAccess is an access made in a shared lock or a start epoch, with
+// the wall time from its call to its epoch's end (the unlock's or the
+// complete's return: the access is complete at the origin by then, and at
+// the target before the target can order anything after it), on the run's
+// clock.
 type lockedAccess struct {
 	rmaAccess
 	from, to int64
 }
 
-// sharedLockFindings reports conflicting accesses made in shared lock
-// epochs (MPI_Win_lock(MPI_LOCK_SHARED), MPI_Win_lock_all) to one target:
-// such epochs of different origins exclude nothing, so two accesses in
+// concurrentEpochFindings reports conflicting accesses to one target
+// made in shared lock epochs (MPI_Win_lock(MPI_LOCK_SHARED),
+// MPI_Win_lock_all) or in access epochs of MPI_Win_start: such epochs of
+// different origins exclude nothing (the origins of one exposure epoch,
+// MPI_Win_post to MPI_Win_wait, access it together), so two accesses in
 // them that conflict (rmaConflict) and were in flight at the same time,
-// each from its call to its epoch's unlock, were concurrent (MPI-3.1 sec.
+// each from its call to its epoch's end, were concurrent (MPI-3.1 sec.
 // 11.7). Accesses of exclusive lock epochs are serialized by the lock and
 // never compared; two epochs of one origin are ordered by its own calls;
-// epochs that did not overlap in time (a barrier between them, say) are
-// not reported. One finding per window and target: its first pair.
-func sharedLockFindings(ranks []*rankData, siteText siteTextFunc, units map[winKey]int64, made map[int32]windowMade) []verdict.Finding {
+// epochs that did not overlap in time (a barrier between them, or two
+// exposure epochs of the target) are not reported. One finding per pair
+// of concurrent epochs: its first conflicting pair of accesses, in time
+// order.
+func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map[winKey]int64, made map[int32]windowMade) []verdict.Finding {
 	type lockKey struct {
 		rank int
 		ord  uint64
@@ -234,7 +240,7 @@ func sharedLockFindings(ranks []*rankData, siteText siteTextFunc, units map[winK
 		}
 		for i := range rd.seg.recs {
 			p := &rd.seg.recs[i]
-			if p.Type != recRMA || !accessCall(p.Call) || p.Op != rmaEpochShared || p.Bytes <= 0 {
+			if p.Type != recRMA || !accessCall(p.Call) || (p.Op != rmaEpochShared && p.Op != rmaEpochStart) || p.Bytes <= 0 {
 				continue
 			}
 			unit, ok := units[winKey{int(p.Peer), p.Comm}]
@@ -261,7 +267,11 @@ func sharedLockFindings(ranks []*rankData, siteText siteTextFunc, units map[winK
 		slices.SortStableFunc(acc, func(a, b lockedAccess) int {
 			return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.rank, b.rank))
 		})
-	pairs:
+		type epoch struct {
+			rank int
+			ord  int32
+		}
+		seen := map[[2]epoch]bool{}
 		for i := range acc {
 			a := &acc[i]
 			for j := i + 1; j < len(acc) && acc[j].from < a.to; j++ {
@@ -269,18 +279,29 @@ func sharedLockFindings(ranks []*rankData, siteText siteTextFunc, units map[winK
 				if a.rank == b.rank && a.rec.Source != b.rec.Source {
 					continue // two epochs of one origin: its own calls order them
 				}
-				if a.hi <= b.lo || b.hi <= a.lo {
+				pair := [2]epoch{{a.rank, a.rec.Source}, {b.rank, b.rec.Source}}
+				if a.hi <= b.lo || b.hi <= a.lo || seen[pair] {
 					continue
 				}
 				if why, ok := rmaConflict(&a.rmaAccess, &b.rmaAccess); ok {
-					fs = append(fs, rmaFinding(ranks, siteText, &a.rmaAccess, &b.rmaAccess, why, made[k.win],
-						"in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time"))
-					break pairs
+					seen[pair] = true
+					fs = append(fs, rmaFinding(ranks, siteText, &a.rmaAccess, &b.rmaAccess, why, made[k.win], epochsWords(a.rec.Op, b.rec.Op)))
 				}
 			}
 		}
 	}
 	return fs
+}
+
+// epochsWords says which epochs two concurrent accesses were made in.
+func epochsWords(a, b uint8) string {
+	switch {
+	case a == rmaEpochShared && b == rmaEpochShared:
+		return "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time"
+	case a == rmaEpochStart && b == rmaEpochStart:
+		return "in access epochs (MPI_Win_start to MPI_Win_complete) open at the same time"
+	}
+	return "in a shared lock epoch and an access epoch of MPI_Win_start open at the same time"
 }
 
 // originFindings reports rank r's one-sided accesses whose origin buffer

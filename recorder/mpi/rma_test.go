@@ -162,14 +162,14 @@ func TestRMAOriginWritten(t *testing.T) {
 	}
 }
 
-// TestRMASharedLockRule pins the shared lock epochs' rule: conflicting
-// accesses of two origins' shared epochs that were open at the same time
-// are reported; epochs that did not overlap in time (something ordered
-// them), exclusive epochs, and one origin's successive epochs are not.
-// Each case has a window of its own (findings are one per window and
-// target).
-func TestRMASharedLockRule(t *testing.T) {
-	const overlap, ordered, exclusive, successive = 9, 10, 11, 12
+// TestRMAConcurrentEpochRule pins the rule of shared lock and start
+// epochs: conflicting accesses of two origins' shared epochs, or start
+// epochs, that were open at the same time are reported; epochs that did
+// not overlap in time (something ordered them), exclusive epochs, and one
+// origin's successive epochs are not. Each case has a window of its own
+// (findings are one per window and target).
+func TestRMAConcurrentEpochRule(t *testing.T) {
+	const overlap, ordered, exclusive, successive, start = 9, 10, 11, 12, 13
 	made := func(win int32) record {
 		return record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 64, PC: 0x10}
 	}
@@ -182,7 +182,7 @@ func TestRMASharedLockRule(t *testing.T) {
 	end := func(ord uint64, t uint64) record {
 		return record{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Peer: -1, Req: ord, T0: t}
 	}
-	wins := []record{made(overlap), made(ordered), made(exclusive), made(successive)}
+	wins := []record{made(overlap), made(ordered), made(exclusive), made(successive), made(start)}
 	ranks := []*rankData{
 		{seg: &segment{recs: wins}},
 		{offset: 1000, seg: &segment{recs: append(slices.Clone(wins),
@@ -191,24 +191,34 @@ func TestRMASharedLockRule(t *testing.T) {
 			acc(exclusive, callPut, rmaEpochExcl, 3, 800, 0x103), end(3, 900), // [1800, 1900]
 			acc(successive, callPut, rmaEpochShared, 4, 1000, 0x104), end(4, 1005),
 			acc(successive, callGet, rmaEpochShared, 5, 1010, 0x105), end(5, 1100),
+			acc(start, callPut, rmaEpochStart, 6, 2000, 0x106), end(6, 2100), // [3000, 3100]
 		)}},
 		{offset: 0, seg: &segment{recs: append(slices.Clone(wins),
 			acc(overlap, callPut, rmaEpochShared, 1, 1200, 0x201), end(1, 1300), // inside rank 1's
 			acc(ordered, callGet, rmaEpochShared, 2, 1750, 0x202), end(2, 1900), // after rank 1's ended
 			acc(exclusive, callPut, rmaEpochExcl, 3, 1850, 0x203), end(3, 1950), // overlapping, but exclusive
+			acc(start, callAccumulate, rmaEpochStart, 4, 3050, 0x204), end(4, 3200), // inside rank 1's
 		)}},
 	}
 	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("l.c:%x", pc) }
 	fs := rmaFindings(ranks, site)
-	if len(fs) != 1 {
-		t.Fatalf("%d findings, want one, of the overlapping shared epochs: %v", len(fs), fs)
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want two, of the overlapping shared and start epochs: %v", len(fs), fs)
 	}
-	f := fs[0]
-	if f.Kind != verdict.RMAConflict || !slices.Equal(f.Ranks, []int{1, 2}) || len(f.Ops) != 2 ||
-		f.Ops[0].Site != "l.c:101" || f.Ops[1].Site != "l.c:201" {
-		t.Fatalf("finding %s ranks %v ops %+v, want ranks 1 and 2 at l.c:101 and l.c:201", f.Kind, f.Ranks, f.Ops)
-	}
-	if want := "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time, and both write"; !strings.Contains(f.Message, want) {
-		t.Errorf("message %q, want it to say %q", f.Message, want)
+	for i, want := range []struct {
+		lines [2]string
+		text  string
+	}{
+		{[2]string{"l.c:101", "l.c:201"}, "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time, and both write"},
+		{[2]string{"l.c:106", "l.c:204"}, "in access epochs (MPI_Win_start to MPI_Win_complete) open at the same time, and both write"},
+	} {
+		f := fs[i]
+		if f.Kind != verdict.RMAConflict || !slices.Equal(f.Ranks, []int{1, 2}) || len(f.Ops) != 2 ||
+			f.Ops[0].Site != want.lines[0] || f.Ops[1].Site != want.lines[1] {
+			t.Errorf("finding %d: %s ranks %v ops %+v, want ranks 1 and 2 at %v", i, f.Kind, f.Ranks, f.Ops, want.lines)
+		}
+		if !strings.Contains(f.Message, want.text) {
+			t.Errorf("finding %d says %q, want it to say %q", i, f.Message, want.text)
+		}
 	}
 }

@@ -6,8 +6,9 @@
  * concurrently (the same op and predefined datatype). lock: ranks 1 and
  * 2 MPI_Put to int 0 in exclusive lock epochs (the lock serializes them),
  * then rank 1 MPI_Puts to int 1 in a shared one and rank 2 MPI_Gets it in
- * another, after a barrier that follows rank 1's unlock. Rank 0 and rank
- * 2 check the values. */
+ * another, after a barrier that follows rank 1's unlock. pscw: ranks 1
+ * and 2 MPI_Put to ints 0 and 3, disjoint bytes, in access epochs of one
+ * exposure epoch of rank 0. Rank 0 and rank 2 check the values. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +67,25 @@ int main(int argc, char **argv)
 			MPI_Win_unlock(0, win);
 			bad |= got != 2;
 		}
+	}
+	if (want(mode, "pscw")) {
+		MPI_Group world, grp;
+		int ranks[2] = {1, 2}, zero = 0;
+		MPI_Barrier(MPI_COMM_WORLD); // (the lock epochs above are over)
+		MPI_Comm_group(MPI_COMM_WORLD, &world);
+		if (rank == 0) {
+			MPI_Group_incl(world, 2, ranks, &grp);
+			MPI_Win_post(grp, 0, win);
+			MPI_Win_wait(win);
+			bad |= buf[0] != 2 || buf[3] != 3;
+		} else {
+			MPI_Group_incl(world, 1, &zero, &grp);
+			MPI_Win_start(grp, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, rank == 1 ? 0 : 3, 1, MPI_INT, win);
+			MPI_Win_complete(win);
+		}
+		MPI_Group_free(&grp);
+		MPI_Group_free(&world);
 	}
 	MPI_Win_free(&win);
 	if (bad) {

@@ -13,7 +13,11 @@
  *   lock: ranks 1 and 2 each MPI_Put to int 0 in a shared lock epoch
  *     (MPI_Win_lock_all), which excludes nothing, and meet in a barrier of
  *     their own before their MPI_Win_unlock_all: the epochs are open at
- *     the same time, the Puts concurrent.
+ *     the same time, the Puts concurrent;
+ *   pscw: rank 0 exposes its window to ranks 1 and 2 (MPI_Win_post), and
+ *     each MPI_Puts to int 1 in its access epoch (MPI_Win_start to
+ *     MPI_Win_complete), meeting the other in a barrier inside it: the
+ *     origins of one exposure epoch access it together.
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
  * the first three, an in-flight-mutation naming the Put and the fence for
@@ -83,6 +87,29 @@ int main(int argc, char **argv)
 			MPI_Barrier(pair);
 			MPI_Win_unlock_all(win);
 		}
+		MPI_Comm_free(&pair);
+	}
+	if (want(mode, "pscw")) {
+		MPI_Group world, grp;
+		int ranks[2] = {1, 2}, zero = 0;
+		MPI_Comm_group(MPI_COMM_WORLD, &world);
+		MPI_Comm_split(MPI_COMM_WORLD, rank > 0, rank, &pair);
+		if (rank == 0) {
+			MPI_Group_incl(world, 2, ranks, &grp);
+			MPI_Win_post(grp, 0, win);
+			MPI_Win_wait(win);
+		} else {
+			MPI_Group_incl(world, 1, &zero, &grp);
+			MPI_Win_start(grp, 0, win);
+			if (rank == 1)
+				MPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win); // culprit: pscw-1
+			else
+				MPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win); // culprit: pscw-2
+			MPI_Barrier(pair);
+			MPI_Win_complete(win);
+		}
+		MPI_Group_free(&grp);
+		MPI_Group_free(&world);
 		MPI_Comm_free(&pair);
 	}
 	MPI_Win_free(&win);

@@ -1821,14 +1821,15 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * an unlock without a lock) names its rank, call and line. */
 enum { RMA_CAS = 255 };
 /* The epoch of an access, in its record's op: a fence epoch (or none), an
- * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all: source
- * = the lock's ordinal on the rank), a start epoch; RMA_EPOCH_END is the
- * record of a lock epoch's end (MPI_Win_unlock or MPI_Win_unlock_all
- * returned: req = the lock's ordinal, t0 = when). */
+ * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all), an
+ * access epoch of MPI_Win_start (source = the epoch's ordinal on the rank,
+ * but for a fence epoch); RMA_EPOCH_END is the record of such an epoch's
+ * end (MPI_Win_unlock, MPI_Win_unlock_all or MPI_Win_complete returned:
+ * req = the epoch's ordinal, t0 = when). */
 enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END };
 struct win_lock {
-    int target; /* -1: MPI_Win_lock_all */
-    int shared;
+    int target; /* -1: MPI_Win_lock_all; -2: MPI_Win_start */
+    int kind;   /* RMA_EPOCH_EXCL, _SHARED or _START */
     uint64_t ord;
 };
 enum { WIN_LOCKS = 16 };
@@ -1836,7 +1837,7 @@ struct win {
     MPI_Win h; /* MPI_WIN_NULL once freed (kept: it counts for the next id) */
     int id, comm, size, fences, held;
     int *world; /* the members' world ranks; NULL: the world's */
-    struct win_lock locks[WIN_LOCKS]; /* the lock epochs this rank holds (more go untracked) */
+    struct win_lock locks[WIN_LOCKS]; /* the lock and start epochs this rank holds (more go untracked) */
     int nlocks;
 };
 static uint64_t lock_ord;
@@ -1935,7 +1936,7 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
             const struct win_lock *l = NULL;
             for (int i = 0; i < w->nlocks; i++)
                 if (w->locks[i].target == target || (w->locks[i].target < 0 && !l)) l = &w->locks[i];
-            r->op = l ? (l->shared ? RMA_EPOCH_SHARED : RMA_EPOCH_EXCL) : RMA_EPOCH_START;
+            r->op = l ? l->kind : RMA_EPOCH_START;
             r->source = l ? (int32_t)l->ord : 0;
         }
         rec_commit(r);
@@ -1965,16 +1966,17 @@ static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
     npends = kept;
     unlock();
 }
-/* win_lock notes a lock epoch opened on win (target -1: MPI_Win_lock_all). Lock not held. */
-static void win_lock(int rc, MPI_Win win, int target, int shared) {
+/* win_lock notes a lock or start epoch (kind) opened on win (target -1:
+ * MPI_Win_lock_all, -2: MPI_Win_start). Lock not held. */
+static void win_lock(int rc, MPI_Win win, int target, int kind) {
     if (rc != MPI_SUCCESS) return;
     lock();
     struct win *w = win_find(win);
-    if (w && w->nlocks < WIN_LOCKS) w->locks[w->nlocks++] = (struct win_lock){target, shared, ++lock_ord};
+    if (w && w->nlocks < WIN_LOCKS) w->locks[w->nlocks++] = (struct win_lock){target, kind, ++lock_ord};
     unlock();
 }
-/* win_unlock closes the lock epoch of target on win (-1: the
- * MPI_Win_lock_all one) and writes its end's record. Lock not held. */
+/* win_unlock closes the epoch of target on win (-1: the MPI_Win_lock_all
+ * one, -2: the MPI_Win_start one) and writes its end's record. Lock not held. */
 static void win_unlock(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
     if (rc != MPI_SUCCESS) return;
     lock();
@@ -2102,7 +2104,8 @@ int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *
 }
 int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win),
-                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, target, type == MPI_LOCK_SHARED); });
+                  { win_sync(rc_, win, 0, 1);
+                    win_lock(rc_, win, target, type == MPI_LOCK_SHARED ? RMA_EPOCH_SHARED : RMA_EPOCH_EXCL); });
 }
 int MPI_Win_unlock(int target, MPI_Win win) {
     UNTRACED_THEN(C_WIN_UNLOCK, PMPI_Win_unlock(target, win),
@@ -2111,7 +2114,7 @@ int MPI_Win_unlock(int target, MPI_Win win) {
 }
 int MPI_Win_lock_all(int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win),
-                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -1, 1); });
+                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -1, RMA_EPOCH_SHARED); });
 }
 int MPI_Win_unlock_all(MPI_Win win) {
     UNTRACED_THEN(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win),
@@ -2133,11 +2136,13 @@ int MPI_Win_flush_local_all(MPI_Win win) {
 int MPI_Win_sync(MPI_Win win) { UNTRACED(C_WIN_SYNC, PMPI_Win_sync(win)); }
 int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) { UNTRACED(C_WIN_POST, PMPI_Win_post(group, assertion, win)); }
 int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) {
-    UNTRACED_THEN(C_WIN_START, PMPI_Win_start(group, assertion, win), win_sync(rc_, win, 0, 1));
+    UNTRACED_THEN(C_WIN_START, PMPI_Win_start(group, assertion, win),
+                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -2, RMA_EPOCH_START); });
 }
 int MPI_Win_complete(MPI_Win win) {
     UNTRACED_THEN(C_WIN_COMPLETE, PMPI_Win_complete(win),
-                  { rma_done(C_WIN_COMPLETE, pc_, rc_, win, -1); win_sync(rc_, win, 0, -1); });
+                  { rma_done(C_WIN_COMPLETE, pc_, rc_, win, -1); win_sync(rc_, win, 0, -1);
+                    win_unlock(C_WIN_COMPLETE, pc_, rc_, win, -2); });
 }
 int MPI_Win_wait(MPI_Win win) { UNTRACED(C_WIN_WAIT, PMPI_Win_wait(win)); }
 
