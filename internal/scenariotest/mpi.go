@@ -669,7 +669,9 @@ var MPIScenarios = []MPIScenario{
 	// accumulates with different ops (acc); the merge names both calls of
 	// each (rma-conflict). origin: rank 1 writes its Put's origin buffer
 	// before the fence that completes it (sec. 11.3): an in-flight
-	// mutation at the Put and the fence. lock: two Puts to one int in
+	// mutation at the Put and the fence; getbuf: rank 2 writes its Get's
+	// origin buffer before that fence, a recv-buffer-write at the Get and
+	// the fence. lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
 	// inside them); pscw: likewise in two origins' access epochs of one
 	// exposure epoch (MPI_Win_post/start/complete/wait). The fixed
@@ -684,6 +686,7 @@ var MPIScenarios = []MPIScenario{
 			"lock-1", "lock-2", "pscw-1", "pscw-2"),
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
+			find("", verdict.RecvBufferWrite, []int{2}, "getbuf-get", "getbuf-fence"),
 		}},
 	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
 

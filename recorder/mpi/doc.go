@@ -324,9 +324,11 @@
 // shared lock or lock_all, 3 start) and the epoch's ordinal in source;
 // req: the access's ordinal, from 1), a lock or start epoch's end (op 4:
 // call Win_unlock, Win_unlock_all or Win_complete, the epoch's ordinal in
-// req, t0 when it returned), or an origin buffer written before its access
+// req, t0 when it returned), an origin buffer written before its access
 // completed (op 0, call: the synchronization call that completed it, with
-// its pc; req: the access's ordinal). The rules: rmaFindings,
+// its pc; req: the access's ordinal), or a Get's origin buffer the program
+// wrote while the Get was pending (op 5, call: the call at whose entry the
+// watch saw it; req: the access's ordinal). The rules: rmaFindings,
 // concurrentEpochFindings, originFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,

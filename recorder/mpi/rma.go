@@ -23,6 +23,9 @@ const (
 	rmaEpochShared        // MPI_Win_lock(MPI_LOCK_SHARED) or MPI_Win_lock_all; Source likewise
 	rmaEpochStart         // MPI_Win_start to MPI_Win_complete; Source likewise
 	rmaEpochEnd
+	// rmaWritten: a Get's origin buffer the program wrote before the access
+	// completed (Req: the access's ordinal; Call, PC: the call that saw it).
+	rmaWritten
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the
@@ -329,6 +332,10 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 		if !ok {
 			continue
 		}
+		if p.Op == rmaWritten {
+			fs = append(fs, getWrittenFinding(r, rd, siteText, a, p))
+			continue
+		}
 		call, sync := callName(uint32(a.Call)), callName(uint32(p.Call))
 		ra := verdict.OpRef{Rank: r, Op: call, Peer: int(a.Peer), Tag: -1, Site: siteText(rd, a.Module, a.PC, a.Site), Call: call}
 		rs := verdict.OpRef{Rank: r, Op: sync, Peer: trace.NoRank, Tag: -1, Site: siteText(rd, p.Module, p.PC, p.Site), Call: sync}
@@ -345,6 +352,27 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// getWrittenFinding words a Get's origin buffer written (the write
+// record w) before the access a completed: a receive buffer written while
+// its receive is pending, in one-sided terms (MPI-3.1 sec. 11.3: the origin
+// buffer of a get must not be accessed until the operation completes).
+func getWrittenFinding(r int, rd *rankData, siteText siteTextFunc, a, w *record) verdict.Finding {
+	call, saw := callName(uint32(a.Call)), callName(uint32(w.Call))
+	ra := verdict.OpRef{Rank: r, Op: call, Peer: int(a.Peer), Tag: -1, Site: siteText(rd, a.Module, a.PC, a.Site), Call: call}
+	rs := verdict.OpRef{Rank: r, Op: saw, Peer: trace.NoRank, Tag: -1, Site: siteText(rd, w.Module, w.PC, w.Site), Call: saw}
+	at := func(o verdict.OpRef) string {
+		if o.Site == "" {
+			return o.Call
+		}
+		return o.Call + " at " + o.Site
+	}
+	msg := fmt.Sprintf("rank %d: the program wrote the origin buffer of %s from rank %d before the access completed (seen at %s): the write or the data got is lost (MPI-3.1 sec. 11.3: the buffer must not be accessed until the operation completes)",
+		r, at(ra), a.Peer, at(rs))
+	f := verdict.New(verdict.RecvBufferWrite, []int{r}, msg, ra, rs)
+	f.Hint = "do not touch an MPI_Get's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
+	return f
 }
 
 // rmaFinding words a conflict of a and b in the epoch (or epochs) epoch says.

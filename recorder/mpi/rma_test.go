@@ -138,7 +138,8 @@ func TestRMAConflictRule(t *testing.T) {
 // TestRMAOriginWritten: a synchronization call's RMA record naming an
 // access's ordinal (the shim saw the access's origin buffer changed when
 // that call completed it) is an in-flight mutation at the access and the
-// call; one naming no access of the rank is nothing.
+// call; one naming no access of the rank is nothing, and an epoch's end is
+// not one. A written Get's origin buffer is a recv-buffer-write.
 func TestRMAOriginWritten(t *testing.T) {
 	rd := &rankData{seg: &segment{recs: []record{
 		{Type: recRMA, Call: callWinCreate, Comm: 5, Count: 4, Bytes: 16, PC: 0x10},
@@ -146,11 +147,18 @@ func TestRMAOriginWritten(t *testing.T) {
 		{Type: recRMA, Call: callPut, Comm: 5, Peer: 2, Count: 1, Bytes: 4, Index: 1, Req: 2, PC: 0x12},
 		{Type: recRMA, Call: callWinFence, Req: 2, PC: 0x14},
 		{Type: recRMA, Call: callWinUnlock, Req: 9, PC: 0x15},
+		{Type: recRMA, Call: callGet, Comm: 5, Peer: 0, Count: 2, Bytes: 4, Index: 2, Req: 3, PC: 0x16},
+		{Type: recRMA, Call: callWinFence, Op: rmaWritten, Req: 3, PC: 0x17},
+		{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Req: 1, PC: 0x18}, // (an epoch's end: its Req is a lock's)
 	}}}
 	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
 	fs := rmaFindings([]*rankData{nil, rd}, site)
-	if len(fs) != 1 {
-		t.Fatalf("%d findings, want the second Put's: %v", len(fs), fs)
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want the second Put's and the Get's: %v", len(fs), fs)
+	}
+	if g := fs[1]; g.Kind != verdict.RecvBufferWrite || len(g.Ops) != 2 || g.Ops[0].Site != "o.c:16" || g.Ops[1].Site != "o.c:17" ||
+		!strings.HasPrefix(g.Message, "rank 1: the program wrote the origin buffer of MPI_Get at o.c:16 from rank 0 before the access completed (seen at MPI_Win_fence at o.c:17)") {
+		t.Errorf("Get's finding: %s ops %+v %q", g.Kind, g.Ops, g.Message)
 	}
 	f := fs[0]
 	if f.Kind != verdict.InFlightMutation || !slices.Equal(f.Ranks, []int{1}) || len(f.Ops) != 2 ||

@@ -10,6 +10,8 @@
  *   acc: rank 1 MPI_Accumulates MPI_SUM into int 2, rank 2 MPI_MAX;
  *   origin: rank 1 writes the origin buffer of its MPI_Put to int 3 before
  *     the fence that completes it (sec. 11.3);
+ *   getbuf: rank 2 writes the origin buffer of its MPI_Get of int 3 before
+ *     the fence that completes it (sec. 11.3);
  *   lock: ranks 1 and 2 each MPI_Put to int 0 in a shared lock epoch
  *     (MPI_Win_lock_all), which excludes nothing, and meet in a barrier of
  *     their own before their MPI_Win_unlock_all: the epochs are open at
@@ -20,8 +22,9 @@
  *     origins of one exposure epoch access it together.
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
- * the first three, an in-flight-mutation naming the Put and the fence for
- * the last.
+ * the first three and the last two, an in-flight-mutation naming the Put
+ * and the fence for origin, a recv-buffer-write naming the Get and the
+ * fence for getbuf.
  * Fix: rma-conflict-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -75,6 +78,14 @@ int main(int argc, char **argv)
 			v = 42;
 		}
 		MPI_Win_fence(0, win); // culprit: origin-fence
+	}
+	if (want(mode, "getbuf")) {
+		int mine = 0;
+		if (rank == 2) {
+			MPI_Get(&mine, 1, MPI_INT, 0, 3, 1, MPI_INT, win); // culprit: getbuf-get
+			mine = 5;
+		}
+		MPI_Win_fence(0, win); // culprit: getbuf-fence
 	}
 	if (want(mode, "lock")) {
 		MPI_Comm_split(MPI_COMM_WORLD, rank > 0, rank, &pair);

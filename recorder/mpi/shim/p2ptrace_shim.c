@@ -44,6 +44,15 @@
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
 enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7 };
+/* The epoch of an access, in its record's op: a fence epoch (or none), an
+ * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all), an
+ * access epoch of MPI_Win_start (source = the epoch's ordinal on the rank,
+ * but for a fence epoch); RMA_EPOCH_END is the record of such an epoch's
+ * end (MPI_Win_unlock, MPI_Win_unlock_all or MPI_Win_complete returned:
+ * req = the epoch's ordinal, t0 = when); RMA_WRITTEN is the record of a
+ * Get's origin buffer the program wrote before the access completed (req =
+ * the access's ordinal; call, pc = the call that saw it). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -1089,7 +1098,10 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
 #define WATCH_SAMPLES 32
 #define WATCH_WINDOW 32
 #define WATCH_MAX 64
+/* (A Get's origin buffer is watched as a pending receive's is, with id =
+ * WATCH_RMA | the access's ordinal: see rma_access.) */
 struct watch { uint64_t id, hash; uint32_t seq; const unsigned char *buf; size_t len; };
+#define WATCH_RMA (1ULL << 63)
 static struct watch watches[WATCH_MAX];
 static int nwatch, watch_on, unseen;
 
@@ -1166,7 +1178,12 @@ static void watch_check(int call, uintptr_t pc, uint32_t mod) {
         struct watch *w = &watches[i];
         if (watch_hash(w->buf, w->len) == w->hash) { i++; continue; }
         struct rec *r = rec_begin(0);
-        if (r) { r->type = R_WRITE; r->call = call; r->seq = w->seq; r->req = w->id; r->pc = pc; r->module = mod; rec_commit(r); }
+        if (r && (w->id & WATCH_RMA)) {
+            r->type = R_RMA; r->op = RMA_WRITTEN; r->call = call; r->req = w->id & ~WATCH_RMA; r->pc = pc; r->module = mod;
+            rec_commit(r);
+        } else if (r) {
+            r->type = R_WRITE; r->call = call; r->seq = w->seq; r->req = w->id; r->pc = pc; r->module = mod; rec_commit(r);
+        }
         *w = watches[--nwatch];
     }
 }
@@ -1820,13 +1837,6 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * synchronization error (MPI_ERR_RMA_SYNC: a Put outside an access epoch,
  * an unlock without a lock) names its rank, call and line. */
 enum { RMA_CAS = 255 };
-/* The epoch of an access, in its record's op: a fence epoch (or none), an
- * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all), an
- * access epoch of MPI_Win_start (source = the epoch's ordinal on the rank,
- * but for a fence epoch); RMA_EPOCH_END is the record of such an epoch's
- * end (MPI_Win_unlock, MPI_Win_unlock_all or MPI_Win_complete returned:
- * req = the epoch's ordinal, t0 = when). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END };
 struct win_lock {
     int target; /* -1: MPI_Win_lock_all; -2: MPI_Win_start */
     int kind;   /* RMA_EPOCH_EXCL, _SHARED or _START */
@@ -1850,7 +1860,7 @@ struct rma_pend {
     const void *buf;
     int count;
     MPI_Datatype dt;
-    uint64_t hash, ord;
+    uint64_t hash, ord; /* hash 0: a Get's, watched instead (watch_add) */
 };
 static struct rma_pend *pends;
 static int npends, cappends;
@@ -1911,7 +1921,26 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     if (rc != MPI_SUCCESS || target == MPI_PROC_NULL || tcount <= 0) return;
     lock();
     uint64_t ord = ++rma_ord;
-    if (obuf && ocount > 0 && win_find(win)) {
+    if (call == C_GET && obuf && ocount > 0 && win_find(win)) {
+        /* A Get's origin buffer is the library's until the access completes:
+         * watched as a pending receive's (the watch above), until rma_done. */
+        int size = 0;
+        uint64_t addr;
+        int64_t span;
+        quiet++;
+        if (PMPI_Type_size(otype, &size) != MPI_SUCCESS) size = 0;
+        quiet--;
+        dense_span(obuf, ocount, otype, size, &addr, &span);
+        int before = nwatch;
+        watch_add(WATCH_RMA | ord, 0, addr, span);
+        if (nwatch > before) {
+            if (npends == cappends) {
+                cappends = cappends ? 2 * cappends : 16;
+                pends = realloc(pends, sizeof *pends * cappends);
+            }
+            pends[npends++] = (struct rma_pend){win, target, obuf, ocount, otype, 0, ord};
+        }
+    } else if (obuf && ocount > 0 && win_find(win)) {
         uint64_t h = hash_data(obuf, ocount, otype);
         if (h) {
             if (npends == cappends) {
@@ -1954,6 +1983,10 @@ static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
         struct rma_pend *p = &pends[i];
         if (p->win != win || (target >= 0 && p->target != target)) {
             pends[kept++] = *p;
+            continue;
+        }
+        if (!p->hash) { /* a Get's: completed, no longer the library's */
+            watch_del(WATCH_RMA | p->ord);
             continue;
         }
         uint64_t h = hash_data(p->buf, p->count, p->dt); /* (0: not hashed, a freed type) */
@@ -2045,8 +2078,10 @@ int MPI_Win_free(MPI_Win *win) {
         struct win *w = rc_ == MPI_SUCCESS ? win_find(h) : NULL;
         if (w) w->h = MPI_WIN_NULL;
         int kept = 0;
-        for (int i = 0; w && i < npends; i++)
+        for (int i = 0; w && i < npends; i++) {
             if (pends[i].win != h) pends[kept++] = pends[i];
+            else if (!pends[i].hash) watch_del(WATCH_RMA | pends[i].ord);
+        }
         if (w) npends = kept;
         unlock();
     });
@@ -2059,7 +2094,7 @@ int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Ai
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
     UNTRACED_THEN(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
-                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, NULL, 0, otype));
+                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
