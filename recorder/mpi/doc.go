@@ -318,7 +318,8 @@
 // the target displacement in the target's disp_units in count, the bytes
 // it touches from there in scount (the target type's true lower bound)
 // and bytes, an accumulate's reduction op in tag (255: compare-and-swap),
-// the target type's basic type in dtype, the number of Win_fence calls the
+// the target type's basic type in dtype, err set when the target type has
+// holes in that span (not compared), the number of Win_fence calls the
 // rank made on the window before it in index, flag set when made in a
 // lock or start epoch, and then the epoch in op (1 exclusive lock, 2
 // shared lock or lock_all, 3 start) and the epoch's ordinal in source;

@@ -116,7 +116,9 @@ func rmaConflict(a, b *rmaAccess) (string, bool) {
 // are collective, so the epoch is the same on every member of the window)
 // that touch the same bytes of one target's window, one of them writing,
 // as rmaConflict says. One finding per window, target and epoch: its
-// first conflicting pair, in the order of the bytes they touch. Accesses
+// first conflicting pair, in the order of the bytes they touch. An access
+// whose target type has holes (its record's Err: a strided vector) is not
+// compared: the bytes it touches are not its span. Accesses
 // made in lock and start epochs are concurrentEpochFindings', those
 // before a window's first fence are not compared (an MPI_ERR_RMA_SYNC
 // reports them). Then each rank's written origin
@@ -156,7 +158,7 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 		}
 		for i := range rd.seg.recs {
 			p := &rd.seg.recs[i]
-			if p.Type != recRMA || !accessCall(p.Call) || p.Flag || p.Index <= 0 || p.Bytes <= 0 {
+			if p.Type != recRMA || !accessCall(p.Call) || p.Flag || p.Index <= 0 || p.Bytes <= 0 || p.Err != 0 {
 				continue
 			}
 			unit, ok := units[winKey{int(p.Peer), p.Comm}]
@@ -243,7 +245,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 		}
 		for i := range rd.seg.recs {
 			p := &rd.seg.recs[i]
-			if p.Type != recRMA || !accessCall(p.Call) || (p.Op != rmaEpochShared && p.Op != rmaEpochStart) || p.Bytes <= 0 {
+			if p.Type != recRMA || !accessCall(p.Call) || (p.Op != rmaEpochShared && p.Op != rmaEpochStart) || p.Bytes <= 0 || p.Err != 0 {
 				continue
 			}
 			unit, ok := units[winKey{int(p.Peer), p.Comm}]

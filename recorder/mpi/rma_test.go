@@ -82,12 +82,16 @@ func TestRMAConflictRule(t *testing.T) {
 			Tag: int32(op), Dtype: uint8(trace.Int32), PC: pc}
 	}
 	lockEpoch := func(r record) record { r.Flag = true; return r }
+	holes := func(r record) record { r.Err = 1; return r }
 	ranks := []*rankData{
 		{seg: &segment{recs: []record{made(4)}}},
 		{seg: &segment{recs: []record{made(1),
 			// epoch 1: disjoint Puts (rank 1 int 1 = bytes 4..7, rank 2 int 2 = bytes 8..11; with
 			// the origins' unit 1 they would overlap).
 			acc(callPut, 1, 4, 1, trace.ReduceNone, 0x101),
+			// and a strided Put whose span covers rank 2's int (its type has
+			// holes: Err), not compared.
+			holes(acc(callPut, 1, 16, 1, trace.ReduceNone, 0x108)),
 			// epoch 2: accumulates with one op (SUM) and a fetch with MPI_NO_OP: allowed.
 			acc(callAccumulate, 0, 4, 2, trace.ReduceSum, 0x102),
 			// epoch 3: two Gets of one int: reads only.

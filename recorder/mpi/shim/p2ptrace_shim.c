@@ -1816,7 +1816,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * target displacement in the target's disp_units, scount + bytes = the
  * bytes it touches from there (the target type's true lower bound and
  * span), tag = the reduction op of an accumulate (RED_ code, RMA_CAS for
- * a compare-and-swap), dtype = the target type's basic type, index = how
+ * a compare-and-swap), dtype = the target type's basic type, err = set
+ * when the target type has holes in that span, index = how
  * many MPI_Win_fence calls this rank made on the window before (the fence
  * epoch: the same on every member, as fences are collective), flag = set
  * when made in a lock or start epoch, which is not a fence epoch; req =
@@ -1959,6 +1960,14 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     if (r) {
         r->type = R_RMA; r->call = call; r->comm = w->id; r->peer = w->world ? w->world[target] : target;
         r->count = disp; r->scount = tlb; r->bytes = (int64_t)(tcount - 1) * ext + text;
+        /* err set: the target type leaves holes in that span (a strided
+         * vector: two origins may write alternate elements), so the bytes it
+         * touches are not the span, and the rule does not compare it. */
+        int tsize = 0;
+        quiet++;
+        if (PMPI_Type_size(ttype, &tsize) != MPI_SUCCESS) tsize = -1;
+        quiet--;
+        r->err = (int64_t)tsize * tcount != r->bytes;
         r->tag = redop; r->dtype = dtype_code(ttype); r->index = w->fences; r->flag = w->held > 0;
         r->req = ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
         if (w->held > 0) {
