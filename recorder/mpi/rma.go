@@ -298,6 +298,21 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 	return fs
 }
 
+// rmaRef is the finding's reference to rank r's record p, an access (its
+// target in Peer) or a synchronization call (peer trace.NoRank).
+func rmaRef(r int, rd *rankData, siteText siteTextFunc, p *record, peer int) verdict.OpRef {
+	call := callName(uint32(p.Call))
+	return verdict.OpRef{Rank: r, Op: call, Peer: peer, Tag: -1, Site: siteText(rd, p.Module, p.PC, p.Site), Call: call}
+}
+
+// callAt is "MPI_Put at x.c:12", or the call alone without a site.
+func callAt(o verdict.OpRef) string {
+	if o.Site == "" {
+		return o.Call
+	}
+	return o.Call + " at " + o.Site
+}
+
 // epochsWords says which epochs two concurrent accesses were made in.
 func epochsWords(a, b uint8) string {
 	switch {
@@ -338,17 +353,9 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 			fs = append(fs, getWrittenFinding(r, rd, siteText, a, p))
 			continue
 		}
-		call, sync := callName(uint32(a.Call)), callName(uint32(p.Call))
-		ra := verdict.OpRef{Rank: r, Op: call, Peer: int(a.Peer), Tag: -1, Site: siteText(rd, a.Module, a.PC, a.Site), Call: call}
-		rs := verdict.OpRef{Rank: r, Op: sync, Peer: trace.NoRank, Tag: -1, Site: siteText(rd, p.Module, p.PC, p.Site), Call: sync}
-		at := func(o verdict.OpRef) string {
-			if o.Site == "" {
-				return o.Call
-			}
-			return o.Call + " at " + o.Site
-		}
+		ra, rs := rmaRef(r, rd, siteText, a, int(a.Peer)), rmaRef(r, rd, siteText, p, trace.NoRank)
 		msg := fmt.Sprintf("rank %d: the origin buffer of %s to rank %d was written before %s completed it: the target may get either data (MPI-3.1 sec. 11.3: the origin buffer must not be updated until the operation completes)",
-			r, at(ra), a.Peer, at(rs))
+			r, callAt(ra), a.Peer, callAt(rs))
 		f := verdict.New(verdict.InFlightMutation, []int{r}, msg, ra, rs)
 		f.Hint = "do not write a Put's or an Accumulate's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
 		fs = append(fs, f)
@@ -361,17 +368,9 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 // its receive is pending, in one-sided terms (MPI-3.1 sec. 11.3: the origin
 // buffer of a get must not be accessed until the operation completes).
 func getWrittenFinding(r int, rd *rankData, siteText siteTextFunc, a, w *record) verdict.Finding {
-	call, saw := callName(uint32(a.Call)), callName(uint32(w.Call))
-	ra := verdict.OpRef{Rank: r, Op: call, Peer: int(a.Peer), Tag: -1, Site: siteText(rd, a.Module, a.PC, a.Site), Call: call}
-	rs := verdict.OpRef{Rank: r, Op: saw, Peer: trace.NoRank, Tag: -1, Site: siteText(rd, w.Module, w.PC, w.Site), Call: saw}
-	at := func(o verdict.OpRef) string {
-		if o.Site == "" {
-			return o.Call
-		}
-		return o.Call + " at " + o.Site
-	}
+	ra, rs := rmaRef(r, rd, siteText, a, int(a.Peer)), rmaRef(r, rd, siteText, w, trace.NoRank)
 	msg := fmt.Sprintf("rank %d: the program wrote the origin buffer of %s from rank %d before the access completed (seen at %s): the write or the data got is lost (MPI-3.1 sec. 11.3: the buffer must not be accessed until the operation completes)",
-		r, at(ra), a.Peer, at(rs))
+		r, callAt(ra), a.Peer, callAt(rs))
 	f := verdict.New(verdict.RecvBufferWrite, []int{r}, msg, ra, rs)
 	f.Hint = "do not touch an MPI_Get's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
 	return f
@@ -382,18 +381,8 @@ func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why s
 	if b.rank < a.rank {
 		a, b = b, a // (the lower rank first, whichever came first)
 	}
-	ref := func(x *rmaAccess) verdict.OpRef {
-		call := callName(uint32(x.rec.Call))
-		return verdict.OpRef{Rank: x.rank, Op: call, Peer: int(x.rec.Peer), Tag: -1,
-			Site: siteText(ranks[x.rank], x.rec.Module, x.rec.PC, x.rec.Site), Call: call}
-	}
-	ra, rb := ref(a), ref(b)
-	at := func(o verdict.OpRef) string {
-		if o.Site == "" {
-			return o.Call
-		}
-		return o.Call + " at " + o.Site
-	}
+	ra := rmaRef(a.rank, ranks[a.rank], siteText, a.rec, int(a.rec.Peer))
+	rb := rmaRef(b.rank, ranks[b.rank], siteText, b.rec, int(b.rec.Peer))
 	lo, hi := max(a.lo, b.lo), min(a.hi, b.hi)
 	window := fmt.Sprintf("rank %d's window", a.rec.Peer)
 	if m.rec != nil {
@@ -402,7 +391,7 @@ func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why s
 		}
 	}
 	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch bytes %d..%d of %s %s, and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
-		a.rank, at(ra), b.rank, at(rb), lo, hi-1, window, epoch, why)
+		a.rank, callAt(ra), b.rank, callAt(rb), lo, hi-1, window, epoch, why)
 	rs := []int{a.rank}
 	if b.rank != a.rank {
 		rs = append(rs, b.rank)

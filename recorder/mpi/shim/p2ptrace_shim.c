@@ -1866,6 +1866,16 @@ struct rma_pend {
 static struct rma_pend *pends;
 static int npends, cappends;
 static uint64_t rma_ord;
+/* pend_add adds p to the pending origin buffers (dropped if out of memory). Lock held. */
+static void pend_add(struct rma_pend p) {
+    if (npends == cappends) {
+        struct rma_pend *n = realloc(pends, sizeof *pends * (cappends ? 2 * cappends : 16));
+        if (!n) return;
+        pends = n;
+        cappends = cappends ? 2 * cappends : 16;
+    }
+    pends[npends++] = p;
+}
 
 static void win_errhandler(MPI_Win *win, int *code, ...) {
     (void)win;
@@ -1888,13 +1898,16 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint siz
     }
     lock();
     struct comm *c = comm_get(comm);
-    if (c && !c->inter) {
+    if (c && !c->inter && nwins == capwins) {
+        struct win *n = realloc(wins, sizeof *wins * (capwins ? 2 * capwins : 8));
+        if (n) {
+            wins = n;
+            capwins = capwins ? 2 * capwins : 8;
+        }
+    }
+    if (c && !c->inter && nwins < capwins) { /* (else out of memory: the window goes unwatched) */
         int k = 0;
         for (int i = 0; i < nwins; i++) k += wins[i].comm == c->id;
-        if (nwins == capwins) {
-            capwins = capwins ? 2 * capwins : 8;
-            wins = realloc(wins, sizeof *wins * capwins);
-        }
         struct win *w = &wins[nwins++];
         memset(w, 0, sizeof *w);
         w->h = *win; w->comm = c->id; w->size = c->size;
@@ -1934,22 +1947,10 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
         dense_span(obuf, ocount, otype, size, &addr, &span);
         int before = nwatch;
         watch_add(WATCH_RMA | ord, 0, addr, span);
-        if (nwatch > before) {
-            if (npends == cappends) {
-                cappends = cappends ? 2 * cappends : 16;
-                pends = realloc(pends, sizeof *pends * cappends);
-            }
-            pends[npends++] = (struct rma_pend){win, target, obuf, ocount, otype, 0, ord};
-        }
+        if (nwatch > before) pend_add((struct rma_pend){win, target, obuf, ocount, otype, 0, ord});
     } else if (obuf && ocount > 0 && win_find(win)) {
         uint64_t h = hash_data(obuf, ocount, otype);
-        if (h) {
-            if (npends == cappends) {
-                cappends = cappends ? 2 * cappends : 16;
-                pends = realloc(pends, sizeof *pends * cappends);
-            }
-            pends[npends++] = (struct rma_pend){win, target, obuf, ocount, otype, h, ord};
-        }
+        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord});
     }
     struct win *w = win_find(win);
     quiet++;
