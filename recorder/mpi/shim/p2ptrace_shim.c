@@ -437,6 +437,16 @@ static void drop_type(MPI_Datatype *dt, uint8_t *owned) {
     *owned = 0;
 }
 
+/* bytes_of is the size of count elements of dt (0 for a null type). */
+static int64_t bytes_of(int64_t count, MPI_Datatype dt) {
+    int ts = 0;
+    if (dt == MPI_DATATYPE_NULL) return 0;
+    quiet++;
+    PMPI_Type_size(dt, &ts);
+    quiet--;
+    return count * ts;
+}
+
 /* dense_span sets the address and length of the bytes count elements of dt
  * at buf cover, when they are one range without holes; 0 otherwise. */
 static void dense_span(const void *buf, int count, MPI_Datatype dt, int size, uint64_t *addr, int64_t *span) {
@@ -1938,13 +1948,9 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     if (call == C_GET && obuf && ocount > 0 && win_find(win)) {
         /* A Get's origin buffer is the library's until the access completes:
          * watched as a pending receive's (the watch above), until rma_done. */
-        int size = 0;
         uint64_t addr;
         int64_t span;
-        quiet++;
-        if (PMPI_Type_size(otype, &size) != MPI_SUCCESS) size = 0;
-        quiet--;
-        dense_span(obuf, ocount, otype, size, &addr, &span);
+        dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &addr, &span);
         int before = nwatch;
         watch_add(WATCH_RMA | ord, 0, addr, span);
         if (nwatch > before) pend_add((struct rma_pend){win, target, obuf, ocount, otype, 0, ord});
@@ -1964,11 +1970,7 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
         /* err set: the target type leaves holes in that span (a strided
          * vector: two origins may write alternate elements), so the bytes it
          * touches are not the span, and the rule does not compare it. */
-        int tsize = 0;
-        quiet++;
-        if (PMPI_Type_size(ttype, &tsize) != MPI_SUCCESS) tsize = -1;
-        quiet--;
-        r->err = (int64_t)tsize * tcount != r->bytes;
+        r->err = bytes_of(tcount, ttype) != r->bytes;
         r->tag = redop; r->dtype = dtype_code(ttype); r->index = w->fences; r->flag = w->held > 0;
         r->req = ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
         if (w->held > 0) {
@@ -2454,16 +2456,6 @@ int MPI_Barrier(MPI_Comm comm) {
  * which the standard requires equal on every member for the collectives
  * without per-rank counts (the replay checks it: a collective mismatch).
  * Those of intercommunicators are not recorded (inter). */
-
-/* bytes_of is the size of count elements of dt (0 for a null type). */
-static int64_t bytes_of(int64_t count, MPI_Datatype dt) {
-    int ts = 0;
-    if (dt == MPI_DATATYPE_NULL) return 0;
-    quiet++;
-    PMPI_Type_size(dt, &ts);
-    quiet--;
-    return count * ts;
-}
 
 /* me_in is the caller's rank in comm, -1 if it cannot tell. */
 static int me_in(MPI_Comm comm) {
