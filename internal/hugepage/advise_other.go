@@ -1,0 +1,9 @@
+//go:build !linux
+
+package hugepage
+
+import "unsafe"
+
+func advise(unsafe.Pointer, uintptr) {}
+
+func adviseRange(uintptr, uintptr) {}
