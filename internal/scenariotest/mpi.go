@@ -671,7 +671,9 @@ var MPIScenarios = []MPIScenario{
 	// before the fence that completes it (sec. 11.3): an in-flight
 	// mutation at the Put and the fence; getbuf: rank 2 writes its Get's
 	// origin buffer before that fence, a recv-buffer-write at the Get and
-	// the fence. lock: two Puts to one int in
+	// the fence; rput and rget: the same for MPI_Rput's and MPI_Rget's
+	// origin buffers written before the MPI_Wait that completes their
+	// requests (sec. 11.3.5). lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
 	// inside them); pscw: likewise in two origins' access epochs of one
 	// exposure epoch (MPI_Win_post/start/complete/wait). The fixed
@@ -687,6 +689,8 @@ var MPIScenarios = []MPIScenario{
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
 			find("", verdict.RecvBufferWrite, []int{2}, "getbuf-get", "getbuf-fence"),
+			find("", verdict.InFlightMutation, []int{1}, "rput-put", "rput-wait"),
+			find("", verdict.RecvBufferWrite, []int{2}, "rget-get", "rget-wait"),
 		}},
 	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
 

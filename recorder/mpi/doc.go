@@ -326,8 +326,9 @@
 // req: the access's ordinal, from 1), a lock or start epoch's end (op 4:
 // call Win_unlock, Win_unlock_all or Win_complete, the epoch's ordinal in
 // req, t0 when it returned), an origin buffer written before its access
-// completed (op 0, call: the synchronization call that completed it, with
-// its pc; req: the access's ordinal), or a Get's origin buffer the program
+// completed (op 0, call: the synchronization call that completed it, or
+// the wait or test that completed a request form's request, with its pc;
+// req: the access's ordinal), or a Get's origin buffer the program
 // wrote while the Get was pending (op 5, call: the call at whose entry the
 // watch saw it; req: the access's ordinal). The rules: rmaFindings,
 // concurrentEpochFindings, originFindings.

@@ -63,6 +63,16 @@ func makesWindow(call uint8) bool {
 // an access's, not a window's making or a written origin buffer's).
 func accessCall(call uint8) bool { return call >= callPut && call <= callRgetAccumulate }
 
+// requestAccess reports whether an access call returns a request, whose
+// completion completes the access at the origin (MPI-3.1 sec. 11.3.5).
+func requestAccess(call uint8) bool {
+	switch call {
+	case callRput, callRget, callRaccumulate, callRgetAccumulate:
+		return true
+	}
+	return false
+}
+
 // rmaAtomic reports whether the access is an accumulate's: MPI_Accumulate,
 // MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap and their
 // request forms, which may touch one location concurrently with the same
@@ -358,6 +368,9 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 			r, callAt(ra), a.Peer, callAt(rs))
 		f := verdict.New(verdict.InFlightMutation, []int{r}, msg, ra, rs)
 		f.Hint = "do not write a Put's or an Accumulate's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
+		if requestAccess(a.Call) {
+			f.Hint = "do not write the origin buffer of " + callName(uint32(a.Call)) + " until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"
+		}
 		fs = append(fs, f)
 	}
 	return fs
@@ -373,6 +386,9 @@ func getWrittenFinding(r int, rd *rankData, siteText siteTextFunc, a, w *record)
 		r, callAt(ra), a.Peer, callAt(rs))
 	f := verdict.New(verdict.RecvBufferWrite, []int{r}, msg, ra, rs)
 	f.Hint = "do not touch an MPI_Get's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
+	if requestAccess(a.Call) {
+		f.Hint = "do not touch the origin buffer of " + callName(uint32(a.Call)) + " until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"
+	}
 	return f
 }
 

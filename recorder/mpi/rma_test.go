@@ -174,6 +174,39 @@ func TestRMAOriginWritten(t *testing.T) {
 	}
 }
 
+// TestRMARequestOriginWritten: the origin buffer of a request-based
+// access (MPI_Rput, MPI_Rget) is the library's until the wait or test that
+// completes its request, which the finding names, and its hint says so.
+func TestRMARequestOriginWritten(t *testing.T) {
+	rd := &rankData{seg: &segment{recs: []record{
+		{Type: recRMA, Call: callWinCreate, Comm: 5, Count: 4, Bytes: 16, PC: 0x10},
+		{Type: recRMA, Call: callRput, Comm: 5, Peer: 0, Count: 3, Bytes: 4, Flag: true, Op: rmaEpochExcl, Req: 1, PC: 0x11},
+		{Type: recRMA, Call: callWait, Req: 1, PC: 0x12},
+		{Type: recRMA, Call: callRget, Comm: 5, Peer: 0, Count: 2, Bytes: 4, Flag: true, Op: rmaEpochShared, Req: 2, PC: 0x13},
+		{Type: recRMA, Call: callWaitall, Op: rmaWritten, Req: 2, PC: 0x14},
+	}}}
+	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
+	fs := rmaFindings([]*rankData{nil, rd}, site)
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want the Rput's and the Rget's: %v", len(fs), fs)
+	}
+	put, get := fs[0], fs[1]
+	if put.Kind != verdict.InFlightMutation || len(put.Ops) != 2 || put.Ops[1].Call != "MPI_Wait" ||
+		!strings.HasPrefix(put.Message, "rank 1: the origin buffer of MPI_Rput at o.c:11 to rank 0 was written before MPI_Wait at o.c:12 completed it") {
+		t.Errorf("Rput's finding: %s ops %+v %q", put.Kind, put.Ops, put.Message)
+	}
+	if want := "do not write the origin buffer of MPI_Rput until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"; put.Hint != want {
+		t.Errorf("Rput's hint %q, want %q", put.Hint, want)
+	}
+	if get.Kind != verdict.RecvBufferWrite || len(get.Ops) != 2 || get.Ops[1].Call != "MPI_Waitall" ||
+		!strings.HasPrefix(get.Message, "rank 1: the program wrote the origin buffer of MPI_Rget at o.c:13 from rank 0 before the access completed (seen at MPI_Waitall at o.c:14)") {
+		t.Errorf("Rget's finding: %s ops %+v %q", get.Kind, get.Ops, get.Message)
+	}
+	if want := "do not touch the origin buffer of MPI_Rget until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"; get.Hint != want {
+		t.Errorf("Rget's hint %q, want %q", get.Hint, want)
+	}
+}
+
 // TestRMAConcurrentEpochRule pins the rule of shared lock and start
 // epochs: conflicting accesses of two origins' shared epochs, or start
 // epochs, that were open at the same time are reported; epochs that did

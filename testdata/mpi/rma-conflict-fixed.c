@@ -8,7 +8,10 @@
  * then rank 1 MPI_Puts to int 1 in a shared one and rank 2 MPI_Gets it in
  * another, after a barrier that follows rank 1's unlock. pscw: ranks 1
  * and 2 MPI_Put to ints 0 and 3, disjoint bytes, in access epochs of one
- * exposure epoch of rank 0. Rank 0 and rank 2 check the values. */
+ * exposure epoch of rank 0. rput and rget: rank 1 MPI_Rputs to int 0 and
+ * rank 2 MPI_Rgets int 1, each in a lock epoch, and each touches its origin
+ * buffer only after the MPI_Wait that completes the request. Rank 0 and
+ * rank 2 check the values. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,6 +89,27 @@ int main(int argc, char **argv)
 		}
 		MPI_Group_free(&grp);
 		MPI_Group_free(&world);
+	}
+	if (want(mode, "rput") || want(mode, "rget"))
+		MPI_Barrier(MPI_COMM_WORLD); // (the epochs above are over)
+	if (want(mode, "rput") && rank == 1) {
+		MPI_Request req;
+		int w = 7;
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+		MPI_Rput(&w, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &req);
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
+		w = 8;
+		MPI_Win_unlock(0, win);
+	}
+	if (want(mode, "rget") && rank == 2) {
+		MPI_Request req;
+		int mine = 0;
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Rget(&mine, 1, MPI_INT, 0, 1, 1, MPI_INT, win, &req);
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
+		bad |= want(mode, "lock") && mine != 2;
+		mine = 9;
+		MPI_Win_unlock(0, win);
 	}
 	MPI_Win_free(&win);
 	if (bad) {

@@ -19,12 +19,17 @@
  *   pscw: rank 0 exposes its window to ranks 1 and 2 (MPI_Win_post), and
  *     each MPI_Puts to int 1 in its access epoch (MPI_Win_start to
  *     MPI_Win_complete), meeting the other in a barrier inside it: the
- *     origins of one exposure epoch access it together.
+ *     origins of one exposure epoch access it together;
+ *   rput: rank 1 writes the origin buffer of its MPI_Rput (in a lock
+ *     epoch: request-based accesses need one) before the MPI_Wait that
+ *     completes its request (sec. 11.3.5);
+ *   rget: rank 2 writes the origin buffer of its MPI_Rget before the
+ *     MPI_Wait that completes its request.
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
- * the first three and the last two, an in-flight-mutation naming the Put
+ * the first three and lock and pscw, an in-flight-mutation naming the Put
  * and the fence for origin, a recv-buffer-write naming the Get and the
- * fence for getbuf.
+ * fence for getbuf, and the same for rput and rget, naming the MPI_Wait.
  * Fix: rma-conflict-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -122,6 +127,24 @@ int main(int argc, char **argv)
 		MPI_Group_free(&grp);
 		MPI_Group_free(&world);
 		MPI_Comm_free(&pair);
+	}
+	if (want(mode, "rput") && rank == 1) {
+		MPI_Request req;
+		int w = 7;
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+		MPI_Rput(&w, 1, MPI_INT, 0, 3, 1, MPI_INT, win, &req); // culprit: rput-put
+		w = 8;
+		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: rput-wait
+		MPI_Win_unlock(0, win);
+	}
+	if (want(mode, "rget") && rank == 2) {
+		MPI_Request req;
+		int mine = 0;
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Rget(&mine, 1, MPI_INT, 0, 2, 1, MPI_INT, win, &req); // culprit: rget-get
+		mine = 9;
+		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: rget-wait
+		MPI_Win_unlock(0, win);
 	}
 	MPI_Win_free(&win);
 	if (rank == 0)

@@ -1833,10 +1833,12 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * when made in a lock or start epoch, which is not a fence epoch; req =
  * its ordinal, counting the rank's accesses from 1).
  * The origin buffer of a Put, an Accumulate, a Get_accumulate, a
- * Fetch_and_op or a Compare_and_swap (not of their request forms, which a
- * Wait may complete) is hashed at the call and again when the call that
- * completes it at the origin returns (MPI_Win_fence, MPI_Win_complete,
- * MPI_Win_unlock(_all), MPI_Win_flush(_local)(_all) of its target): when
+ * Fetch_and_op, a Compare_and_swap or a request form (MPI_Rput,
+ * MPI_Raccumulate, MPI_Rget_accumulate) is hashed at the call and again
+ * when the call that completes it at the origin returns (MPI_Win_fence,
+ * MPI_Win_complete, MPI_Win_unlock(_all), MPI_Win_flush(_local)(_all) of
+ * its target, or the wait or test that completes a request form's
+ * request: rma_reqs_done): when
  * the hashes differ, the program wrote it in between (sec. 11.3: "the
  * origin buffer must not be updated until the operation completes"), and
  * an RMA record with that call's code, pc and module says so, with the
@@ -1872,6 +1874,7 @@ struct rma_pend {
     int count;
     MPI_Datatype dt;
     uint64_t hash, ord; /* hash 0: a Get's, watched instead (watch_add) */
+    MPI_Request req; /* a request-based access's request (MPI_Rput...), whose completion completes it too; else MPI_REQUEST_NULL */
 };
 static struct rma_pend *pends;
 static int npends, cappends;
@@ -1940,12 +1943,14 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint siz
  * ocount, otype: the origin buffer to watch until the access completes
  * (NULL: none). Lock not held. */
 static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, MPI_Aint disp, int tcount,
-                       MPI_Datatype ttype, int redop, const void *obuf, int ocount, MPI_Datatype otype) {
+                       MPI_Datatype ttype, int redop, const void *obuf, int ocount, MPI_Datatype otype,
+                       MPI_Request *req) {
     MPI_Aint lb, ext, tlb, text;
     if (rc != MPI_SUCCESS || target == MPI_PROC_NULL || tcount <= 0) return;
     lock();
     uint64_t ord = ++rma_ord;
-    if (call == C_GET && obuf && ocount > 0 && win_find(win)) {
+    MPI_Request rq = req ? *req : MPI_REQUEST_NULL;
+    if ((call == C_GET || call == C_RGET) && obuf && ocount > 0 && win_find(win)) {
         /* A Get's origin buffer is the library's until the access completes:
          * watched as a pending receive's (the watch above), until rma_done. */
         uint64_t addr;
@@ -1953,10 +1958,10 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
         dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &addr, &span);
         int before = nwatch;
         watch_add(WATCH_RMA | ord, 0, addr, span);
-        if (nwatch > before) pend_add((struct rma_pend){win, target, obuf, ocount, otype, 0, ord});
+        if (nwatch > before) pend_add((struct rma_pend){win, target, obuf, ocount, otype, 0, ord, rq});
     } else if (obuf && ocount > 0 && win_find(win)) {
         uint64_t h = hash_data(obuf, ocount, otype);
-        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord});
+        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord, rq});
     }
     struct win *w = win_find(win);
     quiet++;
@@ -1984,6 +1989,7 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     }
     unlock();
 }
+static void pend_done(int call, uintptr_t pc, const struct rma_pend *p);
 /* rma_done hashes again the pending origin buffers of win's accesses to
  * target (-1: all of them), which CALL at pc completed, and says which the
  * program wrote (see above). Lock not held. */
@@ -1993,23 +1999,43 @@ static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
     int kept = 0;
     for (int i = 0; i < npends; i++) {
         struct rma_pend *p = &pends[i];
-        if (p->win != win || (target >= 0 && p->target != target)) {
-            pends[kept++] = *p;
-            continue;
-        }
-        if (!p->hash) { /* a Get's: completed, no longer the library's */
-            watch_del(WATCH_RMA | p->ord);
-            continue;
-        }
-        uint64_t h = hash_data(p->buf, p->count, p->dt); /* (0: not hashed, a freed type) */
-        struct rec *r = h && h != p->hash ? rec_begin(0) : NULL;
-        if (r) {
-            r->type = R_RMA; r->call = call; r->req = p->ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
-            rec_commit(r);
-        }
+        if (p->win != win || (target >= 0 && p->target != target)) pends[kept++] = *p;
+        else pend_done(call, pc, p);
     }
     npends = kept;
     unlock();
+}
+/* pend_done ends the pending origin buffer p, which CALL at pc completed:
+ * a Get's is no longer watched, a Put's or an accumulate's is hashed again
+ * and its record written if the program wrote it. The caller drops p. Lock
+ * held. */
+static void pend_done(int call, uintptr_t pc, const struct rma_pend *p) {
+    if (!p->hash) { /* a Get's: completed, no longer the library's */
+        watch_del(WATCH_RMA | p->ord);
+        return;
+    }
+    uint64_t h = hash_data(p->buf, p->count, p->dt); /* (0: not hashed, a freed type) */
+    struct rec *r = h && h != p->hash ? rec_begin(0) : NULL;
+    if (r) {
+        r->type = R_RMA; r->call = call; r->req = p->ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        rec_commit(r);
+    }
+}
+/* rma_reqs_done ends the pending origin buffers of the request-based
+ * accesses (MPI_Rput...) whose requests the wait-family CALL at pc
+ * completed: before[i] is the handle of slot i before the call, after[i]
+ * after it, MPI_REQUEST_NULL once completed (an access's request is never
+ * persistent: MPI-3.1 sec. 3.7.3). Lock held. */
+static void rma_reqs_done(int call, uintptr_t pc, int n, const MPI_Request *before, const MPI_Request *after) {
+    for (int i = 0; i < n && npends > 0; i++) {
+        if (before[i] == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
+        int kept = 0;
+        for (int j = 0; j < npends; j++) {
+            if (pends[j].req != before[i]) pends[kept++] = pends[j];
+            else pend_done(call, pc, &pends[j]);
+        }
+        npends = kept;
+    }
 }
 /* win_lock notes a lock or start epoch (kind) opened on win (target -1:
  * MPI_Win_lock_all, -2: MPI_Win_start). Lock not held. */
@@ -2101,53 +2127,53 @@ int MPI_Win_free(MPI_Win *win) {
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
     UNTRACED_THEN(C_PUT, PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
-                  rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype));
+                  rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
     UNTRACED_THEN(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
-                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype));
+                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
     UNTRACED_THEN(C_ACCUMULATE, PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
-                  rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype));
+                  rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
     UNTRACED_THEN(C_GET_ACCUMULATE,
                   PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
-                  rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype));
+                  rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL));
 }
 int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op, MPI_Win win) {
     UNTRACED_THEN(C_FETCH_AND_OP, PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
-                  rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt));
+                  rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt, NULL));
 }
 int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                          MPI_Win win) {
     UNTRACED_THEN(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
-                  rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt));
+                  rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt, NULL));
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RPUT, PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
-                  rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, NULL, 0, otype));
+                  rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, req));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RGET, PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
-                  rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, NULL, 0, otype));
+                  rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, req));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RACCUMULATE, PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
-                  rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), NULL, 0, otype));
+                  rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, req));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RGET_ACCUMULATE,
                   PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
-                  rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), NULL, 0, otype));
+                  rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, req));
 }
 int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win),
@@ -3336,6 +3362,7 @@ static int wait_family(int call, int n, MPI_Request *reqs, int *index, int *flag
     depth--;
 
     lock();
+    if (rc == MPI_SUCCESS && npends > 0) rma_reqs_done(call, pc, n, hs, reqs);
     for (int i = 0; nsub > 0 && i < n; i++) {
         struct req *e = ids[i] ? req_find_id(hs[i], ids[i]) : NULL;
         if (!e || !e->has_forced) continue;
@@ -3535,6 +3562,11 @@ int MPI_Request_free(MPI_Request *req) {
     epoch++;
     struct req *e = req_pick(h, req);
     MPI_Request forced = MPI_REQUEST_NULL;
+    /* A freed access's request says nothing more: its origin buffer stays
+     * the library's until the epoch's end completes it (rma_done), and the
+     * handle may come back for another request. */
+    for (int j = 0; j < npends; j++)
+        if (pends[j].req == h) pends[j].req = MPI_REQUEST_NULL;
     if (e) {
         if (e->has_forced) forced = e->forced;
         if (e->active) {
