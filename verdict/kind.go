@@ -90,7 +90,7 @@ var kindTable = [...]KindInfo{
 		"give each pending operation its own buffer, or complete one (Wait) before posting the other; Sendrecv_replace exchanges in place"},
 	{RequestLeak, "a persistent request (MPI_Send_init, MPI_Recv_init) was never freed before MPI_Finalize", []string{DoorMerge},
 		"MPI_Request_free every persistent request once it is no longer started"},
-	{RecvBufferWrite, "the program wrote a receive buffer while its receive was pending (after the Irecv, MPI_Start, nonblocking collective, stream recv or MPI_Get, before the Wait, Test, Synchronize or one-sided synchronization that completes it): the write or the message is lost", []string{DoorLive, DoorMerge, DoorHarness},
+	{RecvBufferWrite, "the program wrote a receive buffer while its receive was pending (after the Irecv, MPI_Start, nonblocking collective, stream recv, MPI_Get, or an accumulate that fetches (its result buffer), before the Wait, Test, Synchronize or one-sided synchronization that completes it): the write or the message is lost", []string{DoorLive, DoorMerge, DoorHarness},
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
 	{BsendBuffer, "a buffered send (Bsend, Ibsend, a started Bsend_init) did not fit in the space the rank attached (MPI_Buffer_attach) with its buffered messages not yet transmitted, or no space was attached", []string{DoorLive, DoorReplay, DoorHarness},
 		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},

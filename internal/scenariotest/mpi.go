@@ -671,7 +671,8 @@ var MPIScenarios = []MPIScenario{
 	// before the fence that completes it (sec. 11.3): an in-flight
 	// mutation at the Put and the fence; getbuf: rank 2 writes its Get's
 	// origin buffer before that fence, a recv-buffer-write at the Get and
-	// the fence; rput and rget: the same for MPI_Rput's and MPI_Rget's
+	// the fence; fetch: the same for an MPI_Fetch_and_op's result buffer
+	// (sec. 11.3.4); rput and rget: the same for MPI_Rput's and MPI_Rget's
 	// origin buffers written before the MPI_Wait that completes their
 	// requests (sec. 11.3.5). lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
@@ -691,6 +692,7 @@ var MPIScenarios = []MPIScenario{
 			find("", verdict.RecvBufferWrite, []int{2}, "getbuf-get", "getbuf-fence"),
 			find("", verdict.InFlightMutation, []int{1}, "rput-put", "rput-wait"),
 			find("", verdict.RecvBufferWrite, []int{2}, "rget-get", "rget-wait"),
+			find("", verdict.RecvBufferWrite, []int{1}, "fetch-op", "fetch-fence"),
 		}},
 	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
 

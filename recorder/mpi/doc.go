@@ -330,7 +330,8 @@
 // the wait or test that completed a request form's request, with its pc;
 // req: the access's ordinal), or a Get's origin buffer the program
 // wrote while the Get was pending (op 5, call: the call at whose entry the
-// watch saw it; req: the access's ordinal). The rules: rmaFindings,
+// watch saw it; req: the access's ordinal; flag set: the result buffer of
+// an accumulate that fetches, written while it was pending). The rules: rmaFindings,
 // concurrentEpochFindings, originFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,

@@ -376,18 +376,24 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	return fs
 }
 
-// getWrittenFinding words a Get's origin buffer written (the write
-// record w) before the access a completed: a receive buffer written while
-// its receive is pending, in one-sided terms (MPI-3.1 sec. 11.3: the origin
-// buffer of a get must not be accessed until the operation completes).
+// getWrittenFinding words a Get's origin buffer, or an accumulate's result
+// buffer (w.Flag), written (the write record w) before the access a
+// completed: a receive buffer written while its receive is pending, in
+// one-sided terms (MPI-3.1 sec. 11.3: the origin buffer of a get, and the
+// result buffer of a fetching accumulate, must not be accessed until the
+// operation completes).
 func getWrittenFinding(r int, rd *rankData, siteText siteTextFunc, a, w *record) verdict.Finding {
 	ra, rs := rmaRef(r, rd, siteText, a, int(a.Peer)), rmaRef(r, rd, siteText, w, trace.NoRank)
-	msg := fmt.Sprintf("rank %d: the program wrote the origin buffer of %s from rank %d before the access completed (seen at %s): the write or the data got is lost (MPI-3.1 sec. 11.3: the buffer must not be accessed until the operation completes)",
-		r, callAt(ra), a.Peer, callAt(rs))
+	buffer := "origin buffer" // a Get's
+	if w.Flag {
+		buffer = "result buffer" // an accumulate's that fetches (sec. 11.3.4)
+	}
+	msg := fmt.Sprintf("rank %d: the program wrote the %s of %s from rank %d before the access completed (seen at %s): the write or the data got is lost (MPI-3.1 sec. 11.3: the buffer must not be accessed until the operation completes)",
+		r, buffer, callAt(ra), a.Peer, callAt(rs))
 	f := verdict.New(verdict.RecvBufferWrite, []int{r}, msg, ra, rs)
-	f.Hint = "do not touch an MPI_Get's origin buffer until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
+	f.Hint = "do not touch the " + buffer + " of " + callName(uint32(a.Call)) + " until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned"
 	if requestAccess(a.Call) {
-		f.Hint = "do not touch the origin buffer of " + callName(uint32(a.Call)) + " until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"
+		f.Hint = "do not touch the " + buffer + " of " + callName(uint32(a.Call)) + " until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"
 	}
 	return f
 }

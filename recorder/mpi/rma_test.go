@@ -176,7 +176,8 @@ func TestRMAOriginWritten(t *testing.T) {
 
 // TestRMARequestOriginWritten: the origin buffer of a request-based
 // access (MPI_Rput, MPI_Rget) is the library's until the wait or test that
-// completes its request, which the finding names, and its hint says so.
+// completes its request, which the finding names, and its hint says so;
+// a fetching accumulate's result buffer is named as such.
 func TestRMARequestOriginWritten(t *testing.T) {
 	rd := &rankData{seg: &segment{recs: []record{
 		{Type: recRMA, Call: callWinCreate, Comm: 5, Count: 4, Bytes: 16, PC: 0x10},
@@ -184,13 +185,20 @@ func TestRMARequestOriginWritten(t *testing.T) {
 		{Type: recRMA, Call: callWait, Req: 1, PC: 0x12},
 		{Type: recRMA, Call: callRget, Comm: 5, Peer: 0, Count: 2, Bytes: 4, Flag: true, Op: rmaEpochShared, Req: 2, PC: 0x13},
 		{Type: recRMA, Call: callWaitall, Op: rmaWritten, Req: 2, PC: 0x14},
+		{Type: recRMA, Call: callFetchAndOp, Comm: 5, Peer: 0, Count: 1, Bytes: 4, Index: 1, Req: 3, PC: 0x15},
+		{Type: recRMA, Call: callWinFence, Op: rmaWritten, Flag: true, Req: 3, PC: 0x16}, // (Flag: its result buffer)
 	}}}
 	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
 	fs := rmaFindings([]*rankData{nil, rd}, site)
-	if len(fs) != 2 {
-		t.Fatalf("%d findings, want the Rput's and the Rget's: %v", len(fs), fs)
+	if len(fs) != 3 {
+		t.Fatalf("%d findings, want the Rput's, the Rget's and the Fetch_and_op's: %v", len(fs), fs)
 	}
-	put, get := fs[0], fs[1]
+	put, get, fetch := fs[0], fs[1], fs[2]
+	if fetch.Kind != verdict.RecvBufferWrite ||
+		!strings.HasPrefix(fetch.Message, "rank 1: the program wrote the result buffer of MPI_Fetch_and_op at o.c:15 from rank 0 before the access completed (seen at MPI_Win_fence at o.c:16)") ||
+		fetch.Hint != "do not touch the result buffer of MPI_Fetch_and_op until the MPI_Win_fence, MPI_Win_unlock, MPI_Win_complete or flush that completes it returned" {
+		t.Errorf("Fetch_and_op's finding: %s %q hint %q", fetch.Kind, fetch.Message, fetch.Hint)
+	}
 	if put.Kind != verdict.InFlightMutation || len(put.Ops) != 2 || put.Ops[1].Call != "MPI_Wait" ||
 		!strings.HasPrefix(put.Message, "rank 1: the origin buffer of MPI_Rput at o.c:11 to rank 0 was written before MPI_Wait at o.c:12 completed it") {
 		t.Errorf("Rput's finding: %s ops %+v %q", put.Kind, put.Ops, put.Message)

@@ -8,7 +8,8 @@
  * then rank 1 MPI_Puts to int 1 in a shared one and rank 2 MPI_Gets it in
  * another, after a barrier that follows rank 1's unlock. pscw: ranks 1
  * and 2 MPI_Put to ints 0 and 3, disjoint bytes, in access epochs of one
- * exposure epoch of rank 0. rput and rget: rank 1 MPI_Rputs to int 0 and
+ * exposure epoch of rank 0. fetch: rank 1 MPI_Fetch_and_ops int 2 and
+ * reads the value fetched after the fence. rput and rget: rank 1 MPI_Rputs to int 0 and
  * rank 2 MPI_Rgets int 1, each in a lock epoch, and each touches its origin
  * buffer only after the MPI_Wait that completes the request. Rank 0 and
  * rank 2 check the values. */
@@ -50,6 +51,16 @@ int main(int argc, char **argv)
 		bad = (want(mode, "put") && (buf[0] != 2 || buf[3] != 3)) || (want(mode, "acc") && buf[2] != 5);
 	if (rank == 2)
 		bad = want(mode, "get") && got != 2;
+	if (want(mode, "fetch")) {
+		int one = 1, old = -1;
+		MPI_Barrier(MPI_COMM_WORLD); // (rank 0 read its window above: no access may land meanwhile)
+		if (rank == 1)
+			MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 2, MPI_SUM, win);
+		MPI_Win_fence(0, win);
+		if (rank == 1)
+			bad |= want(mode, "acc") && old != 5;
+		old = 0;
+	}
 	if (want(mode, "lock")) {
 		MPI_Barrier(MPI_COMM_WORLD); // (rank 0 read its window above: no Put may land meanwhile)
 		if (rank > 0) {

@@ -12,6 +12,8 @@
  *     the fence that completes it (sec. 11.3);
  *   getbuf: rank 2 writes the origin buffer of its MPI_Get of int 3 before
  *     the fence that completes it (sec. 11.3);
+ *   fetch: rank 1 writes the result buffer of its MPI_Fetch_and_op before
+ *     the fence that completes it (sec. 11.3.4);
  *   lock: ranks 1 and 2 each MPI_Put to int 0 in a shared lock epoch
  *     (MPI_Win_lock_all), which excludes nothing, and meet in a barrier of
  *     their own before their MPI_Win_unlock_all: the epochs are open at
@@ -29,7 +31,8 @@
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
  * the first three and lock and pscw, an in-flight-mutation naming the Put
  * and the fence for origin, a recv-buffer-write naming the Get and the
- * fence for getbuf, and the same for rput and rget, naming the MPI_Wait.
+ * fence for getbuf and for fetch, and the same for rput and rget, naming
+ * the MPI_Wait.
  * Fix: rma-conflict-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -91,6 +94,14 @@ int main(int argc, char **argv)
 			mine = 5;
 		}
 		MPI_Win_fence(0, win); // culprit: getbuf-fence
+	}
+	if (want(mode, "fetch")) {
+		int one = 1, old = -1;
+		if (rank == 1) {
+			MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 2, MPI_SUM, win); // culprit: fetch-op
+			old = 42; // (not a value the window holds: a write of the same bytes is not seen)
+		}
+		MPI_Win_fence(0, win); // culprit: fetch-fence
 	}
 	if (want(mode, "lock")) {
 		MPI_Comm_split(MPI_COMM_WORLD, rank > 0, rank, &pair);

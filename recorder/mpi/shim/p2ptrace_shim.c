@@ -1109,9 +1109,11 @@ static struct req *req_new(MPI_Request h, MPI_Request *addr) {
 #define WATCH_WINDOW 32
 #define WATCH_MAX 64
 /* (A Get's origin buffer is watched as a pending receive's is, with id =
- * WATCH_RMA | the access's ordinal: see rma_access.) */
+ * WATCH_RMA | the access's ordinal, and the result buffer of an
+ * accumulate that fetches with WATCH_RESULT too: see rma_access.) */
 struct watch { uint64_t id, hash; uint32_t seq; const unsigned char *buf; size_t len; };
 #define WATCH_RMA (1ULL << 63)
+#define WATCH_RESULT (1ULL << 62)
 static struct watch watches[WATCH_MAX];
 static int nwatch, watch_on, unseen;
 
@@ -1189,7 +1191,9 @@ static void watch_check(int call, uintptr_t pc, uint32_t mod) {
         if (watch_hash(w->buf, w->len) == w->hash) { i++; continue; }
         struct rec *r = rec_begin(0);
         if (r && (w->id & WATCH_RMA)) {
-            r->type = R_RMA; r->op = RMA_WRITTEN; r->call = call; r->req = w->id & ~WATCH_RMA; r->pc = pc; r->module = mod;
+            r->type = R_RMA; r->op = RMA_WRITTEN; r->call = call; r->req = w->id & ~(WATCH_RMA | WATCH_RESULT);
+            r->flag = (w->id & WATCH_RESULT) != 0; /* the result buffer, not the origin buffer */
+            r->pc = pc; r->module = mod;
             rec_commit(r);
         } else if (r) {
             r->type = R_WRITE; r->call = call; r->seq = w->seq; r->req = w->id; r->pc = pc; r->module = mod; rec_commit(r);
@@ -1874,6 +1878,7 @@ struct rma_pend {
     int count;
     MPI_Datatype dt;
     uint64_t hash, ord; /* hash 0: a Get's, watched instead (watch_add) */
+    int result; /* a result buffer (Get_accumulate, Fetch_and_op, Compare_and_swap), watched */
     MPI_Request req; /* a request-based access's request (MPI_Rput...), whose completion completes it too; else MPI_REQUEST_NULL */
 };
 static struct rma_pend *pends;
@@ -1890,6 +1895,22 @@ static void pend_add(struct rma_pend p) {
     pends[npends++] = p;
 }
 
+/* pend_watch watches buf (count elements of dt), which the library writes
+ * for access ord until the access completes: a Get's origin buffer, or
+ * (result set) an accumulate's result buffer. Lock held. */
+static void pend_watch(MPI_Win win, int target, const void *buf, int count, MPI_Datatype dt, uint64_t ord,
+                       MPI_Request rq, int result) {
+    uint64_t addr;
+    int64_t span;
+    dense_span(buf, count, dt, (int)bytes_of(1, dt), &addr, &span);
+    int before = nwatch;
+    watch_add(WATCH_RMA | (result ? WATCH_RESULT : 0) | ord, 0, addr, span);
+    if (nwatch > before) pend_add((struct rma_pend){win, target, buf, count, dt, 0, ord, result, rq});
+}
+/* pend_unwatch stops watching the buffer of pending p (hash 0). Lock held. */
+static void pend_unwatch(const struct rma_pend *p) {
+    watch_del(WATCH_RMA | (p->result ? WATCH_RESULT : 0) | p->ord);
+}
 static void win_errhandler(MPI_Win *win, int *code, ...) {
     (void)win;
     errhandler(NULL, code);
@@ -1944,7 +1965,7 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint siz
  * (NULL: none). Lock not held. */
 static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, MPI_Aint disp, int tcount,
                        MPI_Datatype ttype, int redop, const void *obuf, int ocount, MPI_Datatype otype,
-                       MPI_Request *req) {
+                       const void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *req) {
     MPI_Aint lb, ext, tlb, text;
     if (rc != MPI_SUCCESS || target == MPI_PROC_NULL || tcount <= 0) return;
     lock();
@@ -1953,16 +1974,13 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     if ((call == C_GET || call == C_RGET) && obuf && ocount > 0 && win_find(win)) {
         /* A Get's origin buffer is the library's until the access completes:
          * watched as a pending receive's (the watch above), until rma_done. */
-        uint64_t addr;
-        int64_t span;
-        dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &addr, &span);
-        int before = nwatch;
-        watch_add(WATCH_RMA | ord, 0, addr, span);
-        if (nwatch > before) pend_add((struct rma_pend){win, target, obuf, ocount, otype, 0, ord, rq});
+        pend_watch(win, target, obuf, ocount, otype, ord, rq, 0);
     } else if (obuf && ocount > 0 && win_find(win)) {
         uint64_t h = hash_data(obuf, ocount, otype);
-        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord, rq});
+        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord, 0, rq});
     }
+    /* So is the result buffer of an accumulate that fetches (sec. 11.3.4). */
+    if (rbuf && rcount > 0 && win_find(win)) pend_watch(win, target, rbuf, rcount, rtype, ord, rq, 1);
     struct win *w = win_find(win);
     quiet++;
     int ok = w && target >= 0 && target < w->size && PMPI_Type_get_extent(ttype, &lb, &ext) == MPI_SUCCESS &&
@@ -2010,8 +2028,8 @@ static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
  * and its record written if the program wrote it. The caller drops p. Lock
  * held. */
 static void pend_done(int call, uintptr_t pc, const struct rma_pend *p) {
-    if (!p->hash) { /* a Get's: completed, no longer the library's */
-        watch_del(WATCH_RMA | p->ord);
+    if (!p->hash) { /* a Get's, or a result buffer: completed, no longer the library's */
+        pend_unwatch(p);
         return;
     }
     uint64_t h = hash_data(p->buf, p->count, p->dt); /* (0: not hashed, a freed type) */
@@ -2118,7 +2136,7 @@ int MPI_Win_free(MPI_Win *win) {
         int kept = 0;
         for (int i = 0; w && i < npends; i++) {
             if (pends[i].win != h) pends[kept++] = pends[i];
-            else if (!pends[i].hash) watch_del(WATCH_RMA | pends[i].ord);
+            else if (!pends[i].hash) pend_unwatch(&pends[i]);
         }
         if (w) npends = kept;
         unlock();
@@ -2127,53 +2145,53 @@ int MPI_Win_free(MPI_Win *win) {
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
     UNTRACED_THEN(C_PUT, PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
-                  rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL));
+                  rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
     UNTRACED_THEN(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
-                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL));
+                  rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
     UNTRACED_THEN(C_ACCUMULATE, PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
-                  rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL));
+                  rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
     UNTRACED_THEN(C_GET_ACCUMULATE,
                   PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
-                  rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL));
+                  rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, NULL));
 }
 int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op, MPI_Win win) {
     UNTRACED_THEN(C_FETCH_AND_OP, PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
-                  rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt, NULL));
+                  rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt, rbuf, 1, dt, NULL));
 }
 int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                          MPI_Win win) {
     UNTRACED_THEN(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
-                  rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt, NULL));
+                  rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt, rbuf, 1, dt, NULL));
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RPUT, PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
-                  rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, req));
+                  rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RGET, PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
-                  rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, req));
+                  rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RACCUMULATE, PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
-                  rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, req));
+                  rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
     UNTRACED_THEN(C_RGET_ACCUMULATE,
                   PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
-                  rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, req));
+                  rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, req));
 }
 int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win),
