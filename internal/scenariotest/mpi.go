@@ -696,6 +696,14 @@ var MPIScenarios = []MPIScenario{
 		}},
 	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
 
+	// resource-leak: communicators (three MPI_Comm_dup in a loop, an
+	// MPI_Comm_split) and a window never freed before MPI_Finalize, which
+	// does not free them (MPI-3.1 sec. 8.7); a split that was freed is not
+	// named. Open MPI says nothing.
+	{Name: "resource-leak", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.ResourceLeak, []int{0, 1}, "dup", "split", "win")},
+	{Name: "resource-leak-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "resource-leak"},
+
 	// coll-mismatch: Reduce against Bcast as the world's first collective:
 	// Open MPI hangs; the recording and check name both calls.
 	{Name: "coll-mismatch", Ranks: 2, Plain: PlainHang,

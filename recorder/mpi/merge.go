@@ -325,6 +325,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	status := trace.StatusComplete
 	var fs []verdict.Finding
 	var notes []string // how the merge went, in words: the header's message
+	var leaks []leak   // of the ranks that finalized, worded across ranks below
 	for r, rd := range ranks {
 		h := rd.seg.hdr
 		re := RankEnd{Rank: r, State: h.State}
@@ -392,8 +393,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		fs = append(fs, recvWriteFindings(r, rd, siteText)...)
 		if re.State == StateFinalized {
 			fs = append(fs, leakFindings(r, rd, siteText)...)
+			leaks = append(leaks, resourceLeaks(r, rd, siteText)...)
 		}
 	}
+	fs = append(fs, resourceLeakFindings(leaks)...)
 	if o.Status != "" {
 		status = o.Status
 	}

@@ -3,6 +3,7 @@ package mpi
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -138,6 +139,132 @@ func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding 
 			callRef(r, rd, rec, site)))
 	}
 	return fs
+}
+
+// leak is where rank r made n communicators or windows (window set) that
+// it never freed: by call at site (the first such object's record, rec).
+type leak struct {
+	r, n   int
+	window bool
+	call   uint8
+	site   string
+	rec    int
+}
+
+// resourceLeaks lists rank r's communicators and windows that the program
+// made and never freed (the rank reached MPI_Finalize, which does not free
+// objects made by MPI calls: MPI-3.1 sec. 8.7), a leak per call site that
+// made them, in the order made. A communicator is the program's when a
+// call of its made it (a comm record with a call: the world, self, and
+// those made by calls the shim does not intercept have none); a window,
+// when its making was recorded (an rma record of such a call). Free
+// records (recFree) name the id freed.
+func resourceLeaks(r int, rd *rankData, siteText siteTextFunc) []leak {
+	type object struct {
+		window bool
+		id     int32
+	}
+	recs := rd.seg.recs
+	live := map[object][]int{} // the records of those made and not freed yet, in order
+	for i := range recs {
+		rec := &recs[i]
+		switch {
+		case rec.Type == recComm && rec.Call != callNone:
+			o := object{false, rec.Comm}
+			live[o] = append(live[o], i)
+		case rec.Type == recRMA && makesWindow(rec.Call):
+			o := object{true, rec.Comm}
+			live[o] = append(live[o], i)
+		case rec.Type == recFree:
+			o := object{rec.Call == callWinFree, rec.Comm}
+			if m := live[o]; len(m) > 0 {
+				live[o] = m[1:]
+			}
+		}
+	}
+	var made []int
+	for _, m := range live {
+		made = append(made, m...)
+	}
+	slices.Sort(made) // (in the order made: the map's order is random)
+	var ls []leak
+	at := map[[3]string]int{} // a site's index in ls
+	for _, i := range made {
+		rec := &recs[i]
+		l := leak{r: r, n: 1, window: rec.Type == recRMA, call: rec.Call, site: siteText(rd, rec.Module, rec.PC, rec.Site), rec: i}
+		k := [3]string{fmt.Sprint(l.window), callName(uint32(l.call)), l.site}
+		if j, ok := at[k]; ok {
+			ls[j].n++
+			continue
+		}
+		at[k] = len(ls)
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// resourceLeakFindings words the leaks of every rank that finalized: one
+// finding per call site, naming each rank that leaked there (a loop
+// that every rank runs is one bug, not one a rank).
+func resourceLeakFindings(leaks []leak) []verdict.Finding {
+	type key struct {
+		window bool
+		call   uint8
+		site   string
+	}
+	var order []key
+	group := map[key][]leak{}
+	for _, l := range leaks {
+		k := key{l.window, l.call, l.site}
+		if _, ok := group[k]; !ok {
+			order = append(order, k)
+		}
+		group[k] = append(group[k], l)
+	}
+	var fs []verdict.Finding
+	for _, k := range order {
+		g := group[k]
+		what, free := "communicator", "MPI_Comm_free"
+		if k.window {
+			what, free = "window", "MPI_Win_free"
+		}
+		call := callName(uint32(k.call))
+		var ranks []int
+		var ops []verdict.OpRef
+		total, same := 0, true
+		for _, l := range g {
+			ranks = append(ranks, l.r)
+			ops = append(ops, verdict.OpRef{Rank: l.r, Op: call, Peer: trace.NoRank, Tag: -1, Site: l.site, Call: call})
+			total += l.n
+			same = same && l.n == g[0].n
+		}
+		who, n, all := fmt.Sprintf("rank %d", g[0].r), g[0].n, ""
+		if len(g) > 1 {
+			who = "ranks " + joinInts(ranks)
+			if same {
+				who += " each"
+			} else {
+				n, all = total, " in all"
+			}
+		}
+		objects := "a " + what
+		if n > 1 {
+			objects = fmt.Sprintf("%d %ss%s", n, what, all)
+		}
+		fs = append(fs, verdict.New(verdict.ResourceLeak, ranks,
+			fmt.Sprintf("%s never freed %s made by %s at %s (%s) before MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)", who, objects, call, siteOr(k.site), free),
+			ops...))
+	}
+	return fs
+}
+
+// joinInts is "0, 1, 2".
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // recvWriteFindings reports rank r's receive buffers the shim saw written

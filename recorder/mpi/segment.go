@@ -94,6 +94,7 @@ const (
 	recSite   = 5 // version 3: a source site (Python file:line)
 	recWrite  = 6 // version 3: a pending receive's buffer the program wrote (Seq: its post; Call, PC: the call that saw it)
 	recRMA    = 7 // version 3: a window made, or a one-sided access (see rmaFindings)
+	recFree   = 8 // version 3: a communicator or window the program freed (Comm: its id; see resourceLeakFindings)
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).
@@ -829,7 +830,7 @@ func decodeSegment(b []byte) (*segment, error) {
 			if h.Version < 3 {
 				return nil, bad("site record in a version %d segment", h.Version)
 			}
-		case recPost, recDone, recComm, recWrite, recRMA:
+		case recPost, recDone, recComm, recWrite, recRMA, recFree:
 			if pcoff != 0 {
 				base, ok := bases[r.Module]
 				if !ok {

@@ -43,7 +43,12 @@
 #define SEG_ERR_REJECTED 1016
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
-enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7 };
+enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7, R_FREE = 8 };
+/* R_FREE: the program freed a communicator or a window it made (call =
+ * MPI_Comm_free's or MPI_Win_free's code, comm = the object's id, pc =
+ * the call's): with the records of their making, the merge knows which
+ * were never freed before MPI_Finalize (MPI-3.1 sec. 8.7: MPI_Finalize
+ * does not free objects made by MPI calls). */
 /* The epoch of an access, in its record's op: a fence epoch (or none), an
  * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all), an
  * access epoch of MPI_Win_start (source = the epoch's ordinal on the rank,
@@ -902,6 +907,18 @@ static void comm_made(int call, uintptr_t pc, int rc, MPI_Comm *newcomm) {
     unlock();
 }
 
+/* freed writes the record of the program's CALL at pc that freed the
+ * communicator or window id (R_FREE). Lock not held. */
+static void freed(int call, uintptr_t pc, int id) {
+    lock();
+    struct rec *r = rec_begin(0);
+    if (r) {
+        r->type = R_FREE; r->call = call; r->comm = id; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        rec_commit(r);
+    }
+    unlock();
+}
+
 /* ---- forced matches (p2ptrace check's re-runs) ----
  * P2PTRACE_FORCE_MATCH="RANK:N=SRC": rank RANK's N-th call from
  * MPI_ANY_SOURCE (0-based, counting MPI_Recv, MPI_Irecv, MPI_Sendrecv's
@@ -1711,12 +1728,21 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 }
 int MPI_Comm_free(MPI_Comm *comm) {
     if (PASS) return PMPI_Comm_free(comm);
+    uintptr_t pc = PC();
+    int id = 0, found = 0;
     lock();
     count_call();
-    for (int i = 1; i < ncomms; i++)
-        if (comms[i]->h == *comm) { comms[i]->h = MPI_COMM_NULL; break; } /* kept: requests may still point to it */
+    for (int i = 1; comm && i < ncomms; i++)
+        if (comms[i]->h == *comm) { /* kept: requests may still point to it */
+            comms[i]->h = MPI_COMM_NULL;
+            id = comms[i]->id;
+            found = 1;
+            break;
+        }
     unlock();
-    return PMPI_Comm_free(comm);
+    int rc = PMPI_Comm_free(comm);
+    if (rc == MPI_SUCCESS && found) freed(C_COMM_FREE, pc, id);
+    return rc;
 }
 
 /* ---- blocking calls the shim does not record (untraced) ----
@@ -2133,6 +2159,7 @@ int MPI_Win_free(MPI_Win *win) {
         lock();
         struct win *w = rc_ == MPI_SUCCESS ? win_find(h) : NULL;
         if (w) w->h = MPI_WIN_NULL;
+        int id = w ? w->id : 0;
         int kept = 0;
         for (int i = 0; w && i < npends; i++) {
             if (pends[i].win != h) pends[kept++] = pends[i];
@@ -2140,6 +2167,7 @@ int MPI_Win_free(MPI_Win *win) {
         }
         if (w) npends = kept;
         unlock();
+        if (w) freed(C_WIN_FREE, pc_, id);
     });
 }
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
