@@ -286,12 +286,12 @@ func TestResourceLeakRule(t *testing.T) {
 	}
 	free := func(id int32, call uint8) record { return record{Type: recFree, Comm: id, Call: call, PC: 0x99} }
 	rank0 := &rankData{seg: &segment{recs: []record{
-		comm(0, callNone, 0),         // the world
-		comm(7, callNone, 0),         // made by a call the shim does not intercept
-		comm(1, callCommDup, 0x10),   // freed below
-		comm(2, callCommDup, 0x10),   // leaked
-		comm(3, callCommDup, 0x10),   // leaked
-		comm(4, callCommSplit, 0x20), // leaked
+		comm(0, callNone, 0),                                   // the world
+		comm(7, callNone, 0),                                   // made by a call the shim does not intercept
+		comm(1, callCommDup, 0x10),                             // freed below
+		comm(2, callCommDup, 0x10),                             // leaked
+		comm(3, callCommDup, 0x10),                             // leaked
+		comm(4, callCommSplit, 0x20),                           // leaked
 		{Type: recRMA, Call: callWinCreate, Comm: 4, PC: 0x30}, // (a window's id may equal a communicator's)
 		free(1, callCommFree),
 		free(4, callWinFree), // frees window 4, not communicator 4
