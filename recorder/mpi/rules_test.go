@@ -1,10 +1,8 @@
 package mpi
 
 import (
-	"fmt"
-
 	"encoding/binary"
-	"github.com/p2ptrace/p2ptrace/verdict"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
 // TestMergeMissingSegment: rank 1 ended before it created its segment (rank
@@ -298,5 +297,50 @@ func TestMergeErrorAfterTheJobWasEnded(t *testing.T) {
 		} else if len(got) != 1 || !strings.Contains(got[0], "MPI_ERR_OTHER") {
 			t.Errorf("ended at %d (after the failure): findings %q; want the failure", c.endedAt, got)
 		}
+	}
+}
+
+// TestResourceLeakRule pins which objects are leaks: communicators made by
+// a program's call and windows, not freed (a free record names the id,
+// whichever handle); not the world or a communicator no call of the
+// program made; one finding per site across ranks, with the counts.
+func TestResourceLeakRule(t *testing.T) {
+	comm := func(id int32, call uint8, pc uint64) record {
+		return record{Type: recComm, Comm: id, Call: call, PC: pc}
+	}
+	free := func(id int32, call uint8) record { return record{Type: recFree, Comm: id, Call: call, PC: 0x99} }
+	rank0 := &rankData{seg: &segment{recs: []record{
+		comm(0, callNone, 0),                                   // the world
+		comm(7, callNone, 0),                                   // made by a call the shim does not intercept
+		comm(1, callCommDup, 0x10),                             // freed below
+		comm(2, callCommDup, 0x10),                             // leaked
+		comm(3, callCommDup, 0x10),                             // leaked
+		comm(4, callCommSplit, 0x20),                           // leaked
+		{Type: recRMA, Call: callWinCreate, Comm: 4, PC: 0x30}, // (a window's id may equal a communicator's)
+		free(1, callCommFree),
+		free(4, callWinFree), // frees window 4, not communicator 4
+	}}}
+	rank1 := &rankData{seg: &segment{recs: []record{
+		comm(2, callCommDup, 0x10), // leaked: one where rank 0 leaked two
+		comm(4, callCommSplit, 0x20),
+		free(4, callCommFree),
+	}}}
+	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
+	leaks := append(resourceLeaks(0, rank0, site), resourceLeaks(1, rank1, site)...)
+	fs := resourceLeakFindings(leaks)
+	var got []string
+	for _, f := range fs {
+		if f.Kind != verdict.ResourceLeak {
+			t.Errorf("kind %s", f.Kind)
+		}
+		got = append(got, fmt.Sprint(f.Ranks, " ", f.Message))
+	}
+	const tail = " before MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)"
+	want := []string{
+		"[0 1] ranks 0, 1 never freed 3 communicators in all made by MPI_Comm_dup at o.c:10 (MPI_Comm_free)" + tail,
+		"[0] rank 0 never freed a communicator made by MPI_Comm_split at o.c:20 (MPI_Comm_free)" + tail,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
