@@ -35,8 +35,9 @@ const (
 	// RMAConflict: two one-sided accesses of one epoch touch the same
 	// bytes of a window and one writes (MPI-3.1 sec. 11.7).
 	RMAConflict Kind = "rma-conflict"
-	// ResourceLeak: a communicator or window the program made was never
-	// freed before MPI_Finalize (MPI-3.1 sec. 8.7).
+	// ResourceLeak: a communicator, window, datatype, group or reduction
+	// op the program made was never freed before MPI_Finalize (MPI-3.1
+	// sec. 8.7).
 	ResourceLeak Kind = "resource-leak"
 )
 
@@ -101,8 +102,8 @@ var kindTable = [...]KindInfo{
 		"make every rank of the communicator call the same collectives in the same order, with the same root, matching counts and datatypes, and the same reduction op"},
 	{RMAConflict, "two one-sided accesses (MPI_Put, MPI_Get, MPI_Accumulate...) of one fence epoch, or of shared lock or start epochs open at the same time, touch the same bytes of a target's window and one of them writes, other than accumulates with one op and one basic datatype: the outcome is undefined (MPI-3.1 sec. 11.7)", []string{DoorMerge},
 		"separate the accesses by a synchronization (an MPI_Win_fence between them, or exclusive locks), make them touch disjoint bytes, or use MPI_Accumulate with one op and datatype on both"},
-	{ResourceLeak, "a communicator (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create...) or a window (MPI_Win_create, MPI_Win_allocate...) that the program made was never freed before its rank called MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)", []string{DoorMerge},
-		"free each communicator (MPI_Comm_free) and window (MPI_Win_free) the program made once it is done with it, before MPI_Finalize"},
+	{ResourceLeak, "a communicator (MPI_Comm_dup, MPI_Comm_split...), window (MPI_Win_create...), datatype (MPI_Type_contiguous...), group (MPI_Comm_group, MPI_Group_incl...) or reduction op (MPI_Op_create) that the program made was never freed before its rank called MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)", []string{DoorMerge},
+		"free each object the program made with its free call (MPI_Comm_free, MPI_Win_free, MPI_Type_free, MPI_Group_free, MPI_Op_free) once it is done with it, before MPI_Finalize"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

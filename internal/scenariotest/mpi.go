@@ -697,11 +697,12 @@ var MPIScenarios = []MPIScenario{
 	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
 
 	// resource-leak: communicators (three MPI_Comm_dup in a loop, an
-	// MPI_Comm_split) and a window never freed before MPI_Finalize, which
-	// does not free them (MPI-3.1 sec. 8.7); a split that was freed is not
-	// named. Open MPI says nothing.
+	// MPI_Comm_split), a window, a datatype, a group and a reduction op
+	// never freed before MPI_Finalize, which does not free them (MPI-3.1
+	// sec. 8.7); a split and a datatype that were freed are not named.
+	// Open MPI says nothing.
 	{Name: "resource-leak", Ranks: 2, Plain: PlainOK,
-		Record: rec(StatusComplete, verdict.ResourceLeak, []int{0, 1}, "dup", "split", "win")},
+		Record: rec(StatusComplete, verdict.ResourceLeak, []int{0, 1}, "dup", "split", "win", "type", "group", "op")},
 	{Name: "resource-leak-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "resource-leak"},
 
 	// coll-mismatch: Reduce against Bcast as the world's first collective:

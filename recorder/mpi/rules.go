@@ -141,58 +141,108 @@ func leakFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding 
 	return fs
 }
 
-// leak is where rank r made n communicators or windows (window set) that
-// it never freed: by call at site (the first such object's record, rec).
-type leak struct {
-	r, n   int
-	window bool
-	call   uint8
-	site   string
-	rec    int
+// The kinds of object a rank may leak (resourceLeaks), and their words.
+const (
+	objComm uint8 = iota
+	objWindow
+	objType
+	objGroup
+	objOp
+)
+
+var objWords = [...]struct{ what, free string }{
+	objComm:   {"communicator", "MPI_Comm_free"},
+	objWindow: {"window", "MPI_Win_free"},
+	objType:   {"datatype", "MPI_Type_free"},
+	objGroup:  {"group", "MPI_Group_free"},
+	objOp:     {"reduction op", "MPI_Op_free"},
 }
 
-// resourceLeaks lists rank r's communicators and windows that the program
-// made and never freed (the rank reached MPI_Finalize, which does not free
-// objects made by MPI calls: MPI-3.1 sec. 8.7), a leak per call site that
-// made them, in the order made. A communicator is the program's when a
-// call of its made it (a comm record with a call: the world, self, and
-// those made by calls the shim does not intercept have none); a window,
-// when its making was recorded (an rma record of such a call). Free
-// records (recFree) name the id freed.
+// freedKind is the kind of object a free call frees (ok false: call frees
+// none of them).
+func freedKind(call uint8) (kind uint8, ok bool) {
+	switch call {
+	case callCommFree:
+		return objComm, true
+	case callWinFree:
+		return objWindow, true
+	case callTypeFree:
+		return objType, true
+	case callGroupFree:
+		return objGroup, true
+	case callOpFree:
+		return objOp, true
+	}
+	return 0, false
+}
+
+// leak is where rank r made n objects of one kind that it never freed: by
+// call at site (the first such object's record, rec).
+type leak struct {
+	r, n int
+	kind uint8
+	call uint8
+	site string
+	rec  int
+}
+
+// resourceLeaks lists rank r's objects that the program made and never
+// freed (the rank reached MPI_Finalize, which does not free objects made
+// by MPI calls: MPI-3.1 sec. 8.7), a leak per call site that made them, in
+// the order made. A communicator is the program's when a call of its made
+// it (a comm record with a call: the world, self, and those made by calls
+// the shim does not intercept have none); a window, when its making was
+// recorded (an rma record of such a call); datatypes, groups and reduction
+// ops have obj records (the shim writes none for those the MPI library
+// makes inside its own calls). Free records (recFree) name the id freed.
 func resourceLeaks(r int, rd *rankData, siteText siteTextFunc) []leak {
 	type object struct {
-		window bool
-		id     int32
+		kind uint8
+		id   int32
 	}
 	recs := rd.seg.recs
 	live := map[object][]int{} // the records of those made and not freed yet, in order
 	for i := range recs {
 		rec := &recs[i]
+		o, made := object{}, false
 		switch {
 		case rec.Type == recComm && rec.Call != callNone:
-			o := object{false, rec.Comm}
-			live[o] = append(live[o], i)
+			o, made = object{objComm, rec.Comm}, true
 		case rec.Type == recRMA && makesWindow(rec.Call):
-			o := object{true, rec.Comm}
-			live[o] = append(live[o], i)
+			o, made = object{objWindow, rec.Comm}, true
+		case rec.Type == recObj && rec.Tag >= 1 && rec.Tag <= 3:
+			o, made = object{objType + uint8(rec.Tag-1), rec.Comm}, true
 		case rec.Type == recFree:
-			o := object{rec.Call == callWinFree, rec.Comm}
-			if m := live[o]; len(m) > 0 {
-				live[o] = m[1:]
+			if k, ok := freedKind(rec.Call); ok {
+				o = object{k, rec.Comm}
+				if m := live[o]; len(m) > 0 {
+					live[o] = m[1:]
+				}
 			}
+		}
+		if made {
+			live[o] = append(live[o], i)
 		}
 	}
 	var made []int
-	for _, m := range live {
+	kindOf := map[int]uint8{}
+	for o, m := range live {
 		made = append(made, m...)
+		for _, i := range m {
+			kindOf[i] = o.kind
+		}
 	}
 	slices.Sort(made) // (in the order made: the map's order is random)
 	var ls []leak
-	at := map[[3]string]int{} // a site's index in ls
+	type key struct {
+		kind, call uint8
+		site       string
+	}
+	at := map[key]int{} // a site's index in ls
 	for _, i := range made {
 		rec := &recs[i]
-		l := leak{r: r, n: 1, window: rec.Type == recRMA, call: rec.Call, site: siteText(rd, rec.Module, rec.PC, rec.Site), rec: i}
-		k := [3]string{fmt.Sprint(l.window), callName(uint32(l.call)), l.site}
+		l := leak{r: r, n: 1, kind: kindOf[i], call: rec.Call, site: siteText(rd, rec.Module, rec.PC, rec.Site), rec: i}
+		k := key{l.kind, l.call, l.site}
 		if j, ok := at[k]; ok {
 			ls[j].n++
 			continue
@@ -208,14 +258,13 @@ func resourceLeaks(r int, rd *rankData, siteText siteTextFunc) []leak {
 // that every rank runs is one bug, not one a rank).
 func resourceLeakFindings(leaks []leak) []verdict.Finding {
 	type key struct {
-		window bool
-		call   uint8
-		site   string
+		kind, call uint8
+		site       string
 	}
 	var order []key
 	group := map[key][]leak{}
 	for _, l := range leaks {
-		k := key{l.window, l.call, l.site}
+		k := key{l.kind, l.call, l.site}
 		if _, ok := group[k]; !ok {
 			order = append(order, k)
 		}
@@ -224,10 +273,7 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 	var fs []verdict.Finding
 	for _, k := range order {
 		g := group[k]
-		what, free := "communicator", "MPI_Comm_free"
-		if k.window {
-			what, free = "window", "MPI_Win_free"
-		}
+		w := objWords[k.kind]
 		call := callName(uint32(k.call))
 		var ranks []int
 		var ops []verdict.OpRef
@@ -247,12 +293,12 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 				n, all = total, " in all"
 			}
 		}
-		objects := "a " + what
+		objects := "a " + w.what
 		if n > 1 {
-			objects = fmt.Sprintf("%d %ss%s", n, what, all)
+			objects = fmt.Sprintf("%d %ss%s", n, w.what, all)
 		}
 		fs = append(fs, verdict.New(verdict.ResourceLeak, ranks,
-			fmt.Sprintf("%s never freed %s made by %s at %s (%s) before MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)", who, objects, call, siteOr(k.site), free),
+			fmt.Sprintf("%s never freed %s made by %s at %s (%s) before MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)", who, objects, call, siteOr(k.site), w.free),
 			ops...))
 	}
 	return fs

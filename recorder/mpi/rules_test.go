@@ -301,9 +301,10 @@ func TestMergeErrorAfterTheJobWasEnded(t *testing.T) {
 }
 
 // TestResourceLeakRule pins which objects are leaks: communicators made by
-// a program's call and windows, not freed (a free record names the id,
-// whichever handle); not the world or a communicator no call of the
-// program made; one finding per site across ranks, with the counts.
+// a program's call, windows, datatypes, groups and reduction ops, not freed
+// (a free record names the id and, by its call, the kind); not the world
+// or a communicator no call of the program made; one finding per site
+// across ranks, with the counts.
 func TestResourceLeakRule(t *testing.T) {
 	comm := func(id int32, call uint8, pc uint64) record {
 		return record{Type: recComm, Comm: id, Call: call, PC: pc}
@@ -324,6 +325,13 @@ func TestResourceLeakRule(t *testing.T) {
 		comm(2, callCommDup, 0x10), // leaked: one where rank 0 leaked two
 		comm(4, callCommSplit, 0x20),
 		free(4, callCommFree),
+		{Type: recObj, Call: callTypeVector, Comm: 1, Tag: 1, PC: 0x40},     // a datatype, leaked
+		{Type: recObj, Call: callCommGroup, Comm: 2, Tag: 2, PC: 0x50},      // a group, freed
+		{Type: recObj, Call: callOpCreate, Comm: 3, Tag: 3, PC: 0x60},       // a reduction op, leaked
+		{Type: recObj, Call: callTypeContiguous, Comm: 4, Tag: 1, PC: 0x70}, // freed
+		free(2, callGroupFree),
+		free(4, callTypeFree),
+		free(1, callGroupFree), // names no group made: frees nothing (the datatype 1 stays leaked)
 	}}}
 	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
 	leaks := append(resourceLeaks(0, rank0, site), resourceLeaks(1, rank1, site)...)
@@ -339,6 +347,8 @@ func TestResourceLeakRule(t *testing.T) {
 	want := []string{
 		"[0 1] ranks 0, 1 never freed 3 communicators in all made by MPI_Comm_dup at o.c:10 (MPI_Comm_free)" + tail,
 		"[0] rank 0 never freed a communicator made by MPI_Comm_split at o.c:20 (MPI_Comm_free)" + tail,
+		"[1] rank 1 never freed a datatype made by MPI_Type_vector at o.c:40 (MPI_Type_free)" + tail,
+		"[1] rank 1 never freed a reduction op made by MPI_Op_create at o.c:60 (MPI_Op_free)" + tail,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -94,7 +94,8 @@ const (
 	recSite   = 5 // version 3: a source site (Python file:line)
 	recWrite  = 6 // version 3: a pending receive's buffer the program wrote (Seq: its post; Call, PC: the call that saw it)
 	recRMA    = 7 // version 3: a window made, or a one-sided access (see rmaFindings)
-	recFree   = 8 // version 3: a communicator or window the program freed (Comm: its id; see resourceLeakFindings)
+	recFree   = 8 // version 3: an object the program freed (Call: the free call; Comm: its id; see resourceLeaks)
+	recObj    = 9 // version 3: a datatype, group or reduction op the program made (Comm: its id; Tag: its kind)
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).
@@ -271,6 +272,35 @@ const (
 	callWinStart
 	callWinComplete
 	callWinWait
+	// From 150: the calls that make and free datatypes, groups and
+	// reduction ops, marked, and recorded for resource leaks (obj and free
+	// records: resourceLeaks).
+	callTypeContiguous
+	callTypeVector
+	callTypeCreateHvector
+	callTypeIndexed
+	callTypeCreateHindexed
+	callTypeCreateIndexedBlock
+	callTypeCreateHindexedBlock
+	callTypeCreateStruct
+	callTypeCreateSubarray
+	callTypeCreateDarray
+	callTypeCreateResized
+	callTypeDup
+	callTypeFree
+	callCommGroup
+	callCommRemoteGroup
+	callGroupIncl
+	callGroupExcl
+	callGroupRangeIncl
+	callGroupRangeExcl
+	callGroupUnion
+	callGroupIntersection
+	callGroupDifference
+	callWinGetGroup
+	callGroupFree
+	callOpCreate
+	callOpFree
 	callCount
 )
 
@@ -311,6 +341,11 @@ var callNames = [callCount]string{
 	"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush", "MPI_Win_flush_all",
 	"MPI_Win_flush_local", "MPI_Win_flush_local_all", "MPI_Win_sync", "MPI_Win_post", "MPI_Win_start",
 	"MPI_Win_complete", "MPI_Win_wait",
+	"MPI_Type_contiguous", "MPI_Type_vector", "MPI_Type_create_hvector", "MPI_Type_indexed", "MPI_Type_create_hindexed",
+	"MPI_Type_create_indexed_block", "MPI_Type_create_hindexed_block", "MPI_Type_create_struct", "MPI_Type_create_subarray", "MPI_Type_create_darray",
+	"MPI_Type_create_resized", "MPI_Type_dup", "MPI_Type_free", "MPI_Comm_group", "MPI_Comm_remote_group", "MPI_Group_incl", "MPI_Group_excl",
+	"MPI_Group_range_incl", "MPI_Group_range_excl", "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Win_get_group",
+	"MPI_Group_free", "MPI_Op_create", "MPI_Op_free",
 }
 
 // CollectiveCall reports whether name, as RankEnd.Blocked names a call,
@@ -830,7 +865,7 @@ func decodeSegment(b []byte) (*segment, error) {
 			if h.Version < 3 {
 				return nil, bad("site record in a version %d segment", h.Version)
 			}
-		case recPost, recDone, recComm, recWrite, recRMA, recFree:
+		case recPost, recDone, recComm, recWrite, recRMA, recFree, recObj:
 			if pcoff != 0 {
 				base, ok := bases[r.Module]
 				if !ok {

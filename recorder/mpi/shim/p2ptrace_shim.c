@@ -43,12 +43,15 @@
 #define SEG_ERR_REJECTED 1016
 
 enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
-enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7, R_FREE = 8 };
-/* R_FREE: the program freed a communicator or a window it made (call =
- * MPI_Comm_free's or MPI_Win_free's code, comm = the object's id, pc =
- * the call's): with the records of their making, the merge knows which
- * were never freed before MPI_Finalize (MPI-3.1 sec. 8.7: MPI_Finalize
- * does not free objects made by MPI calls). */
+enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7, R_FREE = 8, R_OBJ = 9 };
+/* R_FREE: the program freed a communicator, a window, a datatype, a group
+ * or a reduction op it made (call = the free call's code, comm = the
+ * object's id, pc = the call's); R_OBJ: the program made a datatype, a
+ * group or a reduction op (call = the call that made it, comm = its id,
+ * counting from 1 on the rank, pc). With the records of their making (a
+ * communicator's R_COMM, a window's R_RMA), the merge knows which were
+ * never freed before MPI_Finalize (MPI-3.1 sec. 8.7: MPI_Finalize does not
+ * free objects made by MPI calls). */
 /* The epoch of an access, in its record's op: a fence epoch (or none), an
  * exclusive or a shared lock epoch (MPI_Win_lock, MPI_Win_lock_all), an
  * access epoch of MPI_Win_start (source = the epoch's ordinal on the rank,
@@ -84,7 +87,9 @@ enum {
  * are the Python recorder's (callTorchInit..callTorchScatter), the matched
  * probes follow them, then MPI_Cancel and the collectives; 100..103 are the
  * Python recorder's again; from 104 the blocking calls the shim marks (the
- * rank is in MPI, blocked) but does not record (untraced) */
+ * rank is in MPI, blocked) but does not record (untraced); from 125 the
+ * one-sided calls; from 150 the calls that make and free datatypes, groups
+ * and reduction ops (marked too; resource leaks: obj_made, obj_freed) */
 enum {
     C_NONE, C_INIT, C_INIT_THREAD, C_FINALIZE, C_ABORT, C_COMM_RANK, C_COMM_SIZE, C_COMM_DUP,
     C_COMM_SPLIT, C_COMM_FREE, C_SEND, C_SSEND, C_BSEND, C_RSEND, C_RECV, C_ISEND, C_ISSEND,
@@ -105,7 +110,11 @@ enum {
     C_WIN_ALLOCATE_SHARED, C_WIN_CREATE_DYNAMIC, C_PUT, C_GET, C_ACCUMULATE, C_GET_ACCUMULATE, C_FETCH_AND_OP,
     C_COMPARE_AND_SWAP, C_RPUT, C_RGET, C_RACCUMULATE, C_RGET_ACCUMULATE, C_WIN_LOCK, C_WIN_UNLOCK, C_WIN_LOCK_ALL,
     C_WIN_UNLOCK_ALL, C_WIN_FLUSH, C_WIN_FLUSH_ALL, C_WIN_FLUSH_LOCAL, C_WIN_FLUSH_LOCAL_ALL, C_WIN_SYNC, C_WIN_POST,
-    C_WIN_START, C_WIN_COMPLETE, C_WIN_WAIT
+    C_WIN_START, C_WIN_COMPLETE, C_WIN_WAIT,
+    C_TYPE_CONTIGUOUS = 150, C_TYPE_VECTOR, C_TYPE_CREATE_HVECTOR, C_TYPE_INDEXED, C_TYPE_CREATE_HINDEXED, C_TYPE_CREATE_INDEXED_BLOCK,
+    C_TYPE_CREATE_HINDEXED_BLOCK, C_TYPE_CREATE_STRUCT, C_TYPE_CREATE_SUBARRAY, C_TYPE_CREATE_DARRAY, C_TYPE_CREATE_RESIZED, C_TYPE_DUP, C_TYPE_FREE,
+    C_COMM_GROUP, C_COMM_REMOTE_GROUP, C_GROUP_INCL, C_GROUP_EXCL, C_GROUP_RANGE_INCL, C_GROUP_RANGE_EXCL, C_GROUP_UNION,
+    C_GROUP_INTERSECTION, C_GROUP_DIFFERENCE, C_WIN_GET_GROUP, C_GROUP_FREE, C_OP_CREATE, C_OP_FREE
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -132,7 +141,12 @@ static const char *call_names[] = {
     "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Rput", "MPI_Rget", "MPI_Raccumulate", "MPI_Rget_accumulate",
     "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush", "MPI_Win_flush_all",
     "MPI_Win_flush_local", "MPI_Win_flush_local_all", "MPI_Win_sync", "MPI_Win_post", "MPI_Win_start",
-    "MPI_Win_complete", "MPI_Win_wait"};
+    "MPI_Win_complete", "MPI_Win_wait",
+    [C_TYPE_CONTIGUOUS] = "MPI_Type_contiguous", "MPI_Type_vector", "MPI_Type_create_hvector", "MPI_Type_indexed", "MPI_Type_create_hindexed",
+    "MPI_Type_create_indexed_block", "MPI_Type_create_hindexed_block", "MPI_Type_create_struct", "MPI_Type_create_subarray", "MPI_Type_create_darray",
+    "MPI_Type_create_resized", "MPI_Type_dup", "MPI_Type_free", "MPI_Comm_group", "MPI_Comm_remote_group", "MPI_Group_incl",
+    "MPI_Group_excl", "MPI_Group_range_incl", "MPI_Group_range_excl", "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference",
+    "MPI_Win_get_group", "MPI_Group_free", "MPI_Op_create", "MPI_Op_free"};
 
 struct seg_hdr {
     char magic[8];
@@ -908,7 +922,7 @@ static void comm_made(int call, uintptr_t pc, int rc, MPI_Comm *newcomm) {
 }
 
 /* freed writes the record of the program's CALL at pc that freed the
- * communicator or window id (R_FREE). Lock not held. */
+ * object id (R_FREE). Lock not held. */
 static void freed(int call, uintptr_t pc, int id) {
     lock();
     struct rec *r = rec_begin(0);
@@ -2264,6 +2278,149 @@ int MPI_Win_complete(MPI_Win win) {
                     win_unlock(C_WIN_COMPLETE, pc_, rc_, win, -2); });
 }
 int MPI_Win_wait(MPI_Win win) { UNTRACED(C_WIN_WAIT, PMPI_Win_wait(win)); }
+
+/* ---- datatypes, groups and reduction ops (resource leaks) ----
+ * The program's calls that make a datatype, a group or a reduction op are
+ * marked (untraced) and write an R_OBJ record with the object's id; those
+ * that free one write an R_FREE record with it (freed). Calls the MPI
+ * library makes inside another MPI call pass through (PASS): the objects it
+ * makes for itself are its own. A group call that answers MPI_GROUP_EMPTY
+ * made nothing. */
+enum { OBJ_TYPE = 1, OBJ_GROUP, OBJ_OP };
+struct obj { uint64_t h; int kind, id; };
+static struct obj *objs;
+static int nobjs, capobjs, obj_ids;
+/* handle_bits is a handle's value as a key (a pointer in Open MPI, an int
+ * in MPICH). */
+#define handle_bits(H) ({ uint64_t x_ = 0; memcpy(&x_, &(H), sizeof(H) < 8 ? sizeof(H) : 8); x_; })
+/* obj_made notes the object h of kind that the program's CALL at pc made
+ * (rc: the call's result) and writes its record. Lock not held. */
+static void obj_made(int call, uintptr_t pc, int rc, int kind, uint64_t h) {
+    if (rc != MPI_SUCCESS) return;
+    lock();
+    if (nobjs == capobjs) {
+        struct obj *n = realloc(objs, sizeof *objs * (capobjs ? 2 * capobjs : 16));
+        if (n) {
+            objs = n;
+            capobjs = capobjs ? 2 * capobjs : 16;
+        }
+    }
+    if (nobjs < capobjs) { /* (else out of memory: the object goes untracked) */
+        struct obj *o = &objs[nobjs++];
+        o->h = h; o->kind = kind; o->id = ++obj_ids;
+        struct rec *r = rec_begin(0);
+        if (r) {
+            r->type = R_OBJ; r->call = call; r->comm = o->id; r->tag = kind;
+            r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+            rec_commit(r);
+        }
+    }
+    unlock();
+}
+/* obj_freed notes that the program's CALL at pc freed the object h of kind
+ * (rc: the call's result). Lock not held. */
+static void obj_freed(int call, uintptr_t pc, int rc, int kind, uint64_t h) {
+    if (rc != MPI_SUCCESS) return;
+    int id = 0;
+    lock();
+    for (int i = nobjs - 1; i >= 0; i--)
+        if (objs[i].h == h && objs[i].kind == kind) { id = objs[i].id; objs[i] = objs[--nobjs]; break; }
+    unlock();
+    if (id) freed(call, pc, id);
+}
+/* OBJ_MADE is the body of a call that makes the object *OUT of kind KIND. */
+#define OBJ_MADE(CALL, KIND, OUT, PMPI_CALL) \
+    UNTRACED_THEN(CALL, PMPI_CALL, obj_made(CALL, pc_, rc_, KIND, (OUT) ? handle_bits(*(OUT)) : 0))
+/* GROUP_MADE is OBJ_MADE of a group, but for MPI_GROUP_EMPTY. */
+#define GROUP_MADE(CALL, OUT, PMPI_CALL) \
+    UNTRACED_THEN(CALL, PMPI_CALL, \
+                  if ((OUT) && *(OUT) != MPI_GROUP_EMPTY) obj_made(CALL, pc_, rc_, OBJ_GROUP, handle_bits(*(OUT))))
+/* OBJ_FREE is the body of a call that frees the object *H of kind KIND. */
+#define OBJ_FREE(CALL, KIND, H, PMPI_CALL) do { \
+        uint64_t h_ = (H) ? handle_bits(*(H)) : 0; \
+        UNTRACED_THEN(CALL, PMPI_CALL, obj_freed(CALL, pc_, rc_, KIND, h_)); \
+    } while (0)
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CONTIGUOUS, OBJ_TYPE, newtype, PMPI_Type_contiguous(count, oldtype, newtype));
+}
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_VECTOR, OBJ_TYPE, newtype, PMPI_Type_vector(count, blocklength, stride, oldtype, newtype));
+}
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_HVECTOR, OBJ_TYPE, newtype, PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype));
+}
+int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_INDEXED, OBJ_TYPE, newtype, PMPI_Type_indexed(count, blocklengths, displacements, oldtype, newtype));
+}
+int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_HINDEXED, OBJ_TYPE, newtype,
+             PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype));
+}
+int MPI_Type_create_indexed_block(int count, int blocklength, const int displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_INDEXED_BLOCK, OBJ_TYPE, newtype,
+             PMPI_Type_create_indexed_block(count, blocklength, displacements, oldtype, newtype));
+}
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_HINDEXED_BLOCK, OBJ_TYPE, newtype,
+             PMPI_Type_create_hindexed_block(count, blocklength, displacements, oldtype, newtype));
+}
+int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[],
+                           MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_STRUCT, OBJ_TYPE, newtype, PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype));
+}
+int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_SUBARRAY, OBJ_TYPE, newtype,
+             PMPI_Type_create_subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype));
+}
+int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
+                           const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_DARRAY, OBJ_TYPE, newtype,
+             PMPI_Type_create_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype));
+}
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_CREATE_RESIZED, OBJ_TYPE, newtype, PMPI_Type_create_resized(oldtype, lb, extent, newtype));
+}
+int MPI_Type_dup(MPI_Datatype type, MPI_Datatype *newtype) {
+    OBJ_MADE(C_TYPE_DUP, OBJ_TYPE, newtype, PMPI_Type_dup(type, newtype));
+}
+int MPI_Type_free(MPI_Datatype *type) { OBJ_FREE(C_TYPE_FREE, OBJ_TYPE, type, PMPI_Type_free(type)); }
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) { GROUP_MADE(C_COMM_GROUP, group, PMPI_Comm_group(comm, group)); }
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    GROUP_MADE(C_COMM_REMOTE_GROUP, group, PMPI_Comm_remote_group(comm, group));
+}
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_INCL, newgroup, PMPI_Group_incl(group, n, ranks, newgroup));
+}
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_EXCL, newgroup, PMPI_Group_excl(group, n, ranks, newgroup));
+}
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_RANGE_INCL, newgroup, PMPI_Group_range_incl(group, n, ranges, newgroup));
+}
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_RANGE_EXCL, newgroup, PMPI_Group_range_excl(group, n, ranges, newgroup));
+}
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_UNION, newgroup, PMPI_Group_union(group1, group2, newgroup));
+}
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_INTERSECTION, newgroup, PMPI_Group_intersection(group1, group2, newgroup));
+}
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GROUP_MADE(C_GROUP_DIFFERENCE, newgroup, PMPI_Group_difference(group1, group2, newgroup));
+}
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group) { GROUP_MADE(C_WIN_GET_GROUP, group, PMPI_Win_get_group(win, group)); }
+int MPI_Group_free(MPI_Group *group) { OBJ_FREE(C_GROUP_FREE, OBJ_GROUP, group, PMPI_Group_free(group)); }
+int MPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op) {
+    OBJ_MADE(C_OP_CREATE, OBJ_OP, op, PMPI_Op_create(function, commute, op));
+}
+int MPI_Op_free(MPI_Op *op) { OBJ_FREE(C_OP_FREE, OBJ_OP, op, PMPI_Op_free(op)); }
 
 /* ---- blocking point-to-point ---- */
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
