@@ -362,5 +362,16 @@
 // ... Iexscan), 100..103 the Python recorder's single-tensor collectives
 // and monitored barrier, 104..123 the marked calls above (Neighbor_allgather
 // ... Win_free, in callNames' order), 124 Request_get_status, 125..149 the
-// marked window and one-sided calls (Win_allocate_shared ... Win_wait).
+// marked window and one-sided calls (Win_allocate_shared ... Win_wait),
+// 150..175 the marked calls that make and free datatypes, groups and
+// reduction ops (Type_contiguous ... Op_free, in callNames' order).
+//
+// A free record (type 8) is the program's call that freed a communicator,
+// a window, a datatype, a group or a reduction op: call (Comm_free,
+// Win_free, Type_free, Group_free or Op_free: the kind), comm (the
+// object's id: a communicator's or a window's, as their making records
+// carry it, or an obj record's), pc. An obj record (type 9) is a datatype,
+// group or reduction op the program made: call, comm (its id, counting
+// from 1 on the rank), tag (1 datatype, 2 group, 3 reduction op), pc. The
+// rule: resourceLeaks.
 package mpi
