@@ -364,11 +364,12 @@
 // ... Win_free, in callNames' order), 124 Request_get_status, 125..149 the
 // marked window and one-sided calls (Win_allocate_shared ... Win_wait),
 // 150..175 the marked calls that make and free datatypes, groups and
-// reduction ops (Type_contiguous ... Op_free, in callNames' order).
+// reduction ops (Type_contiguous ... Op_free, in callNames' order),
+// 176 Comm_disconnect.
 //
 // A free record (type 8) is the program's call that freed a communicator,
-// a window, a datatype, a group or a reduction op: call (Comm_free,
-// Win_free, Type_free, Group_free or Op_free: the kind), comm (the
+// a window, a datatype, a group or a reduction op: call (Comm_free or
+// Comm_disconnect, Win_free, Type_free, Group_free or Op_free: the kind), comm (the
 // object's id: a communicator's or a window's, as their making records
 // carry it, or an obj record's), pc. An obj record (type 9) is a datatype,
 // group or reduction op the program made: call, comm (its id, counting

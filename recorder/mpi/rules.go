@@ -162,7 +162,7 @@ var objWords = [...]struct{ what, free string }{
 // none of them).
 func freedKind(call uint8) (kind uint8, ok bool) {
 	switch call {
-	case callCommFree:
+	case callCommFree, callCommDisconnect:
 		return objComm, true
 	case callWinFree:
 		return objWindow, true

@@ -301,6 +301,7 @@ const (
 	callGroupFree
 	callOpCreate
 	callOpFree
+	callCommDisconnect
 	callCount
 )
 
@@ -345,7 +346,7 @@ var callNames = [callCount]string{
 	"MPI_Type_create_indexed_block", "MPI_Type_create_hindexed_block", "MPI_Type_create_struct", "MPI_Type_create_subarray", "MPI_Type_create_darray",
 	"MPI_Type_create_resized", "MPI_Type_dup", "MPI_Type_free", "MPI_Comm_group", "MPI_Comm_remote_group", "MPI_Group_incl", "MPI_Group_excl",
 	"MPI_Group_range_incl", "MPI_Group_range_excl", "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Win_get_group",
-	"MPI_Group_free", "MPI_Op_create", "MPI_Op_free",
+	"MPI_Group_free", "MPI_Op_create", "MPI_Op_free", "MPI_Comm_disconnect",
 }
 
 // CollectiveCall reports whether name, as RankEnd.Blocked names a call,

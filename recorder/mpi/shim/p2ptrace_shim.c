@@ -114,7 +114,7 @@ enum {
     C_TYPE_CONTIGUOUS = 150, C_TYPE_VECTOR, C_TYPE_CREATE_HVECTOR, C_TYPE_INDEXED, C_TYPE_CREATE_HINDEXED, C_TYPE_CREATE_INDEXED_BLOCK,
     C_TYPE_CREATE_HINDEXED_BLOCK, C_TYPE_CREATE_STRUCT, C_TYPE_CREATE_SUBARRAY, C_TYPE_CREATE_DARRAY, C_TYPE_CREATE_RESIZED, C_TYPE_DUP, C_TYPE_FREE,
     C_COMM_GROUP, C_COMM_REMOTE_GROUP, C_GROUP_INCL, C_GROUP_EXCL, C_GROUP_RANGE_INCL, C_GROUP_RANGE_EXCL, C_GROUP_UNION,
-    C_GROUP_INTERSECTION, C_GROUP_DIFFERENCE, C_WIN_GET_GROUP, C_GROUP_FREE, C_OP_CREATE, C_OP_FREE
+    C_GROUP_INTERSECTION, C_GROUP_DIFFERENCE, C_WIN_GET_GROUP, C_GROUP_FREE, C_OP_CREATE, C_OP_FREE, C_COMM_DISCONNECT
 };
 static const char *call_names[] = {
     "", "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
@@ -146,7 +146,7 @@ static const char *call_names[] = {
     "MPI_Type_create_indexed_block", "MPI_Type_create_hindexed_block", "MPI_Type_create_struct", "MPI_Type_create_subarray", "MPI_Type_create_darray",
     "MPI_Type_create_resized", "MPI_Type_dup", "MPI_Type_free", "MPI_Comm_group", "MPI_Comm_remote_group", "MPI_Group_incl",
     "MPI_Group_excl", "MPI_Group_range_incl", "MPI_Group_range_excl", "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference",
-    "MPI_Win_get_group", "MPI_Group_free", "MPI_Op_create", "MPI_Op_free"};
+    "MPI_Win_get_group", "MPI_Group_free", "MPI_Op_create", "MPI_Op_free", "MPI_Comm_disconnect"};
 
 struct seg_hdr {
     char magic[8];
@@ -1740,9 +1740,10 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (PASS) return PMPI_Comm_split(comm, color, key, newcomm);
     return comm_create(C_COMM_SPLIT, comm, color, key, newcomm, PC());
 }
-int MPI_Comm_free(MPI_Comm *comm) {
-    if (PASS) return PMPI_Comm_free(comm);
-    uintptr_t pc = PC();
+/* comm_freed is the body of MPI_Comm_free (call C_COMM_FREE) and
+ * MPI_Comm_disconnect, called by the program at pc. */
+static int comm_freed(int call, uintptr_t pc, MPI_Comm *comm) {
+    if (PASS) return call == C_COMM_FREE ? PMPI_Comm_free(comm) : PMPI_Comm_disconnect(comm);
     int id = 0, found = 0;
     lock();
     count_call();
@@ -1754,10 +1755,14 @@ int MPI_Comm_free(MPI_Comm *comm) {
             break;
         }
     unlock();
-    int rc = PMPI_Comm_free(comm);
-    if (rc == MPI_SUCCESS && found) freed(C_COMM_FREE, pc, id);
+    int rc = call == C_COMM_FREE ? PMPI_Comm_free(comm) : PMPI_Comm_disconnect(comm);
+    if (rc == MPI_SUCCESS && found) freed(call, pc, id);
     return rc;
 }
+int MPI_Comm_free(MPI_Comm *comm) { return comm_freed(C_COMM_FREE, PC(), comm); }
+/* MPI_Comm_disconnect frees the communicator too, once its pending
+ * communication completed (MPI-3.1 sec. 10.5.4). */
+int MPI_Comm_disconnect(MPI_Comm *comm) { return comm_freed(C_COMM_DISCONNECT, PC(), comm); }
 
 /* ---- blocking calls the shim does not record (untraced) ----
  * Collectives the trace has no op for (neighbourhood collectives,
