@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -176,14 +177,16 @@ func freedKind(call uint8) (kind uint8, ok bool) {
 	return 0, false
 }
 
-// leak is where rank r made n objects of one kind that it never freed: by
-// call at site (the first such object's record, rec).
+// leakSite is where objects of one kind were made: by call at site.
+type leakSite struct {
+	kind, call uint8
+	site       string
+}
+
+// leak is n objects that rank r made at one site and never freed.
 type leak struct {
+	leakSite
 	r, n int
-	kind uint8
-	call uint8
-	site string
-	rec  int
 }
 
 // resourceLeaks lists rank r's objects that the program made and never
@@ -224,31 +227,29 @@ func resourceLeaks(r int, rd *rankData, siteText siteTextFunc) []leak {
 			live[o] = append(live[o], i)
 		}
 	}
-	var made []int
-	kindOf := map[int]uint8{}
+	type left struct {
+		i    int // its record
+		kind uint8
+	}
+	var unfreed []left
 	for o, m := range live {
-		made = append(made, m...)
 		for _, i := range m {
-			kindOf[i] = o.kind
+			unfreed = append(unfreed, left{i, o.kind})
 		}
 	}
-	slices.Sort(made) // (in the order made: the map's order is random)
+	// (In the order made: the map's order is random.)
+	slices.SortFunc(unfreed, func(a, b left) int { return cmp.Compare(a.i, b.i) })
 	var ls []leak
-	type key struct {
-		kind, call uint8
-		site       string
-	}
-	at := map[key]int{} // a site's index in ls
-	for _, i := range made {
-		rec := &recs[i]
-		l := leak{r: r, n: 1, kind: kindOf[i], call: rec.Call, site: siteText(rd, rec.Module, rec.PC, rec.Site), rec: i}
-		k := key{l.kind, l.call, l.site}
+	at := map[leakSite]int{} // a site's index in ls
+	for _, m := range unfreed {
+		rec := &recs[m.i]
+		k := leakSite{m.kind, rec.Call, siteText(rd, rec.Module, rec.PC, rec.Site)}
 		if j, ok := at[k]; ok {
 			ls[j].n++
 			continue
 		}
 		at[k] = len(ls)
-		ls = append(ls, l)
+		ls = append(ls, leak{k, r, 1})
 	}
 	return ls
 }
@@ -257,18 +258,13 @@ func resourceLeaks(r int, rd *rankData, siteText siteTextFunc) []leak {
 // finding per call site, naming each rank that leaked there (a loop
 // that every rank runs is one bug, not one a rank).
 func resourceLeakFindings(leaks []leak) []verdict.Finding {
-	type key struct {
-		kind, call uint8
-		site       string
-	}
-	var order []key
-	group := map[key][]leak{}
+	var order []leakSite
+	group := map[leakSite][]leak{}
 	for _, l := range leaks {
-		k := key{l.kind, l.call, l.site}
-		if _, ok := group[k]; !ok {
-			order = append(order, k)
+		if _, ok := group[l.leakSite]; !ok {
+			order = append(order, l.leakSite)
 		}
-		group[k] = append(group[k], l)
+		group[l.leakSite] = append(group[l.leakSite], l)
 	}
 	var fs []verdict.Finding
 	for _, k := range order {
