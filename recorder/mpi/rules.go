@@ -192,9 +192,11 @@ type leak struct {
 // resourceLeaks lists rank r's objects that the program made and never
 // freed (the rank reached MPI_Finalize, which does not free objects made
 // by MPI calls: MPI-3.1 sec. 8.7), a leak per call site that made them, in
-// the order made. A communicator is the program's when a call of its made
-// it (a comm record with a call: the world, self, and those made by calls
-// the shim does not intercept have none); a window, when its making was
+// the order made. A communicator is the program's when an MPI call of its
+// made it (a comm record with a call: the world, self, and those made by
+// calls the shim does not intercept have none; torch.distributed's process
+// groups, which the Python recorder writes as comm records, are not MPI
+// objects); a window, when its making was
 // recorded (an rma record of such a call); datatypes, groups and reduction
 // ops have obj records (the shim writes none for those the MPI library
 // makes inside its own calls). Free records (recFree) name the id freed.
@@ -209,7 +211,7 @@ func resourceLeaks(r int, rd *rankData, siteText siteTextFunc) []leak {
 		rec := &recs[i]
 		o, made := object{}, false
 		switch {
-		case rec.Type == recComm && rec.Call != callNone:
+		case rec.Type == recComm && rec.Call != callNone && !torchCall(int(rec.Call)):
 			o, made = object{objComm, rec.Comm}, true
 		case rec.Type == recRMA && makesWindow(rec.Call):
 			o, made = object{objWindow, rec.Comm}, true

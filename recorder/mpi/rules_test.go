@@ -313,6 +313,7 @@ func TestResourceLeakRule(t *testing.T) {
 	rank0 := &rankData{seg: &segment{recs: []record{
 		comm(0, callNone, 0),                                   // the world
 		comm(7, callNone, 0),                                   // made by a call the shim does not intercept
+		comm(8, callTorchNewGroup, 0x80),                       // a torch.distributed process group, not an MPI object
 		comm(1, callCommDup, 0x10),                             // freed below
 		comm(2, callCommDup, 0x10),                             // leaked
 		comm(3, callCommDup, 0x10),                             // leaked
