@@ -2007,7 +2007,9 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint siz
 /* rma_access writes the record of an access that CALL at pc made (see
  * above); redop is an accumulate's (RED_NONE for a Put or a Get). obuf,
  * ocount, otype: the origin buffer to watch until the access completes
- * (NULL: none). Lock not held. */
+ * (NULL: none); rbuf, rcount, rtype: an accumulate's result buffer,
+ * likewise (NULL: none); req: a request form's request, whose completion
+ * completes the access too (NULL: none). Lock not held. */
 static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, MPI_Aint disp, int tcount,
                        MPI_Datatype ttype, int redop, const void *obuf, int ocount, MPI_Datatype otype,
                        const void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *req) {
