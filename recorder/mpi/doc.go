@@ -175,7 +175,9 @@
 // Merge also reports, in the trace's message, rules a trace cannot show
 // (rules.go): buffer-overlap (pending ops of a rank whose dense buffers
 // share bytes, one a receive; a Sendrecv's two buffers), request-leak (a
-// persistent request not freed by MPI_Finalize); and a rank without a
+// persistent request not freed by MPI_Finalize), resource-leak (a
+// communicator, window, datatype, group or reduction op the program made
+// and did not free before MPI_Finalize); and a rank without a
 // segment merges as a rank without calls (the trace is crashed).
 //
 // MatchRank/MatchSeq are filled offline: a receive with actual source s and

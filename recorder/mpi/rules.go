@@ -12,8 +12,9 @@ import (
 )
 
 // Finding kinds the merge reports itself (verdict.BufferOverlap,
-// verdict.RequestLeak): rules that need what only the shim saw (buffer
-// addresses, persistent requests' lifetimes), which a trace does not hold.
+// verdict.RequestLeak, verdict.ResourceLeak): rules that need what only the
+// shim saw (buffer addresses, the lifetimes of persistent requests and of
+// the objects a program makes), which a trace does not hold.
 //
 // buffer-overlap: two pending operations of one rank whose buffers share
 // bytes, one of them a receive (it writes them), or an MPI_Sendrecv whose
