@@ -116,7 +116,7 @@ func TestRMAConflictRule(t *testing.T) {
 			acc(callPut, 0, 4, 0, trace.ReduceNone, 0x208),
 		}}},
 	}
-	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("r.c:%x", pc) }
+	site := pcSites("r.c")
 	fs := rmaFindings(ranks, site)
 	if len(fs) != 2 {
 		t.Fatalf("%d findings, want the Put-Get and SUM-MAX conflicts:\n%v", len(fs), fs)
@@ -128,14 +128,7 @@ func TestRMAConflictRule(t *testing.T) {
 		{[]string{"r.c:105", "r.c:206"}, "rank 1's MPI_Put at r.c:105 and rank 2's MPI_Get at r.c:206 touch bytes 8..11 of rank 0's window (made by MPI_Win_create at r.c:10) in one fence epoch (between the window's MPI_Win_fence calls 5 and 6), and one of them writes"},
 		{[]string{"r.c:106", "r.c:207"}, "they accumulate with different ops or basic datatypes"},
 	} {
-		f := fs[i]
-		if f.Kind != verdict.RMAConflict || !slices.Equal(f.Ranks, []int{1, 2}) || len(f.Ops) != 2 ||
-			f.Ops[0].Site != want.lines[0] || f.Ops[1].Site != want.lines[1] {
-			t.Errorf("finding %d: %s ranks %v ops %+v, want rma-conflict of ranks 1, 2 at %v", i, f.Kind, f.Ranks, f.Ops, want.lines)
-		}
-		if !strings.Contains(f.Message, want.text) {
-			t.Errorf("finding %d says %q, want it to say %q", i, f.Message, want.text)
-		}
+		wantConflict(t, i, fs[i], want.lines[0], want.lines[1], want.text)
 	}
 }
 
@@ -155,7 +148,7 @@ func TestRMAOriginWritten(t *testing.T) {
 		{Type: recRMA, Call: callWinFence, Op: rmaWritten, Req: 3, PC: 0x17},
 		{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Req: 1, PC: 0x18}, // (an epoch's end: its Req is a lock's)
 	}}}
-	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
+	site := pcSites("o.c")
 	fs := rmaFindings([]*rankData{nil, rd}, site)
 	if len(fs) != 2 {
 		t.Fatalf("%d findings, want the second Put's and the Get's: %v", len(fs), fs)
@@ -188,7 +181,7 @@ func TestRMARequestOriginWritten(t *testing.T) {
 		{Type: recRMA, Call: callFetchAndOp, Comm: 5, Peer: 0, Count: 1, Bytes: 4, Index: 1, Req: 3, PC: 0x15},
 		{Type: recRMA, Call: callWinFence, Op: rmaWritten, Flag: true, Req: 3, PC: 0x16}, // (Flag: its result buffer)
 	}}}
-	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
+	site := pcSites("o.c")
 	fs := rmaFindings([]*rankData{nil, rd}, site)
 	if len(fs) != 3 {
 		t.Fatalf("%d findings, want the Rput's, the Rget's and the Fetch_and_op's: %v", len(fs), fs)
@@ -253,7 +246,7 @@ func TestRMAConcurrentEpochRule(t *testing.T) {
 			acc(start, callAccumulate, rmaEpochStart, 4, 3050, 0x204), end(4, 3200), // inside rank 1's
 		)}},
 	}
-	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("l.c:%x", pc) }
+	site := pcSites("l.c")
 	fs := rmaFindings(ranks, site)
 	if len(fs) != 2 {
 		t.Fatalf("%d findings, want two, of the overlapping shared and start epochs: %v", len(fs), fs)
@@ -265,13 +258,23 @@ func TestRMAConcurrentEpochRule(t *testing.T) {
 		{[2]string{"l.c:101", "l.c:201"}, "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time, and both write"},
 		{[2]string{"l.c:106", "l.c:204"}, "in access epochs (MPI_Win_start to MPI_Win_complete) open at the same time, and both write"},
 	} {
-		f := fs[i]
-		if f.Kind != verdict.RMAConflict || !slices.Equal(f.Ranks, []int{1, 2}) || len(f.Ops) != 2 ||
-			f.Ops[0].Site != want.lines[0] || f.Ops[1].Site != want.lines[1] {
-			t.Errorf("finding %d: %s ranks %v ops %+v, want ranks 1 and 2 at %v", i, f.Kind, f.Ranks, f.Ops, want.lines)
-		}
-		if !strings.Contains(f.Message, want.text) {
-			t.Errorf("finding %d says %q, want it to say %q", i, f.Message, want.text)
-		}
+		wantConflict(t, i, fs[i], want.lines[0], want.lines[1], want.text)
+	}
+}
+
+// pcSites names a record's site file:pc (pc in hex), for rule tests.
+func pcSites(file string) siteTextFunc {
+	return func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("%s:%x", file, pc) }
+}
+
+// wantConflict checks finding i: an rma-conflict of ranks 1 and 2 at sites
+// a and b (in that order) whose message says text.
+func wantConflict(t *testing.T, i int, f verdict.Finding, a, b, text string) {
+	t.Helper()
+	if f.Kind != verdict.RMAConflict || !slices.Equal(f.Ranks, []int{1, 2}) || len(f.Ops) != 2 || f.Ops[0].Site != a || f.Ops[1].Site != b {
+		t.Errorf("finding %d: %s ranks %v ops %+v, want rma-conflict of ranks 1, 2 at %s, %s", i, f.Kind, f.Ranks, f.Ops, a, b)
+	}
+	if !strings.Contains(f.Message, text) {
+		t.Errorf("finding %d says %q, want it to say %q", i, f.Message, text)
 	}
 }

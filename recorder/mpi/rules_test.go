@@ -334,7 +334,7 @@ func TestResourceLeakRule(t *testing.T) {
 		free(4, callTypeFree),
 		free(1, callGroupFree), // names no group made: frees nothing (the datatype 1 stays leaked)
 	}}}
-	site := func(rd *rankData, module uint32, pc uint64, py uint32) string { return fmt.Sprintf("o.c:%x", pc) }
+	site := pcSites("o.c")
 	leaks := append(resourceLeaks(0, rank0, site), resourceLeaks(1, rank1, site)...)
 	fs := resourceLeakFindings(leaks)
 	var got []string
