@@ -30,7 +30,8 @@ const (
 	RecvBufferWrite  Kind = "recv-buffer-write"
 	BsendBuffer      Kind = "bsend-buffer"
 	// CollectiveMismatch: the k-th collective calls of a communicator's
-	// members differ (kind, root, size, datatype or reduction op).
+	// members differ (kind, root, size, datatype or reduction op), or some
+	// members finished without making it.
 	CollectiveMismatch Kind = "collective-mismatch"
 	// RMAConflict: two one-sided accesses of one epoch touch the same
 	// bytes of a window and one writes (MPI-3.1 sec. 11.7).
@@ -98,7 +99,7 @@ var kindTable = [...]KindInfo{
 		"do not touch a receive buffer until its request completed (Wait, Test) or its stream was synchronized"},
 	{BsendBuffer, "a buffered send (Bsend, Ibsend, a started Bsend_init) did not fit in the space the rank attached (MPI_Buffer_attach) with its buffered messages not yet transmitted, or no space was attached", []string{DoorLive, DoorReplay, DoorHarness},
 		"MPI_Buffer_attach enough space (MPI_Pack_size + MPI_BSEND_OVERHEAD per message in flight) or use Isend"},
-	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, not of the same size or basic datatype, or not with the same predefined reduction op) on every rank (MPI-3.1 sec. 5.1, 5.4 ff., 5.9.1)", []string{DoorMerge, DoorReplay},
+	{CollectiveMismatch, "the members of a communicator disagree on a collective call: its k-th collective call is not the same collective (or not with the same root, not of the same size or basic datatype, or not with the same predefined reduction op) on every rank, or some members finished without making it (MPI-3.1 sec. 5.1, 5.4 ff., 5.9.1)", []string{DoorMerge, DoorReplay},
 		"make every rank of the communicator call the same collectives in the same order, with the same root, matching counts and datatypes, and the same reduction op"},
 	{RMAConflict, "two one-sided accesses (MPI_Put, MPI_Get, MPI_Accumulate...) of one fence epoch, or of shared lock or start epochs open at the same time, touch the same bytes of a target's window and one of them writes, other than accumulates with one op and one basic datatype: the outcome is undefined (MPI-3.1 sec. 11.7)", []string{DoorMerge},
 		"separate the accesses by a synchronization (an MPI_Win_fence between them, or exclusive locks), make them touch disjoint bytes, or use MPI_Accumulate with one op and datatype on both"},

@@ -259,8 +259,12 @@ func (e *Engine) Cut(r int) {
 }
 
 // End reports what is left once no rank can run: sends nobody received,
-// complete (eager) or freed (see Free: no Wait will ever report it).
+// complete (eager) or freed (see Free: no Wait will ever report it), and
+// collectives that members finished without calling (missedCollectives).
 func (e *Engine) End() {
+	if !e.stuck {
+		e.missedCollectives()
+	}
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		for s := range rk.unexpected.all {

@@ -2,7 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -20,6 +23,9 @@ type comm struct {
 	// gen holds the generation k of each nonblocking call not complete
 	// (its rank may have entered later collectives since).
 	gen map[*Op]uint64
+	// disagreed: two members' calls disagreed (a collective-mismatch):
+	// their later calls no longer correspond.
+	disagreed bool
 }
 
 // collective is one collective call of a communicator in progress: the
@@ -176,7 +182,7 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 				a, b = b, a
 			}
 			if why := collMismatch(a, b, e.cfg.AsyncMatches); why != "" {
-				in.mismatched = true
+				in.mismatched, c.disagreed = true, true
 				e.problem(e.mismatchProblem(a, b, k, why))
 				break
 			}
@@ -262,14 +268,21 @@ func (e *Engine) collDone(c *comm, op *Op, t int64) {
 // call of its rank, belongs to (nil if none): a blocking call is its
 // rank's latest on the communicator, a nonblocking one may be older.
 func (e *Engine) collOf(call *Op) *collective {
+	_, in := e.collGen(call)
+	return in
+}
+
+// collGen is collOf with the collective's generation k on its comm.
+func (e *Engine) collGen(call *Op) (uint64, *collective) {
 	c := e.comms[call.Comm]
 	if c == nil {
-		return nil
+		return 0, nil
 	}
-	if k, ok := c.gen[call]; ok {
-		return c.waiting[k]
+	k, ok := c.gen[call]
+	if !ok {
+		k = c.entered[call.Rank] - 1
 	}
-	return c.waiting[c.entered[call.Rank]-1]
+	return k, c.waiting[k]
 }
 
 // witness makes call the collective's typed or reduced call if it is the
@@ -547,4 +560,105 @@ func (e *Engine) probeArrived(dst *rank, send *Op, t int64) {
 		probeStatus(p, send)
 		e.complete(p, t)
 	}
+}
+
+// A collective that some members of its communicator entered and the
+// others finished without entering is a collective-mismatch (MPI-3.1 sec.
+// 5.1: "all processes in the group ... call the collective routine"; sec.
+// 8.7: MPI_Finalize is collective, so no member may make another one
+// after it). Whether the members that entered went on (a Reduce's
+// non-root, a Bcast's root) or hang (a Gather's root) depends on the
+// collective and the library: the missing call is the bug either way, and
+// under every fault the same call (its Collective names it).
+
+// missedBy lists the members of comm id that never entered in and have
+// finished (not cut short: a cut rank may have been about to enter it),
+// in rank order; none when any member that did not enter is still running,
+// or cut. The members of the world are its ranks; of another communicator,
+// those Config.Comms lists and the ranks seen using it.
+func (e *Engine) missedBy(id int, c *comm, in *collective) []int {
+	entered := make([]bool, len(e.ranks))
+	for _, en := range in.entries {
+		entered[en.rank] = true
+	}
+	var out []int
+	for r := range e.ranks {
+		if entered[r] || id != 0 && !c.members[r] {
+			continue
+		}
+		rk := &e.ranks[r]
+		if rk.state != stateDone || rk.cut {
+			return nil
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// missingProblem is the collective-mismatch of in, collective k of comm id,
+// that the ranks missed finished without entering.
+func (e *Engine) missingProblem(id int, k uint64, in *collective, missed []int) Problem {
+	where := "the world"
+	if id != 0 {
+		where = fmt.Sprintf("comm %d", id)
+	}
+	var ranks []int
+	for _, en := range in.entries {
+		ranks = append(ranks, en.rank)
+	}
+	slices.Sort(ranks)
+	who := "rank " + joinRanks(ranks)
+	if len(ranks) > 1 {
+		who = "ranks " + joinRanks(ranks)
+	}
+	gone := "rank " + joinRanks(missed) + " finished without calling it"
+	if len(missed) > 1 {
+		gone = "ranks " + joinRanks(missed) + " finished without calling it"
+	}
+	// The calls still pending name the culprit lines; a call that completed
+	// was handed back, and the first call's copy stands for them.
+	ops := slices.Clone(in.pending)
+	if len(ops) == 0 {
+		ops = []*Op{&in.first}
+	}
+	return Problem{Kind: verdict.CollectiveMismatch, Ranks: slices.Sorted(slices.Values(append(slices.Clone(ranks), missed...))), Ops: ops,
+		Collective: &verdict.CollectiveCall{Comm: id, Call: k + 1},
+		Message: fmt.Sprintf("collective call %d on %s: %s called %s; %s",
+			k+1, where, who, e.describe(&in.first), gone)}
+}
+
+// missedCollectives reports, once no rank can run, the lowest collective
+// of each communicator that members entered and others finished without
+// (a later one is the same missing call, shifted: the members' k-th
+// calls no longer correspond). A communicator whose calls already
+// disagreed is left out: that mismatch is the finding.
+func (e *Engine) missedCollectives() {
+	if e.nCut > 0 {
+		return // (a cut rank may have been about to call it)
+	}
+	for _, id := range slices.Sorted(maps.Keys(e.comms)) {
+		c := e.comms[id]
+		if c.disagreed {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.waiting)) {
+			in := c.waiting[k]
+			if in.mismatched || len(in.entries) == 0 {
+				break
+			}
+			if missed := e.missedBy(id, c, in); len(missed) > 0 {
+				e.problem(e.missingProblem(id, k, in, missed))
+			}
+			break
+		}
+	}
+}
+
+// joinRanks writes ranks as "0, 1, 2".
+func joinRanks(ranks []int) string {
+	s := make([]string, len(ranks))
+	for i, r := range ranks {
+		s[i] = strconv.Itoa(r)
+	}
+	return strings.Join(s, ", ")
 }

@@ -115,22 +115,30 @@ func TestBarrierGenerationsPerComm(t *testing.T) {
 	}
 }
 
-func TestBarrierWithFinalizedMemberIsStuckAndNamed(t *testing.T) {
+// TestBarrierWithFinalizedMemberIsAMissingCollective: ranks 0 and 1 wait
+// in a barrier that rank 2 finished without calling. The run is stuck, and
+// the finding is the missing call (a collective-mismatch naming all three
+// ranks and the collective), with the blocked ranks and what they wait on.
+func TestBarrierWithFinalizedMemberIsAMissingCollective(t *testing.T) {
 	e := sim.New(sim.Config{Ranks: 3})
 	script := [][]call{{barrier(0, 0, 1, nil)}, {barrier(0, 0, 2, nil)}, {}}
 	runScript(e, script)
 	ps := e.Problems()
-	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Hang {
+	if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch {
 		t.Fatalf("stuck %v: %+v", e.Stuck(), ps)
 	}
 	p := ps[0]
-	if !slices.Equal(p.Ranks, []int{0, 1}) || p.Blocked[0].Call.Kind != trace.OpBarrier ||
+	if p.Collective == nil || *p.Collective != (verdict.CollectiveCall{Comm: 0, Call: 1}) {
+		t.Errorf("collective %+v, want the world's first", p.Collective)
+	}
+	if !slices.Equal(p.Ranks, []int{0, 1, 2}) || p.Blocked[0].Call.Kind != trace.OpBarrier ||
 		!slices.Equal(p.Blocked[0].WaitsOn, []int{2}) || !slices.Equal(p.Blocked[1].WaitsOn, []int{2}) {
 		t.Fatalf("%+v", p)
 	}
 	f := p.Finding(sites)
 	text := f.Text(1)
-	for _, want := range []string{"rank 0 blocked in Barrier at site1", "rank 1 blocked in Barrier at site2", "rank 0 waits on rank 2, which has finished"} {
+	for _, want := range []string{"rank 0 blocked in Barrier at site1", "rank 1 blocked in Barrier at site2",
+		"collective call 1 on the world: ranks 0, 1 called Barrier; rank 2 finished without calling it"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
@@ -154,11 +162,12 @@ func TestBarrierOnCommWaitsForKnownMembers(t *testing.T) {
 	ps := e.Problems()
 	var stuck *sim.Problem
 	for i := range ps {
-		if ps[i].Kind == verdict.Hang {
+		if len(ps[i].Blocked) > 0 {
 			stuck = &ps[i]
 		}
 	}
-	if stuck == nil || !slices.Equal(stuck.Blocked[0].WaitsOn, []int{2}) {
+	// (Rank 2 finished without the barrier: a missing collective.)
+	if stuck == nil || stuck.Kind != verdict.CollectiveMismatch || !slices.Equal(stuck.Blocked[0].WaitsOn, []int{2}) {
 		t.Fatalf("%+v", ps)
 	}
 }

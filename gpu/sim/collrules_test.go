@@ -160,6 +160,7 @@ func TestCollectiveOrderDeadlocksOnlyUnderSync(t *testing.T) {
 // TestStuckCollectiveWaitsOnItsDependencies: a Bcast's non-root whose root
 // finished without the Bcast waits on the root alone; a Reduce's root on
 // the member that never came; a Scan's rank 2 on rank 1, not on rank 3.
+// (Each is a missing collective: the members that never came finished.)
 func TestStuckCollectiveWaitsOnItsDependencies(t *testing.T) {
 	for _, c := range []struct {
 		kind    trace.Op
@@ -174,7 +175,7 @@ func TestStuckCollectiveWaitsOnItsDependencies(t *testing.T) {
 		e := sim.New(sim.Config{Ranks: len(c.script)})
 		runScript(e, c.script)
 		ps := e.Problems()
-		if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.Hang {
+		if !e.Stuck() || len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch {
 			t.Fatalf("%s: %+v", c.kind, ps)
 		}
 		i := slices.IndexFunc(ps[0].Blocked, func(b sim.Blocked) bool { return b.Rank == c.waiting })
@@ -266,5 +267,77 @@ func TestCollectiveScanFollowsCommRanks(t *testing.T) {
 		if ops[r].DoneT != want {
 			t.Errorf("rank %d done at %d, want %d", r, ops[r].DoneT, want)
 		}
+	}
+}
+
+// TestMissedCollective: a collective that members called and others
+// finished without calling is a collective-mismatch (MPI-3.1 sec. 5.1),
+// also when the run completes: a Reduce's non-root returns without its
+// root, a Bcast's root without its non-roots. One finding per
+// communicator, the lowest such call: a member that skipped one call
+// shifts every later one.
+func TestMissedCollective(t *testing.T) {
+	reduce := func(site uintptr) call { return coll(trace.OpReduce, 3, 0, 8, site, nil) }
+	bcast := func(site uintptr) call { return coll(trace.OpBcast, 3, 1, 8, site, nil) }
+	for _, c := range []struct {
+		name   string
+		script [][]call
+		stuck  bool
+		ranks  []int
+		call   uint64
+		msg    string
+	}{
+		{"reduce without its root", [][]call{{}, {reduce(1)}, {reduce(2)}}, false, []int{0, 1, 2}, 1,
+			"collective call 1 on the world: ranks 1, 2 called Reduce root 0 (8 bytes); rank 0 finished without calling it"},
+		{"bcast root alone", [][]call{{}, {bcast(1)}, {}}, false, []int{0, 1, 2}, 1,
+			"collective call 1 on the world: rank 1 called Bcast root 1 (8 bytes); ranks 0, 2 finished without calling it"},
+		{"second reduce skipped", [][]call{{reduce(1), reduce(2)}, {reduce(3), reduce(4)}, {reduce(5)}}, true, []int{0, 1, 2}, 2,
+			"collective call 2 on the world: ranks 0, 1 called Reduce root 0 (8 bytes); rank 2 finished without calling it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := sim.New(sim.Config{Ranks: len(c.script)})
+			runScript(e, c.script)
+			e.End()
+			ps := e.Problems()
+			if e.Stuck() != c.stuck || len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch {
+				t.Fatalf("stuck %v: %+v", e.Stuck(), ps)
+			}
+			p := ps[0]
+			if !slices.Equal(p.Ranks, c.ranks) || p.Collective == nil || p.Collective.Call != c.call || !strings.HasPrefix(p.Message, c.msg) {
+				t.Errorf("ranks %v, call %+v, message %q; want ranks %v, call %d, %q", p.Ranks, p.Collective, p.Message, c.ranks, c.call, c.msg)
+			}
+		})
+	}
+}
+
+// TestMissedCollectiveNotAfterCut: a rank whose record was cut short may
+// have been about to call the collective: no finding.
+func TestMissedCollectiveNotAfterCut(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	cut := func(e *sim.Engine, r int) bool { e.Cut(r); return false }
+	runScript(e, [][]call{{cut}, {coll(trace.OpReduce, 2, 0, 8, 1, nil)}})
+	e.End()
+	if ps := e.Problems(); len(ps) != 0 {
+		t.Fatalf("%+v", ps)
+	}
+}
+
+// TestMissedCollectiveOnKnownComm: on a communicator whose members the
+// trace lists (Config.Comms), a member that never used it is named too.
+func TestMissedCollectiveOnKnownComm(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 4, Comms: []trace.CommGroup{{ID: 3, Ranks: []int{1, 2, 3}}}})
+	onComm := func(site uintptr) call {
+		return func(e *sim.Engine, r int) bool {
+			op := e.NewOp(r, trace.OpBcast)
+			op.Comm, op.Peer, op.Tag, op.Count, op.Bytes, op.Site = 3, 2, r-1, 3, 8, site
+			return e.Collective(op)
+		}
+	}
+	runScript(e, [][]call{{}, {}, {onComm(1)}, {}})
+	e.End()
+	ps := e.Problems()
+	if len(ps) != 1 || ps[0].Kind != verdict.CollectiveMismatch || !slices.Equal(ps[0].Ranks, []int{1, 2, 3}) ||
+		!strings.Contains(ps[0].Message, "collective call 1 on comm 3: rank 2 called Bcast root 2 on comm 3 (8 bytes); ranks 1, 3 finished without calling it") {
+		t.Fatalf("%+v", ps)
 	}
 }

@@ -233,6 +233,11 @@ func (e *Engine) stuckProblem() Problem {
 		}
 	}
 	p.Cycle = findCycle(p.Ranks, waits, e.ranks)
+	if p.Cycle == nil {
+		if m, ok := e.missedWhileStuck(p.Blocked); ok {
+			return m
+		}
+	}
 	if p.Cycle != nil {
 		p.Kind = verdict.Deadlock
 		parts := make([]string, len(p.Cycle))
@@ -372,4 +377,28 @@ func findCycle(blocked []int, waits map[int][]int, ranks []rank) []int {
 		}
 	}
 	return nil
+}
+
+// missedWhileStuck is the collective-mismatch of a stuck run whose blocked
+// ranks wait in a collective that the other members finished without
+// calling (see missedBy): the missing call is the bug, the hang its effect.
+// The blocked ranks stay in the finding, to say where they wait.
+func (e *Engine) missedWhileStuck(blocked []Blocked) (Problem, bool) {
+	for _, bl := range blocked {
+		for _, op := range bl.Pending {
+			if !op.Kind.IsCollective() {
+				continue
+			}
+			k, in := e.collGen(op)
+			if in == nil || in.mismatched {
+				continue
+			}
+			if missed := e.missedBy(op.Comm, e.comms[op.Comm], in); len(missed) > 0 {
+				p := e.missingProblem(op.Comm, k, in, missed)
+				p.Blocked = blocked
+				return p, true
+			}
+		}
+	}
+	return Problem{}, false
 }
