@@ -169,7 +169,7 @@ func explore(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, f
 	if progress != nil {
 		opts.Progress = func(done, _ int) { progress(done) }
 	}
-	results, err := runJobs(open, base, site, jobs, false, opts)
+	results, err := runJobs(open, base, site, jobs, enumerated{}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	for i := range alts {
 		jobs = append(jobs, replayJob{force: &alts[i]})
 	}
-	results, err := runJobs(open, base, site, jobs, en.CutShort, opts)
+	results, err := runJobs(open, base, site, jobs, enumerated{cutShort: en.CutShort, alts: alts}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -423,10 +423,30 @@ type jobResult struct {
 	err           error
 }
 
+// enumerated is what the battery's forced replays cover: the alternatives
+// replayed (alts), and whether the cap cut their enumeration short.
+type enumerated struct {
+	cutShort bool
+	alts     []ForcedMatch
+}
+
+// covers reports whether some race of races took an alternative that a
+// forced replay of the battery replays: that replay, and the re-run that
+// judges it, say what the program does after that match.
+func (en enumerated) covers(races []Race) bool {
+	for _, r := range races {
+		a := ForcedMatch{Rank: r.Recv.Rank, Seq: r.Recv.Seq, Src: r.ReplayRank}
+		if slices.Contains(en.alts, a) {
+			return true
+		}
+	}
+	return false
+}
+
 // trim leaves out of the outcome of job's replay what judge drops, so
-// that no finding is made of it. cutShort says the enumeration of forced
-// matches did not cover every alternative.
-func (j replayJob) trim(out *Outcome, cutShort bool) {
+// that no finding is made of it. en says which alternatives the forced
+// replays cover.
+func (j replayJob) trim(out *Outcome, en enumerated) {
 	if j.keepAll {
 		return
 	}
@@ -446,11 +466,12 @@ func (j replayJob) trim(out *Outcome, cutShort bool) {
 	}
 	// A run in which an AnySource receive took another sender than
 	// recorded went on with the recorded calls, which the program may not
-	// have made after that match: what it shows then is judged by the
-	// forced match of that receive (every one is enumerated), not here.
-	// Past the enumeration's cap, a race with something else wrong is
-	// kept: nothing else would show it.
-	if len(out.Races) > 0 && (!cutShort || !others) {
+	// have made after that match (a reply sent to the status's source):
+	// what it shows then is judged by the forced match of that receive
+	// (every one is enumerated), not here. Past the enumeration's cap, a
+	// race with something else wrong is kept when no forced replay took
+	// any of its receives' matches: nothing else would show it.
+	if len(out.Races) > 0 && (!en.cutShort || !others || en.covers(out.Races)) {
 		out.Races, out.Problems, out.Corrupted = nil, nil, nil
 	}
 }
@@ -485,7 +506,7 @@ func (j replayJob) judge(fs []Finding, out *Outcome) jobResult {
 // runJobs replays the jobs on opts.Workers workers and returns their
 // results (judged as each replay ends) in the jobs' order. On errors it returns the first job's in that
 // order, as a run one after another would (the workers stop taking jobs).
-func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, cutShort bool, opts CheckOptions) ([]jobResult, error) {
+func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, en enumerated, opts CheckOptions) ([]jobResult, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -509,7 +530,7 @@ func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, cutS
 			if j.force != nil {
 				cfg.Force = j.force
 			}
-			fs, out, err := run(open, cfg, site, j.specs, j.seed, func(out *Outcome) { j.trim(out, cutShort) })
+			fs, out, err := run(open, cfg, site, j.specs, j.seed, func(out *Outcome) { j.trim(out, en) })
 			if err != nil {
 				res.err = err
 				failed.Store(true)

@@ -291,3 +291,75 @@ func TestCheckStuckAsRecordedIsOneFinding(t *testing.T) {
 		t.Errorf("blocked %+v, want rank 1's Recv at main.go:2", b)
 	}
 }
+
+// repliesToItsSenders: ranks 1..3 each send to rank 0 and wait for its
+// reply; rank 0 receives from AnySource and replies to the status's source,
+// as MPICH's probe_unexp does. Every order is correct: the replies follow
+// the matches.
+func repliesToItsSenders(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Int32, 1)
+	if r.ID() != 0 {
+		if err := r.Send(b, 0, 0); err != nil {
+			return err
+		}
+		_, err := r.Recv(b, 0, 1)
+		return err
+	}
+	for range r.Size() - 1 {
+		st, err := r.Recv(b, gpu.AnySource, 0)
+		if err != nil {
+			return err
+		}
+		if err := r.Send(b, st.Source, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestCheckPastTheCapJudgesDivergedRunsByForcedReplays: with the forced
+// replays cut short by the cap, a fault replay in which an AnySource
+// receive took another sender than recorded went on with calls the
+// program made only after the recorded match (replies to the recorded
+// sources): under sync that deadlocks. The forced replays of that
+// receive's alternatives cover the match, so the run's findings are theirs
+// to judge, and the program is clean in every order.
+func TestCheckPastTheCapJudgesDivergedRunsByForcedReplays(t *testing.T) {
+	// (Recorded with a seed whose order of the three sends' arrivals is
+	// not the order the sync replay's seed 0 draws.)
+	c := replay.NewCollector()
+	if err := gpu.Launch(4, repliesToItsSenders, gpu.RecordTo(c), gpu.Seed(1)); err != nil {
+		t.Fatal(err)
+	}
+	ev := c.Events(4)
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	// The sync replay alone diverges and deadlocks (what the check must
+	// not report as the program's).
+	out, err := replay.Replay(ev.Source(), replay.Config{EagerLimit: 64 << 10, Faults: syncPlan(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Races) == 0 || len(out.Problems) == 0 {
+		t.Fatalf("sync replay: races %d, problems %+v: the test needs one that diverges and is stuck", len(out.Races), out.Problems)
+	}
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{MaxForced: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.AnySource.CutShort || res.AnySource.Replayed != 2 {
+		t.Fatalf("enumeration %+v: want 2 replayed, cut short", res.AnySource)
+	}
+	if len(res.Findings) != 0 {
+		t.Fatalf("findings %s: a diverged run's effects, which the forced replays judge", kinds(res.Findings))
+	}
+}
+
+// syncPlan is the fault plan of the sync fault (zero buffering).
+func syncPlan(t *testing.T) *faults.Plan {
+	t.Helper()
+	s, err := faults.Parse("sync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return faults.NewPlan([]faults.Spec{s}, 0)
+}
