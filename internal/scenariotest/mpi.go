@@ -89,9 +89,10 @@ type MPIScenario struct {
 	// FixOf names the buggy program this one is the fixed version of ("" if none).
 	FixOf string
 	// Unchecked: the program makes an invalid call its MPI library does
-	// not detect (Open MPI: MPI_Start of an active request), so plain
-	// mpirun is ok, while the recording fails the call as an MPI that
-	// checks would (under MPI_ERRORS_ARE_FATAL: crashed, invalid-call).
+	// not detect (Open MPI: MPI_Start of an active request, a one-sided
+	// access whose sides differ in size), so plain mpirun is ok, while the
+	// recording fails the call as an MPI that checks would (under
+	// MPI_ERRORS_ARE_FATAL: crashed, invalid-call or truncation).
 	Unchecked bool
 }
 
@@ -413,6 +414,20 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, "", []int{1}, "abort")},
 	{Name: "abort-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "abort"},
 
+	// segfault: a rank killed by SIGSEGV (mpirun exits 139) is a crash that
+	// names the signal and where: inside the MPI call it came in (a buffer
+	// at address 0x10), or in the program's own code after its last call
+	// (own), after MPI_Finalize too (after-finalize: the trace is crashed,
+	// not complete). The shim's handler notes it, then lets the signal take
+	// its course. The replays of the cut trace add nothing.
+	{Name: "segfault", Ranks: 2, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, "", []int{0}, "send")},
+	{Name: "segfault", Ranks: 2, Args: []string{"own"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, "", []int{1}, "recv")},
+	{Name: "segfault", Ranks: 2, Args: []string{"after-finalize"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, "", []int{1}, "finalize")},
+	{Name: "segfault-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "segfault"},
+
 	// mpi-error: MPI errors of other calls than a Send to a bad rank, each
 	// the first p2p call of its rank while the other may still be in
 	// MPI_Init (then it never creates its segment: it merges as a rank
@@ -458,6 +473,21 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "gatherv")},
 	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"send"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
 	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"gatherv"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
+
+	// rma-size: one-sided accesses whose sides differ in size (MPI-3.1
+	// sec. 11.3: the data must fit, without truncation): a Put of 4 ints
+	// into a target of 2, a Get of 4 into an origin of 2, a
+	// Get_accumulate fetching 4 into a result of 2. Open MPI checks none
+	// (plain mpirun is ok: the Put writes past the target's ints); the
+	// shim fails the call with MPI_ERR_TRUNCATE as a checking MPI would:
+	// a truncation at its line, before any trace op of rank 1.
+	{Name: "rma-size", Ranks: 2, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.Truncation, []int{1}, "put")},
+	{Name: "rma-size", Ranks: 2, Args: []string{"get"}, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.Truncation, []int{1}, "get")},
+	{Name: "rma-size", Ranks: 2, Args: []string{"getacc"}, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.Truncation, []int{1}, "getacc")},
+	{Name: "rma-size-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "rma-size"},
 
 	// start-active: rank 0 starts a persistent send that is still active
 	// (MPI-3.1 sec. 3.9: erroneous). start: MPI_Start, which Open MPI does
@@ -712,6 +742,24 @@ var MPIScenarios = []MPIScenario{
 		Check: []MPIVerdict{
 			find("", verdict.CollectiveMismatch, []int{0, 1}, "reduce", "bcast"),
 		}},
+	// coll-missing: rank 0, the root, finishes without the MPI_Reduce that
+	// rank 1 called (MPI-3.1 sec. 5.1); Open MPI completes the job (rank
+	// 1's part went out eagerly). gather: rank 1 finishes without the
+	// MPI_Gather that rank 0, the root, waits in: the job hangs. Either
+	// way the finding is the missing call, through every door (under sync
+	// the Reduce's rank 1 waits for its root: the same call, one finding).
+	{Name: "coll-missing", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "reduce"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "reduce"),
+		}},
+	{Name: "coll-missing", Ranks: 2, Args: []string{"gather"}, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.CollectiveMismatch, []int{0, 1}, "gather"),
+		Check: []MPIVerdict{
+			find("", verdict.CollectiveMismatch, []int{0, 1}, "gather"),
+		}},
+	{Name: "coll-missing-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "coll-missing"},
+	{Name: "coll-missing-fixed", Ranks: 2, Args: []string{"gather"}, Record: complete, Plain: PlainOK, FixOf: "coll-missing"},
 	// size: Bcasts of 16 and 8 bytes: Open MPI fails the smaller with
 	// MPI_ERR_TRUNCATE (a truncation of the merge); the replay of the
 	// crashed trace adds the collective mismatch behind it.
@@ -729,6 +777,16 @@ var MPIScenarios = []MPIScenario{
 		Check: []MPIVerdict{
 			find("", verdict.CollectiveMismatch, []int{0, 1}, "bcast-dtype"),
 		}},
+	// allgather: every rank's MPI_Allgather sends 2 ints and receives 4
+	// from each (sec. 5.7: equal type signatures): Open MPI completes;
+	// alltoall: sends 4 ints to each, receives 2 from each (sec. 5.8):
+	// Open MPI fails both with MPI_ERR_TRUNCATE, folded into the finding.
+	// The send side is only in the shim's records (the merge's rule,
+	// vcountFindings): the replays have nothing to add.
+	{Name: "coll-mismatch", Ranks: 2, Args: []string{"allgather"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "allgather")},
+	{Name: "coll-mismatch", Ranks: 2, Args: []string{"alltoall"}, Plain: PlainFail, PlainExit: 15,
+		Record: rec(StatusCrashed, verdict.CollectiveMismatch, []int{0, 1}, "alltoall")},
 	{Name: "coll-mismatch", Ranks: 2, Args: []string{"op"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "allreduce-op"),
 		Check: []MPIVerdict{

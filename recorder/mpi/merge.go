@@ -348,7 +348,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			}
 			re.Blocked = callName(h.CurCall)
 			re.Site = siteText(rd, h.CurModule, h.CurPC, h.CurSite)
-		case StateAborted, StateErrored:
+		case StateAborted, StateErrored, StateSignaled:
 			if o.EndedAt != 0 && h.EndUnix >= o.EndedAt && h.CurCall != callNone {
 				re.State = StateBlocked
 				re.Blocked = callName(h.CurCall)
@@ -366,6 +366,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 					msg += ": " + re.Error
 				}
 				fs = append(fs, verdict.New(verdict.Crash, []int{r}, msg, op))
+				break
+			}
+			if h.State == StateSignaled {
+				fs = append(fs, signalFinding(re, rd, h, siteText))
 				break
 			}
 			call := callName(h.ErrCall)
@@ -391,7 +395,9 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		res.Ranks[r] = re
 		fs = append(fs, overlapFindings(r, rd, siteText)...)
 		fs = append(fs, recvWriteFindings(r, rd, siteText)...)
-		if re.State == StateFinalized {
+		// (A rank killed after MPI_Finalize returned had finalized: what
+		// it never freed is leaked all the same.)
+		if re.State == StateFinalized || h.State == StateSignaled && h.ErrCall == callNone && h.CurCall == callFinalize {
 			fs = append(fs, leakFindings(r, rd, siteText)...)
 			leaks = append(leaks, resourceLeaks(r, rd, siteText)...)
 		}
@@ -432,6 +438,9 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
 	fs = append(fs, vcountFindings(ranks, siteText)...)
 	fs = append(fs, rmaFindings(ranks, siteText)...)
+	// One bug, one finding: the MPI error a rule's finding explains (the
+	// MPI_ERR_TRUNCATE of a collective whose sizes disagree) is said in it.
+	fs = verdict.FoldEffects(fs)
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -466,6 +475,33 @@ func errorFinding(re RankEnd, call string) verdict.Finding {
 		msg += " (MPI-3.1 sec. 11.5: an RMA call is made inside an access epoch to its target, which MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all opened, and MPI_Win_unlock or MPI_Win_complete closes an epoch that its rank opened)"
 	}
 	return verdict.New(kind, []int{re.Rank}, msg, op)
+}
+
+// signalFinding is the crash of rank re, killed by a fatal signal (the
+// shim's handler noted it): in the MPI call it came in, which the program
+// handed something the library could not use (a null or too short
+// buffer, a freed handle), or in the program's own code, after its last
+// MPI call.
+func signalFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankData, uint32, uint64, uint32) string) verdict.Finding {
+	if h.ErrCall != callNone {
+		call := callName(h.ErrCall)
+		op := verdict.OpRef{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: call}
+		f := verdict.New(verdict.Crash, []int{re.Rank}, fmt.Sprintf("rank %d: killed by %s inside %s", re.Rank, re.Error, call), op)
+		f.Hint = "check the arguments of this call: a buffer that is null, freed or shorter than its count of the datatype, or a handle that was never made or already freed"
+		return f
+	}
+	msg := fmt.Sprintf("rank %d: killed by %s in the program's own code", re.Rank, re.Error)
+	f := verdict.New(verdict.Crash, []int{re.Rank}, msg)
+	if h.CurCall != callNone {
+		call := callName(h.CurCall)
+		site := siteText(rd, h.CurModule, h.CurPC, h.CurSite)
+		f.Message += ", after " + call
+		if site != "" {
+			f.Message += " at " + site
+		}
+		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call}}
+	}
+	return f
 }
 
 // backendName is the MPI library's name and version: the first line of

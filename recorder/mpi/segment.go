@@ -32,6 +32,7 @@ const (
 	StateFinalized                      // MPI_Finalize returned
 	StateAborted                        // called MPI_Abort
 	StateErrored                        // an MPI call failed (the error handler aborted the job)
+	StateSignaled                       // killed by a fatal signal (SIGSEGV...): ErrClass is the signal
 )
 
 func (s RankState) String() string {
@@ -46,6 +47,8 @@ func (s RankState) String() string {
 		return "aborted"
 	case StateErrored:
 		return "errored"
+	case StateSignaled:
+		return "signaled"
 	}
 	return "state(" + strconv.Itoa(int(s)) + ")"
 }
@@ -514,7 +517,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
-	if h.State < StateRunning || h.State > StateErrored {
+	if h.State < StateRunning || h.State > StateSignaled {
 		return h, fmt.Errorf("%w: state %d", ErrSegment, h.State)
 	}
 	return h, nil

@@ -188,6 +188,36 @@ func (c *vCall) disagreement(siteText siteTextFunc) (verdict.Finding, bool) {
 				}
 			}
 		}
+	case trace.OpAllgather, trace.OpAlltoall:
+		// Each member's vcounts are its own send block (none with
+		// MPI_IN_PLACE); its record's size is what it receives from each
+		// member. A member whose receive block differs from another's is
+		// the engine's finding (the calls' sizes differ): not here.
+		recv := int64(-1)
+		for _, x := range c.byTag {
+			if b := c.rec(x).Bytes; b >= 0 {
+				if recv >= 0 && b != recv {
+					return verdict.Finding{}, false
+				}
+				recv = b
+			}
+		}
+		sec := "5.7"
+		if c.kind == trace.OpAlltoall {
+			sec = "5.8"
+		}
+		for _, m := range c.byTag {
+			vc := c.counts(m)
+			if len(vc) != 1 || recv < 0 || vc[0] == recv {
+				continue
+			}
+			x := c.byTag[0]
+			if x == m && c.n > 1 {
+				x = c.byTag[1]
+			}
+			return c.finding(siteText, x, m, fmt.Sprintf("rank %d sends %d bytes to each member, which each expect %d from it",
+				m.rank, vc[0], recv), sizes+" (MPI-3.1 sec. "+sec+")")
+		}
 	case trace.OpReduceScatter:
 		var base []int64
 		var bm vMember
@@ -231,10 +261,12 @@ func (c *vCall) finding(siteText siteTextFunc, a, b vMember, what, why string) (
 	return f, true
 }
 
-// vKind reports whether a collective op has per-member counts (vcounts).
+// vKind reports whether a collective op has per-member counts (vcounts),
+// or, an Allgather's or Alltoall's, the size of its own send block.
 func vKind(op trace.Op) bool {
 	switch op.Blocking() {
-	case trace.OpGatherv, trace.OpScatterv, trace.OpAllgatherv, trace.OpAlltoallv, trace.OpReduceScatter:
+	case trace.OpGatherv, trace.OpScatterv, trace.OpAllgatherv, trace.OpAlltoallv, trace.OpReduceScatter,
+		trace.OpAllgather, trace.OpAlltoall: // (their own send block: see disagreement)
 		return true
 	}
 	return false

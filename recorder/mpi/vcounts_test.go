@@ -134,3 +134,64 @@ func TestMergeVCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeAllgatherSendSide pins the send side of MPI_Allgather and
+// MPI_Alltoall (MPI-3.1 secs. 5.7, 5.8: what each member sends each other
+// is what that one receives from it): each member's record holds its own
+// send block (one count), its size what it receives from each. A finding
+// when they differ, also when every member agrees with the others; none
+// for equal sides, for MPI_IN_PLACE (no count), and none when the members'
+// receive blocks differ (the engine's finding, the calls' sizes).
+func TestMergeAllgatherSendSide(t *testing.T) {
+	dir := t.TempDir()
+	type call struct {
+		c, op uint8
+		recv  []int64  // by rank: the receive block
+		send  []uint64 // by rank: the send block (none: MPI_IN_PLACE)
+	}
+	calls := []call{
+		// 1: each sends 4 and expects 8 from each.
+		{callAllgather, uint8(trace.OpAllgather), []int64{8, 8}, []uint64{4, 4}},
+		// 2: equal sides, rank 1 in place: clean.
+		{callAllgather, uint8(trace.OpAllgather), []int64{8, 8}, []uint64{8, 0}},
+		// 3: Alltoall, rank 1 sends 16 where each expects 8.
+		{callAlltoall, uint8(trace.OpAlltoall), []int64{8, 8}, []uint64{8, 16}},
+		// 4: the receive blocks differ: not this rule's.
+		{callAllgather, uint8(trace.OpAllgather), []int64{8, 4}, []uint64{4, 4}},
+	}
+	for r := range 2 {
+		recs := []record{{Type: recModule, Module: 1, PC: 0x1000, Path: "/nonexistent/a.out"}}
+		for k, c := range calls {
+			seq := uint32(k)
+			p := record{Type: recPost, Call: c.c, Op: c.op, Seq: seq, Module: 1, PC: 0x1100 + uint64(k)*0x10,
+				Peer: -1, Tag: int32(r), Count: 2, Dtype: 2, Bytes: c.recv[r], T0: uint64(seq+1) * 10}
+			if c.send[r] != 0 {
+				p.Reqs = []uint64{c.send[r]}
+			}
+			recs = append(recs, p, record{Type: recDone, Call: c.c, Seq: seq, T1: uint64(seq+1)*10 + 5})
+		}
+		n := uint32(len(calls))
+		recs = append(recs, record{Type: recPost, Call: callFinalize, Op: uint8(trace.OpFinalize), Seq: n, Module: 1, PC: 0x1900, T0: 1000},
+			record{Type: recDone, Call: callFinalize, Seq: n, T1: 1005})
+		if err := os.WriteFile(SegmentPath(dir, r), encodeSegment(int32(r), 2, StateFinalized, recs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Merge(dir, filepath.Join(dir, "t.p2ptrace"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range findingTexts(res.Header.Findings) {
+		if strings.HasPrefix(s, "collective-mismatch") {
+			got = append(got, s)
+		}
+	}
+	want := []string{
+		"collective-mismatch [0 1]: collective call 1 on the world (MPI_Allgather): rank 0 sends 4 bytes to each member, which each expect 8 from it: the type signatures differ in size (MPI-3.1 sec. 5.7) @ a.out+0x100 a.out+0x100",
+		"collective-mismatch [0 1]: collective call 3 on the world (MPI_Alltoall): rank 1 sends 16 bytes to each member, which each expect 8 from it: the type signatures differ in size (MPI-3.1 sec. 5.8) @ a.out+0x120 a.out+0x120",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

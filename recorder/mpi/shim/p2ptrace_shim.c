@@ -23,8 +23,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* ---- format constants: TestShimConstants (recorder/mpi) fails when they differ from the Go side ---- */
@@ -42,7 +45,7 @@
 /* offset of err_rejected in the header (segErrRejectedOff) */
 #define SEG_ERR_REJECTED 1016
 
-enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED };
+enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED, ST_SIGNALED };
 enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7, R_FREE = 8, R_OBJ = 9 };
 /* R_FREE: the program freed a communicator, a window, a datatype, a group
  * or a reduction op it made (call = the free call's code, comm = the
@@ -277,7 +280,19 @@ static uint64_t xxh_digest(const struct xxh *s) {
 }
 
 /* hash_bytes is recorder.hashOf of package gpu: full, sample or off, never 0 when hashed. */
+/* reading counts the shim's reads of the program's buffers (to hash them)
+ * in progress on this thread: a fatal signal then came in the call the
+ * shim wraps (a buffer shorter than its count says), not after it. */
+static __thread int reading;
+
+static uint64_t hash_bytes_of(const void *buf, size_t len);
 static uint64_t hash_bytes(const void *buf, size_t len) {
+    reading++;
+    uint64_t h = hash_bytes_of(buf, len);
+    reading--;
+    return h;
+}
+static uint64_t hash_bytes_of(const void *buf, size_t len) {
     struct xxh s;
     const unsigned char *b = buf;
     if (hash_mode == HASH_OFF) return 0;
@@ -489,7 +504,14 @@ static unsigned char *pack_buf;
 static int pack_cap;
 
 /* hash_data hashes count elements of dt at buf (a derived type through MPI_Pack). Lock held. */
+static uint64_t hash_data_of(const void *buf, int count, MPI_Datatype dt);
 static uint64_t hash_data(const void *buf, int count, MPI_Datatype dt) {
+    reading++;
+    uint64_t h = hash_data_of(buf, count, dt);
+    reading--;
+    return h;
+}
+static uint64_t hash_data_of(const void *buf, int count, MPI_Datatype dt) {
     int tsize = 0;
     if (hash_mode == HASH_OFF || count <= 0 || buf == NULL || dt == MPI_DATATYPE_NULL) return 0;
     if (contiguous(dt)) {
@@ -1150,6 +1172,7 @@ static int nwatch, watch_on, unseen;
 
 static uint64_t watch_hash(const unsigned char *b, size_t len) {
     struct xxh s;
+    reading++;
     xxh_init(&s);
     if (len <= WATCH_FULL) {
         xxh_update(&s, b, len);
@@ -1158,6 +1181,7 @@ static uint64_t watch_hash(const unsigned char *b, size_t len) {
         size_t step = (len - WATCH_HEAD) / WATCH_SAMPLES;
         for (size_t i = WATCH_HEAD; i + WATCH_WINDOW <= len; i += step) xxh_update(&s, b + i, WATCH_WINDOW);
     }
+    reading--;
     return xxh_digest(&s);
 }
 /* progress_seen is Open MPI's progress callback: progress outside the
@@ -1514,6 +1538,8 @@ static int64_t read_eager_limit(void) {
     return v;
 }
 
+static void catch_fatal(void);
+
 static void start(int thread_level) {
     const char *dir = getenv("P2PTRACE_SEGDIR");
     if (!dir || !*dir) return;
@@ -1571,8 +1597,116 @@ static void start(int thread_level) {
     comm_add(MPI_COMM_WORLD, 0, -1, C_NONE, 0);
     MPI_Errhandler eh;
     if (PMPI_Comm_create_errhandler(errhandler, &eh) == MPI_SUCCESS) PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    catch_fatal();
     count_call();
     active = 1;
+}
+
+/* Fatal signals. A rank the kernel kills (a bad pointer handed to MPI, a
+ * bug of the program's own) would merge as "ended without MPI_Finalize":
+ * the handler leaves in the header which signal, at what address, and the
+ * MPI call it came in (err_call; none when it came in the program's own
+ * code: the merge names the last call), then puts back the handler it
+ * found (Open MPI's backtrace printer, or the default) and raises the
+ * signal again, so the rank dies as it would have. It writes the header
+ * only, without the lock: async-signal-safe. err_class holds the signal. */
+static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define NFATAL (sizeof fatal_sigs / sizeof fatal_sigs[0])
+static struct sigaction fatal_old[NFATAL];
+/* The shim's own code, [shim_lo, shim_hi): a signal there with depth 0
+ * came in the shim's work for the call it wraps (reading the program's
+ * buffer to hash it), not in the program's code after it. */
+static uintptr_t shim_lo, shim_hi;
+
+static int find_shim(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uintptr_t me = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (me >= lo && me < hi) { shim_lo = lo; shim_hi = hi; return 1; }
+    }
+    return 0;
+}
+
+/* signal_pc is the instruction the signal came at (0 where unknown). */
+static uintptr_t signal_pc(void *uc) {
+#if defined(__x86_64__)
+    return uc ? (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] : 0;
+#elif defined(__aarch64__)
+    return uc ? (uintptr_t)((ucontext_t *)uc)->uc_mcontext.pc : 0;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+/* put_text appends s to buf at *n (bounded by cap, NUL-terminated). */
+static void put_text(char *buf, size_t cap, size_t *n, const char *s) {
+    while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
+    buf[*n] = 0;
+}
+
+static void put_hex(char *buf, size_t cap, size_t *n, uintptr_t v) {
+    char d[2 + 2 * sizeof v + 1];
+    int i = sizeof d - 1;
+    d[i] = 0;
+    do { d[--i] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v && i > 2);
+    d[--i] = 'x';
+    d[--i] = '0';
+    put_text(buf, cap, n, d + i);
+}
+
+static void fatal_signal(int sig, siginfo_t *si, void *uc) {
+    uintptr_t pc = signal_pc(uc);
+    int inside = depth || reading || (pc && pc >= shim_lo && pc < shim_hi);
+    uint32_t st = hdr ? __atomic_load_n(&hdr->state, __ATOMIC_ACQUIRE) : 0;
+    /* (After MPI_Finalize too: the rank crashed all the same, and its
+     * last call, cur_call, is then MPI_Finalize.) */
+    if (hdr && st != ST_ABORTED && st != ST_ERRORED && st != ST_SIGNALED) {
+        hdr->err_class = sig;
+        hdr->err_call = inside ? hdr->cur_call : C_NONE;
+        hdr->err_pc = inside ? hdr->cur_pc : 0;
+        hdr->err_module = inside ? hdr->cur_module : 0;
+        hdr->err_rejected = 0;
+        size_t n = 0;
+        const char *name = sig == SIGSEGV ? "SIGSEGV (invalid memory access"
+                           : sig == SIGBUS ? "SIGBUS (bus error"
+                           : sig == SIGFPE ? "SIGFPE (arithmetic error"
+                           : sig == SIGILL ? "SIGILL (illegal instruction"
+                                           : "SIGABRT (abort";
+        put_text(hdr->error, sizeof hdr->error, &n, name);
+        if (sig != SIGABRT && si && si->si_code > 0) {
+            put_text(hdr->error, sizeof hdr->error, &n, " at address ");
+            put_hex(hdr->error, sizeof hdr->error, &n, (uintptr_t)si->si_addr);
+        }
+        put_text(hdr->error, sizeof hdr->error, &n, ")");
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        set_state(ST_SIGNALED);
+    }
+    for (size_t i = 0; i < NFATAL; i++)
+        if (fatal_sigs[i] == sig) sigaction(sig, &fatal_old[i], NULL);
+    raise(sig); /* (blocked until the handler returns: then the old action takes it) */
+}
+
+/* catch_fatal installs fatal_signal over the handlers the MPI library
+ * installed: after MPI_Init, and again after MPI_Finalize, which may put
+ * back the ones it found at init. A signal whose handler is still
+ * fatal_signal keeps the old handler it had. */
+static void catch_fatal(void) {
+    if (!shim_hi) dl_iterate_phdr(find_shim, (void *)(uintptr_t)catch_fatal);
+    struct sigaction sa, cur;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fatal_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NFATAL; i++) {
+        if (sigaction(fatal_sigs[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == fatal_signal) continue;
+        sigaction(fatal_sigs[i], &sa, &fatal_old[i]);
+    }
 }
 
 int MPI_Init(int *argc, char ***argv) {
@@ -1619,6 +1753,7 @@ int MPI_Finalize(void) {
     hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     set_state(ST_FINALIZED);
     active = 0;
+    catch_fatal();
     /* Give back the unused, prefaulted tail (nothing writes past "used" any more). */
     size_t keep = (SEG_HDR + hdr->used + 4095) & ~(size_t)4095;
     if (keep < seg_cap && ftruncate(seg_fd, keep) == 0) {
@@ -2191,24 +2326,79 @@ int MPI_Win_free(MPI_Win *win) {
         if (w) freed(C_WIN_FREE, pc_, id);
     });
 }
+/* rma_fits says why a one-sided access's sizes are erroneous, NULL if they
+ * are not. MPI-3.1 sec. 11.3.1: a Put moves data "as if the origin process
+ * executed a send operation with arguments origin_addr, origin_count,
+ * origin_datatype ... and the target process executed a receive operation
+ * with arguments target_addr, target_count, target_datatype", and "the
+ * message sent must fit, without truncation, in the target buffer"; a Get
+ * the other way (sec. 11.3.2), an Accumulate as a Put (11.3.4), the fetch
+ * of a Get_accumulate into its result buffer as a Get. Open MPI checks
+ * none of it (its one-sided components copy what each side says). Sizes
+ * in bytes; a negative count or a type whose size is unknown is the
+ * library's error, not compared. The text lives until the next call on
+ * this thread. */
+static __thread char fits_why[192];
+static const char *rma_fits(int64_t from, const char *fromname, int64_t to, const char *toname) {
+    if (from < 0 || to < 0 || from <= to) return NULL;
+    snprintf(fits_why, sizeof fits_why,
+             "the %s's %lld bytes do not fit in the %s's %lld: MPI-3.1 sec. 11.3: the data must fit without truncation", fromname,
+             (long long)from, toname, (long long)to);
+    return fits_why;
+}
+static const char *put_fits(int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
+    return rma_fits(bytes_of(ocount, otype), "origin", bytes_of(tcount, ttype), "target");
+}
+static const char *get_fits(int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
+    return rma_fits(bytes_of(tcount, ttype), "target", bytes_of(ocount, otype), "origin");
+}
+/* getacc_fits: the origin's data into the target (none with MPI_NO_OP),
+ * then the target's into the result buffer. */
+static const char *getacc_fits(int ocount, MPI_Datatype otype, int rcount, MPI_Datatype rtype, int tcount, MPI_Datatype ttype,
+                               MPI_Op op) {
+    const char *why = op == MPI_NO_OP ? NULL : put_fits(ocount, otype, tcount, ttype);
+    return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(rcount, rtype), "result buffer");
+}
+/* rma_refused fails a one-sided access whose sizes do not fit (why): it
+ * raises MPI_ERR_TRUNCATE on the window as an MPI that checks would, so
+ * that its handler records and aborts as for the library's own errors
+ * (under MPI_ERRORS_RETURN the call returns the error). */
+static int rma_refused(MPI_Win win, const char *why) {
+    err_why = why;
+    PMPI_Win_call_errhandler(win, MPI_ERR_TRUNCATE);
+    err_why = NULL;
+    return MPI_ERR_TRUNCATE;
+}
+/* CHECKED_THEN is UNTRACED_THEN of a call that WHY (an expression: NULL,
+ * or why the call is erroneous) may refuse before it reaches the library
+ * (rma_refused); a refused call has no AFTER. */
+#define CHECKED_THEN(CALL, WIN, WHY, PMPI_CALL, AFTER) do { \
+        if (PASS) return PMPI_CALL; \
+        uintptr_t pc_ = PC(); \
+        untraced_enter(CALL, pc_); \
+        const char *why_ = (WHY); \
+        int rc_ = untraced_leave(why_ ? rma_refused(WIN, why_) : PMPI_CALL); \
+        if (!why_) { AFTER; } \
+        return rc_; \
+    } while (0)
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    UNTRACED_THEN(C_PUT, PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_PUT, win, put_fits(ocount, otype, tcount, ttype), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    UNTRACED_THEN(C_GET, PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_GET, win, get_fits(ocount, otype, tcount, ttype), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    UNTRACED_THEN(C_ACCUMULATE, PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
+    CHECKED_THEN(C_ACCUMULATE, win, put_fits(ocount, otype, tcount, ttype), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
                   rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    UNTRACED_THEN(C_GET_ACCUMULATE,
+    CHECKED_THEN(C_GET_ACCUMULATE, win, getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op),
                   PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
                   rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, NULL));
 }
@@ -2223,22 +2413,22 @@ int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Dat
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    UNTRACED_THEN(C_RPUT, PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RPUT, win, put_fits(ocount, otype, tcount, ttype), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    UNTRACED_THEN(C_RGET, PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RGET, win, get_fits(ocount, otype, tcount, ttype), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    UNTRACED_THEN(C_RACCUMULATE, PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
+    CHECKED_THEN(C_RACCUMULATE, win, put_fits(ocount, otype, tcount, ttype), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    UNTRACED_THEN(C_RGET_ACCUMULATE,
+    CHECKED_THEN(C_RGET_ACCUMULATE, win, getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op),
                   PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, req));
 }
@@ -2723,6 +2913,15 @@ static void vc_put(const struct vcounts *v, uint64_t *out) {
     if (v->b)
         for (int i = 0; i < v->n; i++) out[v->n + i] = (uint64_t)((int64_t)v->b[i] * bs);
 }
+/* own_send is the vcounts of an Allgather's or Alltoall's own send block,
+ * what it sends each member (one count), for the merge to compare with
+ * what each member receives from it (MPI-3.1 secs. 5.7, 5.8: the type
+ * signatures are equal); none with MPI_IN_PLACE (no send side). */
+static struct vcounts own_send(const void *sbuf, const int *scount, MPI_Datatype stype, MPI_Comm comm) {
+    struct vcounts v = {scount, NULL, stype, stype, 0};
+    if (sbuf != MPI_IN_PLACE && !inter(comm)) v.n = 1;
+    return v;
+}
 /* vc_of is the vcounts of n members (n = comm's size, 0 on an
  * intercommunicator, when a is NULL: none). */
 static struct vcounts vc_of(MPI_Comm comm, const int *a, MPI_Datatype at, const int *b, MPI_Datatype bt) {
@@ -2841,15 +3040,17 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
                   MPI_Comm comm) {
     if (PASS) return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     uintptr_t pc = PC();
-    COLL(C_ALLGATHER, OP_ALLGATHER, -1, bytes_of(rcount, rtype), rtype,
-         PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+    struct vcounts vc = own_send(sbuf, &scount, stype, comm);
+    VCOLL(C_ALLGATHER, OP_ALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, &vc,
+          PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
     if (PASS) return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     uintptr_t pc = PC();
-    COLL(C_ALLTOALL, OP_ALLTOALL, -1, bytes_of(rcount, rtype), rtype,
-         PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+    struct vcounts vc = own_send(sbuf, &scount, stype, comm);
+    VCOLL(C_ALLTOALL, OP_ALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, &vc,
+          PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 /* The v variants: the caller's own contribution (its sizes may differ
  * from rank to rank: not compared as the others' are), and the counts
@@ -3075,16 +3276,18 @@ int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
     uintptr_t pc = PC();
-    ICOLL_BUFS(C_IALLGATHER, OP_IALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_of(sbuf, scount, stype),
-               side_n(rbuf, rcount, size_in(comm), rtype), PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+    struct vcounts vc = own_send(sbuf, &scount, stype, comm);
+    ICOLL_FULL(C_IALLGATHER, OP_IALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_of(sbuf, scount, stype),
+               side_n(rbuf, rcount, size_in(comm), rtype), &vc, PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
     uintptr_t pc = PC();
     int n = size_in(comm);
-    ICOLL_BUFS(C_IALLTOALL, OP_IALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_n(sbuf, scount, n, stype),
-               side_n(rbuf, rcount, n, rtype), PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+    struct vcounts vc = own_send(sbuf, &scount, stype, comm);
+    ICOLL_FULL(C_IALLTOALL, OP_IALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_n(sbuf, scount, n, stype),
+               side_n(rbuf, rcount, n, rtype), &vc, PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
