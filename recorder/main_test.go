@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/p2ptrace/p2ptrace/internal/mpitest"
 )
 
 // sharedDir holds what several tests of the package share (see
@@ -17,6 +19,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	sharedDir = dir
+	mpitest.UseTestPML()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -456,7 +456,7 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed, ended, aborted bool) {
 			continue
 		}
 		switch st.State {
-		case mpi.StateAborted, mpi.StateErrored, mpi.StateSignaled:
+		case mpi.StateAborted, mpi.StateErrored, mpi.StateSignaled, mpi.StateExited:
 			aborted = true
 		case mpi.StateFinalized:
 		default:

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("P2PTRACE_TEST_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	mpitest.UseTestPML()
 	os.Exit(m.Run())
 }
 

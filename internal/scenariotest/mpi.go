@@ -428,6 +428,16 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, "", []int{1}, "finalize")},
 	{Name: "segfault-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "segfault"},
 
+	// no-finalize: rank 1 returns from main without MPI_Finalize (MPI-3.1
+	// sec. 8.7); mpirun ends the job as exiting improperly (exit 1). The
+	// shim's exit handler notes it: an invalid-call after its last call.
+	// exit: it gives up with exit(3) instead of MPI_Abort: a crash.
+	{Name: "no-finalize", Ranks: 2, Plain: PlainFail, PlainExit: 1,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "recv")},
+	{Name: "no-finalize", Ranks: 2, Args: []string{"exit"}, Plain: PlainFail, PlainExit: 3,
+		Record: rec(StatusCrashed, "", []int{1}, "recv")},
+	{Name: "no-finalize-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "no-finalize"},
+
 	// mpi-error: MPI errors of other calls than a Send to a bad rank, each
 	// the first p2p call of its rank while the other may still be in
 	// MPI_Init (then it never creates its segment: it merges as a rank

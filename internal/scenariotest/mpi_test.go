@@ -169,6 +169,7 @@ var mpiBuild struct {
 }
 
 func TestMain(m *testing.M) {
+	mpitest.UseTestPML()
 	code := m.Run()
 	if mpiBuild.dir != "" {
 		os.RemoveAll(mpiBuild.dir)

@@ -39,6 +39,7 @@ func shim(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	mpitest.UseTestPML()
 	code := m.Run()
 	if shimDir != "" {
 		os.RemoveAll(shimDir)

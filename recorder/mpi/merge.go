@@ -348,7 +348,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			}
 			re.Blocked = callName(h.CurCall)
 			re.Site = siteText(rd, h.CurModule, h.CurPC, h.CurSite)
-		case StateAborted, StateErrored, StateSignaled:
+		case StateAborted, StateErrored, StateSignaled, StateExited:
 			if o.EndedAt != 0 && h.EndUnix >= o.EndedAt && h.CurCall != callNone {
 				re.State = StateBlocked
 				re.Blocked = callName(h.CurCall)
@@ -370,6 +370,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			}
 			if h.State == StateSignaled {
 				fs = append(fs, signalFinding(re, rd, h, siteText))
+				break
+			}
+			if h.State == StateExited {
+				fs = append(fs, exitFinding(re, rd, h, siteText))
 				break
 			}
 			call := callName(h.ErrCall)
@@ -492,6 +496,29 @@ func signalFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankDat
 	}
 	msg := fmt.Sprintf("rank %d: killed by %s in the program's own code", re.Rank, re.Error)
 	f := verdict.New(verdict.Crash, []int{re.Rank}, msg)
+	if h.CurCall != callNone {
+		call := callName(h.CurCall)
+		site := siteText(rd, h.CurModule, h.CurPC, h.CurSite)
+		f.Message += ", after " + call
+		if site != "" {
+			f.Message += " at " + site
+		}
+		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call}}
+	}
+	return f
+}
+
+// exitFinding is rank re's exit without MPI_Finalize (MPI-3.1 sec. 8.7:
+// "All processes must call MPI_FINALIZE before exiting"), after its last
+// call: an invalid program when it exited with status 0 (it returned from
+// main, say), a crash when it gave up with another status.
+func exitFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankData, uint32, uint64, uint32) string) verdict.Finding {
+	kind, hint := verdict.InvalidCall, "call MPI_Finalize on every rank before it exits, returning from main included"
+	if h.ErrClass != 0 {
+		kind, hint = verdict.Crash, "a rank that gives up calls MPI_Abort, which ends the job; one that exits calls MPI_Finalize first"
+	}
+	f := verdict.New(kind, []int{re.Rank}, fmt.Sprintf("rank %d exited with status %d without calling MPI_Finalize (MPI-3.1 sec. 8.7: every process calls it before it exits)", re.Rank, h.ErrClass))
+	f.Hint = hint
 	if h.CurCall != callNone {
 		call := callName(h.CurCall)
 		site := siteText(rd, h.CurModule, h.CurPC, h.CurSite)

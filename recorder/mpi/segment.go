@@ -33,6 +33,7 @@ const (
 	StateAborted                        // called MPI_Abort
 	StateErrored                        // an MPI call failed (the error handler aborted the job)
 	StateSignaled                       // killed by a fatal signal (SIGSEGV...): ErrClass is the signal
+	StateExited                         // exited without MPI_Finalize: ErrClass is its exit status
 )
 
 func (s RankState) String() string {
@@ -49,6 +50,8 @@ func (s RankState) String() string {
 		return "errored"
 	case StateSignaled:
 		return "signaled"
+	case StateExited:
+		return "exited"
 	}
 	return "state(" + strconv.Itoa(int(s)) + ")"
 }
@@ -517,7 +520,7 @@ func parseHeader(b []byte) (segHeader, error) {
 	if h.Size <= 0 || h.Size > maxWorld || h.Rank < 0 || h.Rank >= h.Size {
 		return h, fmt.Errorf("%w: rank %d of size %d", ErrSegment, h.Rank, h.Size)
 	}
-	if h.State < StateRunning || h.State > StateSignaled {
+	if h.State < StateRunning || h.State > StateExited {
 		return h, fmt.Errorf("%w: state %d", ErrSegment, h.State)
 	}
 	return h, nil

@@ -46,7 +46,7 @@ func TestShimConstants(t *testing.T) {
 
 	want := map[string]int{
 		"ST_RUNNING": int(StateRunning), "ST_BLOCKED": int(StateBlocked), "ST_FINALIZED": int(StateFinalized),
-		"ST_ABORTED": int(StateAborted), "ST_ERRORED": int(StateErrored), "ST_SIGNALED": int(StateSignaled),
+		"ST_ABORTED": int(StateAborted), "ST_ERRORED": int(StateErrored), "ST_SIGNALED": int(StateSignaled), "ST_EXITED": int(StateExited),
 		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm, "R_WRITE": recWrite, "R_RMA": recRMA, "R_FREE": recFree, "R_OBJ": recObj, "RMA_CAS": rmaCAS,
 		"RMA_EPOCH_FENCE": rmaEpochFence, "RMA_EPOCH_EXCL": rmaEpochExcl, "RMA_EPOCH_SHARED": rmaEpochShared,
 		"RMA_EPOCH_START": rmaEpochStart, "RMA_EPOCH_END": rmaEpochEnd, "RMA_WRITTEN": rmaWritten,

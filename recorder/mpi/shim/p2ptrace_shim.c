@@ -45,7 +45,7 @@
 /* offset of err_rejected in the header (segErrRejectedOff) */
 #define SEG_ERR_REJECTED 1016
 
-enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED, ST_SIGNALED };
+enum { ST_RUNNING = 1, ST_BLOCKED, ST_FINALIZED, ST_ABORTED, ST_ERRORED, ST_SIGNALED, ST_EXITED };
 enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7, R_FREE = 8, R_OBJ = 9 };
 /* R_FREE: the program freed a communicator, a window, a datatype, a group
  * or a reduction op it made (call = the free call's code, comm = the
@@ -1539,6 +1539,7 @@ static int64_t read_eager_limit(void) {
 }
 
 static void catch_fatal(void);
+static void exit_check(int status, void *arg);
 
 static void start(int thread_level) {
     const char *dir = getenv("P2PTRACE_SEGDIR");
@@ -1598,6 +1599,7 @@ static void start(int thread_level) {
     MPI_Errhandler eh;
     if (PMPI_Comm_create_errhandler(errhandler, &eh) == MPI_SUCCESS) PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
     catch_fatal();
+    on_exit(exit_check, NULL);
     count_call();
     active = 1;
 }
@@ -1690,6 +1692,28 @@ static void fatal_signal(int sig, siginfo_t *si, void *uc) {
     for (size_t i = 0; i < NFATAL; i++)
         if (fatal_sigs[i] == sig) sigaction(sig, &fatal_old[i], NULL);
     raise(sig); /* (blocked until the handler returns: then the old action takes it) */
+}
+
+/* exit_check notes a rank that exits without MPI_Finalize (MPI-3.1 sec.
+ * 8.7: "all processes must call MPI_FINALIZE before exiting"), returning
+ * from main included: it would merge as a rank that ended without it,
+ * killed or not. err_class holds its exit status; its last call stays in
+ * cur_call. (mpi4py's MPI_Finalize at interpreter exit comes first.) */
+static void exit_check(int status, void *arg) {
+    (void)arg;
+    if (!hdr) return;
+    uint32_t st = __atomic_load_n(&hdr->state, __ATOMIC_ACQUIRE);
+    if (st != ST_RUNNING && st != ST_BLOCKED) return;
+    hdr->err_class = status;
+    hdr->err_call = C_NONE;
+    hdr->err_pc = 0;
+    hdr->err_module = 0;
+    hdr->err_rejected = 0;
+    snprintf(hdr->error, sizeof hdr->error, "exit status %d", status);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    set_state(ST_EXITED);
 }
 
 /* catch_fatal installs fatal_signal over the handlers the MPI library
