@@ -90,9 +90,10 @@ type MPIScenario struct {
 	FixOf string
 	// Unchecked: the program makes an invalid call its MPI library does
 	// not detect (Open MPI: MPI_Start of an active request, a one-sided
-	// access whose sides differ in size), so plain mpirun is ok, while the
-	// recording fails the call as an MPI that checks would (under
-	// MPI_ERRORS_ARE_FATAL: crashed, invalid-call or truncation).
+	// access whose sides differ in size or whose buffer is NULL), so plain
+	// mpirun is ok (or hangs), while the recording fails the call as an MPI
+	// that checks would (under MPI_ERRORS_ARE_FATAL: crashed, invalid-call
+	// or truncation).
 	Unchecked bool
 }
 
@@ -497,6 +498,11 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.Truncation, []int{1}, "get")},
 	{Name: "rma-size", Ranks: 2, Args: []string{"getacc"}, Plain: PlainOK, Unchecked: true,
 		Record: rec(StatusCrashed, verdict.Truncation, []int{1}, "getacc")},
+	// null: a Put from a NULL origin buffer with a predefined datatype (no
+	// buffer): Open MPI's copy fails with EFAULT and retries for ever; the
+	// shim fails it with MPI_ERR_BUFFER, an invalid-call at its line.
+	{Name: "rma-size", Ranks: 2, Args: []string{"null"}, Plain: PlainHang, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "null")},
 	{Name: "rma-size-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "rma-size"},
 
 	// start-active: rank 0 starts a persistent send that is still active

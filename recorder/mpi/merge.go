@@ -324,8 +324,9 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	res := &MergeResult{Ranks: make([]RankEnd, size), Events: events}
 	status := trace.StatusComplete
 	var fs []verdict.Finding
-	var notes []string // how the merge went, in words: the header's message
-	var leaks []leak   // of the ranks that finalized, worded across ranks below
+	var notes []string         // how the merge went, in words: the header's message
+	var leaks []leak           // of the ranks that finalized, worded across ranks below
+	var errs []verdict.Finding // MPI errors, one finding per call site and error below
 	for r, rd := range ranks {
 		h := rd.seg.hdr
 		re := RankEnd{Rank: r, State: h.State}
@@ -391,7 +392,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 					}
 				}
 			}
-			fs = append(fs, errorFinding(re, call))
+			errs = append(errs, errorFinding(re, call))
 		}
 		if re.State != StateFinalized {
 			status = trace.StatusCrashed
@@ -406,6 +407,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			leaks = append(leaks, resourceLeaks(r, rd, siteText)...)
 		}
 	}
+	fs = append(fs, sameErrors(errs)...)
 	fs = append(fs, resourceLeakFindings(leaks)...)
 	if o.Status != "" {
 		status = o.Status
@@ -457,6 +459,52 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	res.Header.FindingsVersion = verdict.Version
 	res.Header.Events = events
 	return res, nil
+}
+
+// sameErrors folds the MPI errors of ranks that failed the same way in the
+// same call at the same line (a bad communicator every rank passes) into
+// one finding naming them all: one bug, one finding. Findings keep the
+// order of their first rank.
+func sameErrors(errs []verdict.Finding) []verdict.Finding {
+	type key struct {
+		kind          verdict.Kind
+		call, site    string
+		message, hint string
+	}
+	keyOf := func(f *verdict.Finding) (key, bool) {
+		if len(f.Ranks) != 1 || len(f.Ops) != 1 || f.Ops[0].Site == "" {
+			return key{}, false
+		}
+		prefix := fmt.Sprintf("rank %d: ", f.Ranks[0])
+		if !strings.HasPrefix(f.Message, prefix) {
+			return key{}, false
+		}
+		return key{f.Kind, f.Ops[0].Call, f.Ops[0].Site, strings.TrimPrefix(f.Message, prefix), f.Hint}, true
+	}
+	var out []verdict.Finding
+	at := map[key]int{} // index in out of the finding a key folds into
+	for _, f := range errs {
+		k, ok := keyOf(&f)
+		if !ok {
+			out = append(out, f)
+			continue
+		}
+		i, seen := at[k]
+		if !seen {
+			at[k] = len(out)
+			out = append(out, f)
+			continue
+		}
+		g := &out[i]
+		g.Ranks = append(g.Ranks, f.Ranks...)
+		g.Ops = append(g.Ops, f.Ops...)
+		names := make([]string, len(g.Ranks))
+		for j, r := range g.Ranks {
+			names[j] = strconv.Itoa(r)
+		}
+		g.Message = "ranks " + strings.Join(names, ", ") + ": " + k.message
+	}
+	return out
 }
 
 // errorFinding is the finding of a rank that called MPI_Abort (a crash) or

@@ -355,3 +355,30 @@ func TestResourceLeakRule(t *testing.T) {
 		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSameErrorsFoldAcrossRanks: ranks that fail the same way in the same
+// call at the same line are one finding naming them all; another error, or
+// the same at another line, stays its own.
+func TestSameErrorsFoldAcrossRanks(t *testing.T) {
+	end := func(r int, site, err string) RankEnd {
+		return RankEnd{Rank: r, State: StateErrored, Site: site, Error: err}
+	}
+	errs := []verdict.Finding{
+		errorFinding(end(0, "a.c:19", "MPI_ERR_COMM: invalid communicator"), "MPI_Allgather"),
+		errorFinding(end(1, "a.c:19", "MPI_ERR_TYPE: invalid datatype"), "MPI_Allgather"),
+		errorFinding(end(2, "a.c:19", "MPI_ERR_COMM: invalid communicator"), "MPI_Allgather"),
+		errorFinding(end(3, "a.c:21", "MPI_ERR_COMM: invalid communicator"), "MPI_Allgather"),
+	}
+	var got []string
+	for _, f := range sameErrors(errs) {
+		got = append(got, fmt.Sprintf("%s %v %s (%d ops)", f.Kind, f.Ranks, f.Message, len(f.Ops)))
+	}
+	want := []string{
+		"invalid-call [0 2] ranks 0, 2: MPI error in MPI_Allgather: MPI_ERR_COMM: invalid communicator (2 ops)",
+		"invalid-call [1] rank 1: MPI error in MPI_Allgather: MPI_ERR_TYPE: invalid datatype (1 ops)",
+		"invalid-call [3] rank 3: MPI error in MPI_Allgather: MPI_ERR_COMM: invalid communicator (1 ops)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -8,8 +8,12 @@
  * put (default): rank 1 puts 4 ints where the target names 2.
  * get: rank 1 gets 4 ints of the target into an origin of 2.
  * getacc: rank 1's MPI_Get_accumulate fetches 4 ints into a result of 2.
+ * null: rank 1 puts 4 ints from a NULL origin buffer (a predefined
+ *   datatype: no buffer); Open MPI's copy fails with EFAULT and retries for
+ *   ever (plain mpirun hangs).
  * p2ptrace fails the call as an MPI that checked would (MPI_ERR_TRUNCATE,
- * under MPI_ERRORS_ARE_FATAL): a truncation at its line.
+ * MPI_ERR_BUFFER, under MPI_ERRORS_ARE_FATAL): a truncation (an invalid
+ * call) at its line.
  * Fix: rma-size-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -35,6 +39,8 @@ int main(int argc, char **argv)
 	if (rank == 1) {
 		if (strcmp(mode, "get") == 0)
 			MPI_Get(got, 2, MPI_INT, 0, 0, 4, MPI_INT, win); // culprit: get
+		else if (strcmp(mode, "null") == 0)
+			MPI_Put(NULL, 4, MPI_INT, 0, 0, 4, MPI_INT, win); // culprit: null
 		else if (strcmp(mode, "getacc") == 0)
 			MPI_Get_accumulate(v, 4, MPI_INT, got, 2, MPI_INT, 0, 0, 4, MPI_INT, MPI_SUM, win); // culprit: getacc
 		else

@@ -2370,11 +2370,33 @@ static const char *rma_fits(int64_t from, const char *fromname, int64_t to, cons
              (long long)from, toname, (long long)to);
     return fits_why;
 }
+/* rma_null says why an origin (or result) buffer is no buffer: NULL (in
+ * Open MPI, MPI_BOTTOM) with data to move and a predefined datatype, whose
+ * addresses are relative to it (only a derived type of absolute addresses
+ * makes MPI_BOTTOM a buffer, sec. 4.1.12). Open MPI checks it for
+ * point-to-point (MPI_ERR_BUFFER) but not here: its one-sided copy fails
+ * with EFAULT and retries for ever. */
+static const char *rma_null(const void *buf, int count, MPI_Datatype dt, const char *name) {
+    int ni = 0, na = 0, nd = 0, comb = 0;
+    if (buf != NULL || count <= 0 || dt == MPI_DATATYPE_NULL || bytes_of(count, dt) <= 0) return NULL;
+    quiet++;
+    int ok = PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS;
+    quiet--;
+    if (!ok || comb != MPI_COMBINER_NAMED) return NULL;
+    snprintf(fits_why, sizeof fits_why, "the %s buffer is NULL, with %d elements of a predefined datatype: no buffer (MPI-3.1 sec. 11.3)",
+             name, count);
+    return fits_why;
+}
+static const char *put_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
+    const char *why = rma_null(obuf, ocount, otype, "origin");
+    return why ? why : rma_fits(bytes_of(ocount, otype), "origin", bytes_of(tcount, ttype), "target");
+}
+static const char *get_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
+    const char *why = rma_null(obuf, ocount, otype, "origin");
+    return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(ocount, otype), "origin");
+}
 static const char *put_fits(int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
     return rma_fits(bytes_of(ocount, otype), "origin", bytes_of(tcount, ttype), "target");
-}
-static const char *get_fits(int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
-    return rma_fits(bytes_of(tcount, ttype), "target", bytes_of(ocount, otype), "origin");
 }
 /* getacc_fits: the origin's data into the target (none with MPI_NO_OP),
  * then the target's into the result buffer. */
@@ -2383,15 +2405,24 @@ static const char *getacc_fits(int ocount, MPI_Datatype otype, int rcount, MPI_D
     const char *why = op == MPI_NO_OP ? NULL : put_fits(ocount, otype, tcount, ttype);
     return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(rcount, rtype), "result buffer");
 }
-/* rma_refused fails a one-sided access whose sizes do not fit (why): it
- * raises MPI_ERR_TRUNCATE on the window as an MPI that checks would, so
+/* getacc_fits_of is getacc_fits with the origin and result buffers checked (rma_null). */
+static const char *getacc_fits_of(const void *obuf, int ocount, MPI_Datatype otype, const void *rbuf, int rcount, MPI_Datatype rtype,
+                                  int tcount, MPI_Datatype ttype, MPI_Op op) {
+    const char *why = op == MPI_NO_OP ? NULL : rma_null(obuf, ocount, otype, "origin");
+    if (!why) why = rma_null(rbuf, rcount, rtype, "result");
+    return why ? why : getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op);
+}
+/* rma_refused fails a one-sided access whose sizes do not fit (why), or
+ * whose buffer is NULL: it raises MPI_ERR_TRUNCATE (MPI_ERR_BUFFER) on the
+ * window as an MPI that checks would, so
  * that its handler records and aborts as for the library's own errors
  * (under MPI_ERRORS_RETURN the call returns the error). */
 static int rma_refused(MPI_Win win, const char *why) {
+    int code = strstr(why, "buffer is NULL") ? MPI_ERR_BUFFER : MPI_ERR_TRUNCATE;
     err_why = why;
-    PMPI_Win_call_errhandler(win, MPI_ERR_TRUNCATE);
+    PMPI_Win_call_errhandler(win, code);
     err_why = NULL;
-    return MPI_ERR_TRUNCATE;
+    return code;
 }
 /* CHECKED_THEN is UNTRACED_THEN of a call that WHY (an expression: NULL,
  * or why the call is erroneous) may refuse before it reaches the library
@@ -2407,22 +2438,22 @@ static int rma_refused(MPI_Win win, const char *why) {
     } while (0)
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    CHECKED_THEN(C_PUT, win, put_fits(ocount, otype, tcount, ttype), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_PUT, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    CHECKED_THEN(C_GET, win, get_fits(ocount, otype, tcount, ttype), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_GET, win, get_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_ACCUMULATE, win, put_fits(ocount, otype, tcount, ttype), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
+    CHECKED_THEN(C_ACCUMULATE, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
                   rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_GET_ACCUMULATE, win, getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op),
+    CHECKED_THEN(C_GET_ACCUMULATE, win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op),
                   PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
                   rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, NULL));
 }
@@ -2437,22 +2468,22 @@ int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Dat
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RPUT, win, put_fits(ocount, otype, tcount, ttype), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RPUT, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RGET, win, get_fits(ocount, otype, tcount, ttype), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RGET, win, get_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RACCUMULATE, win, put_fits(ocount, otype, tcount, ttype), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
+    CHECKED_THEN(C_RACCUMULATE, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RGET_ACCUMULATE, win, getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op),
+    CHECKED_THEN(C_RGET_ACCUMULATE, win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op),
                   PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, req));
 }
