@@ -703,6 +703,8 @@ var MPIScenarios = []MPIScenario{
 	// with the one-sided hint.
 	{Name: "rma-sync", Ranks: 2, Plain: PlainFail, PlainExit: 47,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "put")},
+	{Name: "rma-sync", Ranks: 2, Args: []string{"nosync"}, Plain: PlainFail, PlainExit: 47,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "put-nosync")},
 	{Name: "rma-sync", Ranks: 2, Args: []string{"unlock"}, Plain: PlainFail, PlainExit: 47,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "unlock")},
 	{Name: "rma-sync", Ranks: 2, Args: []string{"wait"}, Plain: PlainHang,

@@ -9,6 +9,9 @@
  *     crash.
  *   unlock: rank 1 calls MPI_Win_unlock of rank 0 without a MPI_Win_lock:
  *     MPI_ERR_RMA_SYNC.
+ *   nosync: rank 1 calls MPI_Put with no synchronization call at all and
+ *     goes on to MPI_Win_free: MPI_ERR_RMA_SYNC (the shim fails it at the
+ *     call: Open MPI's one-sided components do not check every such Put).
  *   wait: rank 0 exposes its window (MPI_Win_post to rank 1) and waits for
  *     the access epoch to end (MPI_Win_wait), but rank 1 never starts one:
  *     it goes on to MPI_Win_free, which is collective: Open MPI hangs.
@@ -39,6 +42,9 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "unlock") == 0) {
 		if (rank == 1)
 			MPI_Win_unlock(0, win); // culprit: unlock
+	} else if (strcmp(mode, "nosync") == 0) {
+		if (rank == 1)
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: put-nosync
 	} else if (strcmp(mode, "wait") == 0) {
 		MPI_Comm_group(MPI_COMM_WORLD, &world);
 		int other = 1 - rank;

@@ -2412,13 +2412,37 @@ static const char *getacc_fits_of(const void *obuf, int ocount, MPI_Datatype oty
     if (!why) why = rma_null(rbuf, rcount, rtype, "result");
     return why ? why : getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op);
 }
+/* rma_outside says why an access on win is outside every access epoch of
+ * this rank (sec. 11.5: "RMA communication calls ... must occur at the
+ * origin within an access epoch"), NULL when one is open: after an
+ * MPI_Win_fence, inside MPI_Win_lock or MPI_Win_lock_all and its unlock,
+ * or MPI_Win_start and MPI_Win_complete (which target is not checked, nor
+ * a fence's assertions: what is refused is surely outside), or when the
+ * shim did not see the window made. Open MPI's one-sided components let
+ * such a Put through. */
+static const char *rma_outside(MPI_Win win) {
+    lock();
+    struct win *w = win_find(win);
+    int out = w && w->fences == 0 && w->held == 0 && w->nlocks == 0;
+    unlock();
+    return out ? "no access epoch is open on the window at this rank: no MPI_Win_fence, MPI_Win_lock, MPI_Win_lock_all or MPI_Win_start before it"
+               : NULL;
+}
+/* access_why is why an access is refused: outside every epoch first, else
+ * what its sizes or buffers say (fits, NULL when they are right). */
+static const char *access_why(MPI_Win win, const char *fits) {
+    const char *out = rma_outside(win);
+    return out ? out : fits;
+}
 /* rma_refused fails a one-sided access whose sizes do not fit (why), or
  * whose buffer is NULL: it raises MPI_ERR_TRUNCATE (MPI_ERR_BUFFER) on the
  * window as an MPI that checks would, so
  * that its handler records and aborts as for the library's own errors
  * (under MPI_ERRORS_RETURN the call returns the error). */
 static int rma_refused(MPI_Win win, const char *why) {
-    int code = strstr(why, "buffer is NULL") ? MPI_ERR_BUFFER : MPI_ERR_TRUNCATE;
+    int code = strstr(why, "buffer is NULL")       ? MPI_ERR_BUFFER
+               : strstr(why, "no access epoch") ? MPI_ERR_RMA_SYNC
+                                                : MPI_ERR_TRUNCATE;
     err_why = why;
     PMPI_Win_call_errhandler(win, code);
     err_why = NULL;
@@ -2438,52 +2462,52 @@ static int rma_refused(MPI_Win win, const char *why) {
     } while (0)
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    CHECKED_THEN(C_PUT, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_PUT, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    CHECKED_THEN(C_GET, win, get_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_GET, win, access_why(win, get_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_ACCUMULATE, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
+    CHECKED_THEN(C_ACCUMULATE, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
                   rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_GET_ACCUMULATE, win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op),
+    CHECKED_THEN(C_GET_ACCUMULATE, win, access_why(win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op)),
                   PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
                   rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, NULL));
 }
 int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op, MPI_Win win) {
-    UNTRACED_THEN(C_FETCH_AND_OP, PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
+    CHECKED_THEN(C_FETCH_AND_OP, win, rma_outside(win), PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
                   rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt, rbuf, 1, dt, NULL));
 }
 int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                          MPI_Win win) {
-    UNTRACED_THEN(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
+    CHECKED_THEN(C_COMPARE_AND_SWAP, win, rma_outside(win), PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
                   rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt, rbuf, 1, dt, NULL));
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RPUT, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RPUT, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RGET, win, get_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RGET, win, access_why(win, get_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RACCUMULATE, win, put_fits_of(obuf, ocount, otype, tcount, ttype), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
+    CHECKED_THEN(C_RACCUMULATE, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RGET_ACCUMULATE, win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op),
+    CHECKED_THEN(C_RGET_ACCUMULATE, win, access_why(win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op)),
                   PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, req));
 }
