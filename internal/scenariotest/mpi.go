@@ -90,7 +90,8 @@ type MPIScenario struct {
 	FixOf string
 	// Unchecked: the program makes an invalid call its MPI library does
 	// not detect (Open MPI: MPI_Start of an active request, a one-sided
-	// access whose sides differ in size or whose buffer is NULL), so plain
+	// access whose sides differ in size or whose buffer is NULL, a window
+	// freed inside an epoch), so plain
 	// mpirun is ok (or hangs), while the recording fails the call as an MPI
 	// that checks would (under MPI_ERRORS_ARE_FATAL: crashed, invalid-call
 	// or truncation).
@@ -705,6 +706,13 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "put")},
 	{Name: "rma-sync", Ranks: 2, Args: []string{"nosync"}, Plain: PlainFail, PlainExit: 47,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "put-nosync")},
+	// free-locked, free-pending: the window freed while rank 1 holds its
+	// lock, or with a Put no fence completed (sec. 11.2.5): Open MPI frees
+	// it; the shim fails the free with MPI_ERR_RMA_SYNC.
+	{Name: "rma-sync", Ranks: 2, Args: []string{"free-locked"}, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "free")},
+	{Name: "rma-sync", Ranks: 2, Args: []string{"free-pending"}, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "free")},
 	{Name: "rma-sync", Ranks: 2, Args: []string{"unlock"}, Plain: PlainFail, PlainExit: 47,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "unlock")},
 	{Name: "rma-sync", Ranks: 2, Args: []string{"wait"}, Plain: PlainHang,

@@ -370,11 +370,11 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 				break
 			}
 			if h.State == StateSignaled {
-				fs = append(fs, signalFinding(re, rd, h, siteText))
+				errs = append(errs, signalFinding(re, rd, h, siteText))
 				break
 			}
 			if h.State == StateExited {
-				fs = append(fs, exitFinding(re, rd, h, siteText))
+				errs = append(errs, exitFinding(re, rd, h, siteText))
 				break
 			}
 			call := callName(h.ErrCall)
@@ -461,10 +461,11 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	return res, nil
 }
 
-// sameErrors folds the MPI errors of ranks that failed the same way in the
-// same call at the same line (a bad communicator every rank passes) into
-// one finding naming them all: one bug, one finding. Findings keep the
-// order of their first rank.
+// sameErrors folds the MPI errors (fatal signals, exits without
+// MPI_Finalize) of ranks that failed the same way in the same call at the
+// same line (a bad communicator every rank passes) into one finding naming
+// them all: one bug, one finding. Findings keep the order of their first
+// rank.
 func sameErrors(errs []verdict.Finding) []verdict.Finding {
 	type key struct {
 		kind          verdict.Kind
@@ -472,14 +473,19 @@ func sameErrors(errs []verdict.Finding) []verdict.Finding {
 		message, hint string
 	}
 	keyOf := func(f *verdict.Finding) (key, bool) {
-		if len(f.Ranks) != 1 || len(f.Ops) != 1 || f.Ops[0].Site == "" {
+		if len(f.Ranks) != 1 || len(f.Ops) > 1 || len(f.Ops) == 1 && f.Ops[0].Site == "" {
 			return key{}, false
 		}
-		prefix := fmt.Sprintf("rank %d: ", f.Ranks[0])
-		if !strings.HasPrefix(f.Message, prefix) {
+		// (A rank's message begins "rank N: " or "rank N ", as an exit's.)
+		prefix := fmt.Sprintf("rank %d", f.Ranks[0])
+		if !strings.HasPrefix(f.Message, prefix+": ") && !strings.HasPrefix(f.Message, prefix+" ") {
 			return key{}, false
 		}
-		return key{f.Kind, f.Ops[0].Call, f.Ops[0].Site, strings.TrimPrefix(f.Message, prefix), f.Hint}, true
+		k := key{kind: f.Kind, message: strings.TrimPrefix(f.Message, prefix), hint: f.Hint}
+		if len(f.Ops) == 1 {
+			k.call, k.site = f.Ops[0].Call, f.Ops[0].Site
+		}
+		return k, true
 	}
 	var out []verdict.Finding
 	at := map[key]int{} // index in out of the finding a key folds into
@@ -502,7 +508,7 @@ func sameErrors(errs []verdict.Finding) []verdict.Finding {
 		for j, r := range g.Ranks {
 			names[j] = strconv.Itoa(r)
 		}
-		g.Message = "ranks " + strings.Join(names, ", ") + ": " + k.message
+		g.Message = "ranks " + strings.Join(names, ", ") + k.message
 	}
 	return out
 }
@@ -523,7 +529,7 @@ func errorFinding(re RankEnd, call string) verdict.Finding {
 	if re.Error != "" {
 		msg += ": " + re.Error
 	}
-	if strings.HasPrefix(re.Error, "MPI_ERR_RMA_SYNC") {
+	if strings.HasPrefix(re.Error, "MPI_ERR_RMA_SYNC") && !strings.Contains(re.Error, "MPI-3.1 sec.") {
 		msg += " (MPI-3.1 sec. 11.5: an RMA call is made inside an access epoch to its target, which MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all opened, and MPI_Win_unlock or MPI_Win_complete closes an epoch that its rank opened)"
 	}
 	return verdict.New(kind, []int{re.Rank}, msg, op)

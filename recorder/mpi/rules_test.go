@@ -357,8 +357,9 @@ func TestResourceLeakRule(t *testing.T) {
 }
 
 // TestSameErrorsFoldAcrossRanks: ranks that fail the same way in the same
-// call at the same line are one finding naming them all; another error, or
-// the same at another line, stays its own.
+// call at the same line are one finding naming them all (exits without
+// MPI_Finalize too); another error, or the same at another line, stays its
+// own.
 func TestSameErrorsFoldAcrossRanks(t *testing.T) {
 	end := func(r int, site, err string) RankEnd {
 		return RankEnd{Rank: r, State: StateErrored, Site: site, Error: err}
@@ -369,6 +370,12 @@ func TestSameErrorsFoldAcrossRanks(t *testing.T) {
 		errorFinding(end(2, "a.c:19", "MPI_ERR_COMM: invalid communicator"), "MPI_Allgather"),
 		errorFinding(end(3, "a.c:21", "MPI_ERR_COMM: invalid communicator"), "MPI_Allgather"),
 	}
+	// Two ranks that returned from main without a call since MPI_Init (no
+	// op to name): one finding, not two of one signature.
+	noSite := func(*rankData, uint32, uint64, uint32) string { return "" }
+	for _, r := range []int{4, 5} {
+		errs = append(errs, exitFinding(RankEnd{Rank: r, State: StateExited}, nil, segHeader{CurCall: callNone}, noSite))
+	}
 	var got []string
 	for _, f := range sameErrors(errs) {
 		got = append(got, fmt.Sprintf("%s %v %s (%d ops)", f.Kind, f.Ranks, f.Message, len(f.Ops)))
@@ -377,6 +384,7 @@ func TestSameErrorsFoldAcrossRanks(t *testing.T) {
 		"invalid-call [0 2] ranks 0, 2: MPI error in MPI_Allgather: MPI_ERR_COMM: invalid communicator (2 ops)",
 		"invalid-call [1] rank 1: MPI error in MPI_Allgather: MPI_ERR_TYPE: invalid datatype (1 ops)",
 		"invalid-call [3] rank 3: MPI error in MPI_Allgather: MPI_ERR_COMM: invalid communicator (1 ops)",
+		"invalid-call [4 5] ranks 4, 5 exited with status 0 without calling MPI_Finalize (MPI-3.1 sec. 8.7: every process calls it before it exits) (0 ops)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

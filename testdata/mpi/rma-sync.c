@@ -12,6 +12,11 @@
  *   nosync: rank 1 calls MPI_Put with no synchronization call at all and
  *     goes on to MPI_Win_free: MPI_ERR_RMA_SYNC (the shim fails it at the
  *     call: Open MPI's one-sided components do not check every such Put).
+ *   free-locked: rank 1 locks rank 0's window, puts, and frees the window
+ *     without MPI_Win_unlock (sec. 11.2.5: a window is freed only after the
+ *     rank completed its involvement in it): MPI_ERR_RMA_SYNC at the free.
+ *   free-pending: rank 1 puts after a fence and frees the window with no
+ *     fence to complete the Put: likewise.
  *   wait: rank 0 exposes its window (MPI_Win_post to rank 1) and waits for
  *     the access epoch to end (MPI_Win_wait), but rank 1 never starts one:
  *     it goes on to MPI_Win_free, which is collective: Open MPI hangs.
@@ -45,6 +50,15 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "nosync") == 0) {
 		if (rank == 1)
 			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: put-nosync
+	} else if (strcmp(mode, "free-locked") == 0) {
+		if (rank == 1) {
+			MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+		}
+	} else if (strcmp(mode, "free-pending") == 0) {
+		MPI_Win_fence(0, win);
+		if (rank == 1)
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
 	} else if (strcmp(mode, "wait") == 0) {
 		MPI_Comm_group(MPI_COMM_WORLD, &world);
 		int other = 1 - rank;

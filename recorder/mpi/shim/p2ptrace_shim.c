@@ -2312,6 +2312,32 @@ static void win_sync(int rc, MPI_Win win, int fence, int held) {
         AFTER; \
         return rc_; \
     } while (0)
+/* rma_refused fails a one-sided access whose sizes do not fit (why), or
+ * whose buffer is NULL: it raises MPI_ERR_TRUNCATE (MPI_ERR_BUFFER) on the
+ * window as an MPI that checks would, so
+ * that its handler records and aborts as for the library's own errors
+ * (under MPI_ERRORS_RETURN the call returns the error). */
+static int rma_refused(MPI_Win win, const char *why) {
+    int code = strstr(why, "buffer is NULL") ? MPI_ERR_BUFFER
+               : strstr(why, "epoch")          ? MPI_ERR_RMA_SYNC
+                                               : MPI_ERR_TRUNCATE;
+    err_why = why;
+    PMPI_Win_call_errhandler(win, code);
+    err_why = NULL;
+    return code;
+}
+/* CHECKED_THEN is UNTRACED_THEN of a call that WHY (an expression: NULL,
+ * or why the call is erroneous) may refuse before it reaches the library
+ * (rma_refused); a refused call has no AFTER. */
+#define CHECKED_THEN(CALL, WIN, WHY, PMPI_CALL, AFTER) do { \
+        if (PASS) return PMPI_CALL; \
+        uintptr_t pc_ = PC(); \
+        untraced_enter(CALL, pc_); \
+        const char *why_ = (WHY); \
+        int rc_ = untraced_leave(why_ ? rma_refused(WIN, why_) : PMPI_CALL); \
+        if (!why_) { AFTER; } \
+        return rc_; \
+    } while (0)
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win),
                   win_made(C_WIN_CREATE, pc_, rc_, comm, size, disp_unit, win));
@@ -2333,9 +2359,31 @@ int MPI_Win_fence(int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_FENCE, PMPI_Win_fence(assertion, win),
                   { rma_done(C_WIN_FENCE, pc_, rc_, win, -1); win_sync(rc_, win, 1, 0); });
 }
+/* free_why says why freeing window h now is erroneous, NULL if it is
+ * not. MPI-3.1 sec. 11.2.5: MPI_WIN_FREE "can be invoked by a process only
+ * after it has completed its involvement in RMA communications on window
+ * win": an epoch this rank holds (a lock without its unlock, a start
+ * without its complete), or an access it made that no synchronization
+ * completed since (a Put after the last fence). Open MPI frees it. */
+static const char *free_why(MPI_Win h) {
+    const char *why = NULL;
+    lock();
+    struct win *w = win_find(h);
+    if (w && (w->held > 0 || w->nlocks > 0)) {
+        why = "this rank still holds an access epoch of the window: an MPI_Win_lock without its MPI_Win_unlock, or an MPI_Win_start without its MPI_Win_complete (MPI-3.1 sec. 11.2.5)";
+    } else if (w) {
+        for (int i = 0; i < npends; i++)
+            if (pends[i].win == h) {
+                why = "a one-sided access of this rank on the window is not complete: no MPI_Win_fence, unlock, flush or wait completed it before this free, which ends its epoch (MPI-3.1 sec. 11.2.5)";
+                break;
+            }
+    }
+    unlock();
+    return why;
+}
 int MPI_Win_free(MPI_Win *win) {
     MPI_Win h = win ? *win : MPI_WIN_NULL;
-    UNTRACED_THEN(C_WIN_FREE, PMPI_Win_free(win), {
+    CHECKED_THEN(C_WIN_FREE, h, free_why(h), PMPI_Win_free(win), {
         lock();
         struct win *w = rc_ == MPI_SUCCESS ? win_find(h) : NULL;
         if (w) w->h = MPI_WIN_NULL;
@@ -2434,32 +2482,6 @@ static const char *access_why(MPI_Win win, const char *fits) {
     const char *out = rma_outside(win);
     return out ? out : fits;
 }
-/* rma_refused fails a one-sided access whose sizes do not fit (why), or
- * whose buffer is NULL: it raises MPI_ERR_TRUNCATE (MPI_ERR_BUFFER) on the
- * window as an MPI that checks would, so
- * that its handler records and aborts as for the library's own errors
- * (under MPI_ERRORS_RETURN the call returns the error). */
-static int rma_refused(MPI_Win win, const char *why) {
-    int code = strstr(why, "buffer is NULL")       ? MPI_ERR_BUFFER
-               : strstr(why, "no access epoch") ? MPI_ERR_RMA_SYNC
-                                                : MPI_ERR_TRUNCATE;
-    err_why = why;
-    PMPI_Win_call_errhandler(win, code);
-    err_why = NULL;
-    return code;
-}
-/* CHECKED_THEN is UNTRACED_THEN of a call that WHY (an expression: NULL,
- * or why the call is erroneous) may refuse before it reaches the library
- * (rma_refused); a refused call has no AFTER. */
-#define CHECKED_THEN(CALL, WIN, WHY, PMPI_CALL, AFTER) do { \
-        if (PASS) return PMPI_CALL; \
-        uintptr_t pc_ = PC(); \
-        untraced_enter(CALL, pc_); \
-        const char *why_ = (WHY); \
-        int rc_ = untraced_leave(why_ ? rma_refused(WIN, why_) : PMPI_CALL); \
-        if (!why_) { AFTER; } \
-        return rc_; \
-    } while (0)
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
     CHECKED_THEN(C_PUT, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
