@@ -679,7 +679,7 @@ func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding
 		if r.State == mpi.StateBlocked {
 			colls = colls && mpi.CollectiveCall(r.Blocked)
 			rma = rma || mpi.RMASyncCall(r.Blocked)
-			call := verdict.OpRef{Rank: r.Rank, Op: r.Blocked, Peer: trace.NoRank, Tag: -1, Site: r.Site, Call: r.Blocked}
+			call := verdict.OpRef{Rank: r.Rank, Op: r.Blocked, Peer: trace.NoRank, Tag: -1, Site: r.Site, Call: r.Blocked, Untraced: true}
 			f.Ranks = append(f.Ranks, r.Rank)
 			f.Ops = append(f.Ops, call)
 			f.Blocked = append(f.Blocked, verdict.Blocked{Rank: r.Rank, Call: call})

@@ -26,6 +26,10 @@ type OpRef struct {
 	Site string `json:"site"` // relative file:line
 	// Call describes the call, e.g. "Send to rank 1 tag 0 (4194304 bytes)".
 	Call string `json:"call,omitempty"`
+	// Untraced: the call is not an op of the trace (Seq means nothing): one
+	// the MPI library refused, the call a rank died or was blocked in as
+	// its segment says, a one-sided access, a call that made an object.
+	Untraced bool `json:"untraced,omitempty"`
 }
 
 // Blocked is one rank of a stuck run: the call it is in, and the message

@@ -193,7 +193,9 @@ func (f *Finding) write(b *strings.Builder, n int) {
 	}
 	if len(f.Blocked) == 0 {
 		for _, o := range f.Ops {
-			if o.Call != "" {
+			if o.Untraced {
+				fmt.Fprintf(b, "    rank %d: %s%s\n", o.Rank, callOf(o), atSite(o.Site))
+			} else if o.Call != "" {
 				fmt.Fprintf(b, "    rank %d op %d: %s%s\n", o.Rank, o.Seq, o.Call, atSite(o.Site))
 			} else {
 				fmt.Fprintf(b, "    rank %d op %d %s (peer %d, tag %d)%s\n", o.Rank, o.Seq, o.Op, o.Peer, o.Tag, atSite(o.Site))

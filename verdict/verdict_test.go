@@ -111,8 +111,11 @@ func sample() verdict.Report {
 		verdict.OpRef{Rank: 1, Seq: 3, Op: "Recv", Peer: 0, Tag: 5, Site: "c.go:1"}, verdict.OpRef{Rank: 0, Seq: 4, Op: "Isend", Peer: 1, Tag: 5})
 	corrupt.FirstDiff, corrupt.WindowStart, corrupt.Dtype, corrupt.Got, corrupt.Want = &first, &start, "int32", []string{"1", "2", "9"}, []string{"1", "2", "3"}
 	crash := verdict.New(verdict.Crash, []int{1}, "rank 1 crashed: panic: boom (at d.go:9)", verdict.OpRef{Rank: 1, Seq: 8, Op: "Barrier", Peer: -1, Site: "d.go:8", Call: "Barrier"})
+	// A call the MPI library refused is no op of the trace: no op number.
+	mpiErr := verdict.New(verdict.InvalidCall, []int{3}, "rank 3: MPI error in MPI_Allgather: MPI_ERR_COMM: invalid communicator",
+		verdict.OpRef{Rank: 3, Op: "MPI_Allgather", Peer: -1, Tag: -1, Site: "e.c:19", Call: "MPI_Allgather", Untraced: true})
 	return verdict.Report{
-		Findings:  []verdict.Finding{deadlock, hang, corrupt, crash},
+		Findings:  []verdict.Finding{deadlock, hang, corrupt, crash, mpiErr},
 		Ends:      []verdict.RankEnd{{Rank: 0, Last: &deadlock.Ops[0], Why: "the run crashed or was stopped"}, {Rank: 3, Why: "the recording was cut short"}},
 		AnySource: &verdict.Enumeration{Receives: 4, Alternatives: 9, Replayed: 2, Cap: 2, CutShort: true},
 	}

@@ -49,6 +49,8 @@ type OpRef struct {
 	Peer int    `json:"peer"`
 	Tag  int    `json:"tag"`
 	Site string `json:"site"`
+	// Untraced: not an op of the trace (verdict.OpRef.Untraced): no op number.
+	Untraced bool `json:"untraced,omitempty"`
 }
 
 // Finding is one finding as the page lists it.
@@ -82,7 +84,7 @@ func FromReplay(fs []replay.Finding) []Finding {
 			v.RevealedBy += fmt.Sprintf(" (seed %d)", *f.Seed)
 		}
 		for _, o := range f.Ops {
-			v.Ops = append(v.Ops, OpRef{Rank: o.Rank, Seq: o.Seq, Op: o.Op, Peer: o.Peer, Tag: o.Tag, Site: o.Site})
+			v.Ops = append(v.Ops, OpRef{Rank: o.Rank, Seq: o.Seq, Op: o.Op, Peer: o.Peer, Tag: o.Tag, Site: o.Site, Untraced: o.Untraced})
 		}
 		v.Highlight = uniq(f.Ranks)
 		if len(f.Cycle) > 0 {

@@ -361,7 +361,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			if h.ErrCall == callPyException {
 				// A Python rank died of an uncaught exception: a crash at
 				// its line (the error text is the exception).
-				op := verdict.OpRef{Rank: r, Op: "uncaught exception", Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: "uncaught exception"}
+				op := verdict.OpRef{Rank: r, Op: "uncaught exception", Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: "uncaught exception", Untraced: true}
 				msg := fmt.Sprintf("rank %d: uncaught exception", r)
 				if re.Error != "" {
 					msg += ": " + re.Error
@@ -431,7 +431,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 			}
 			f.Ranks = append(f.Ranks, r)
 			if re.Blocked != "" {
-				f.Ops = append(f.Ops, verdict.OpRef{Rank: r, Op: re.Blocked, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: re.Blocked})
+				f.Ops = append(f.Ops, verdict.OpRef{Rank: r, Op: re.Blocked, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: re.Blocked, Untraced: true})
 			}
 		}
 		var names []string
@@ -517,7 +517,7 @@ func sameErrors(errs []verdict.Finding) []verdict.Finding {
 // hit an MPI error (named by kind as the replay names the same errors), at
 // the call that did it.
 func errorFinding(re RankEnd, call string) verdict.Finding {
-	op := verdict.OpRef{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: call}
+	op := verdict.OpRef{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: call, Untraced: true}
 	if re.State == StateAborted {
 		return verdict.New(verdict.Crash, []int{re.Rank}, fmt.Sprintf("rank %d: %s", re.Rank, re.Error), op) // "MPI_Abort called with error code N"
 	}
@@ -543,7 +543,7 @@ func errorFinding(re RankEnd, call string) verdict.Finding {
 func signalFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankData, uint32, uint64, uint32) string) verdict.Finding {
 	if h.ErrCall != callNone {
 		call := callName(h.ErrCall)
-		op := verdict.OpRef{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: call}
+		op := verdict.OpRef{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: call, Untraced: true}
 		f := verdict.New(verdict.Crash, []int{re.Rank}, fmt.Sprintf("rank %d: killed by %s inside %s", re.Rank, re.Error, call), op)
 		f.Hint = "check the arguments of this call: a buffer that is null, freed or shorter than its count of the datatype, or a handle that was never made or already freed"
 		return f
@@ -557,7 +557,7 @@ func signalFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankDat
 		if site != "" {
 			f.Message += " at " + site
 		}
-		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call}}
+		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call, Untraced: true}}
 	}
 	return f
 }
@@ -580,7 +580,7 @@ func exitFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankData,
 		if site != "" {
 			f.Message += " at " + site
 		}
-		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call}}
+		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call, Untraced: true}}
 	}
 	return f
 }

@@ -312,7 +312,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 // target in Peer) or a synchronization call (peer trace.NoRank).
 func rmaRef(r int, rd *rankData, siteText siteTextFunc, p *record, peer int) verdict.OpRef {
 	call := callName(uint32(p.Call))
-	return verdict.OpRef{Rank: r, Op: call, Peer: peer, Tag: -1, Site: siteText(rd, p.Module, p.PC, p.Site), Call: call}
+	return verdict.OpRef{Rank: r, Op: call, Peer: peer, Tag: -1, Site: siteText(rd, p.Module, p.PC, p.Site), Call: call, Untraced: true}
 }
 
 // callAt is "MPI_Put at x.c:12", or the call alone without a site.

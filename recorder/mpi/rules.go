@@ -279,7 +279,7 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 		total, same := 0, true
 		for _, l := range g {
 			ranks = append(ranks, l.r)
-			ops = append(ops, verdict.OpRef{Rank: l.r, Op: call, Peer: trace.NoRank, Tag: -1, Site: l.site, Call: call})
+			ops = append(ops, verdict.OpRef{Rank: l.r, Op: call, Peer: trace.NoRank, Tag: -1, Site: l.site, Call: call, Untraced: true})
 			total += l.n
 			same = same && l.n == g[0].n
 		}
