@@ -550,16 +550,23 @@ func signalFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankDat
 	}
 	msg := fmt.Sprintf("rank %d: killed by %s in the program's own code", re.Rank, re.Error)
 	f := verdict.New(verdict.Crash, []int{re.Rank}, msg)
-	if h.CurCall != callNone {
-		call := callName(h.CurCall)
-		site := siteText(rd, h.CurModule, h.CurPC, h.CurSite)
-		f.Message += ", after " + call
-		if site != "" {
-			f.Message += " at " + site
-		}
-		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call, Untraced: true}}
-	}
+	afterLastCall(&f, re, rd, h, siteText)
 	return f
+}
+
+// afterLastCall says in f that rank re's end came after its last MPI call
+// (the header's current call), which it names, when it made one.
+func afterLastCall(f *verdict.Finding, re RankEnd, rd *rankData, h segHeader, siteText func(*rankData, uint32, uint64, uint32) string) {
+	if h.CurCall == callNone {
+		return
+	}
+	call := callName(h.CurCall)
+	site := siteText(rd, h.CurModule, h.CurPC, h.CurSite)
+	f.Message += ", after " + call
+	if site != "" {
+		f.Message += " at " + site
+	}
+	f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call, Untraced: true}}
 }
 
 // exitFinding is rank re's exit without MPI_Finalize (MPI-3.1 sec. 8.7:
@@ -573,15 +580,7 @@ func exitFinding(re RankEnd, rd *rankData, h segHeader, siteText func(*rankData,
 	}
 	f := verdict.New(kind, []int{re.Rank}, fmt.Sprintf("rank %d exited with status %d without calling MPI_Finalize (MPI-3.1 sec. 8.7: every process calls it before it exits)", re.Rank, h.ErrClass))
 	f.Hint = hint
-	if h.CurCall != callNone {
-		call := callName(h.CurCall)
-		site := siteText(rd, h.CurModule, h.CurPC, h.CurSite)
-		f.Message += ", after " + call
-		if site != "" {
-			f.Message += " at " + site
-		}
-		f.Ops = []verdict.OpRef{{Rank: re.Rank, Op: call, Peer: trace.NoRank, Tag: -1, Site: site, Call: call, Untraced: true}}
-	}
+	afterLastCall(&f, re, rd, h, siteText)
 	return f
 }
 
