@@ -464,6 +464,14 @@ var MPIScenarios = []MPIScenario{
 	// comm-null: MPI_Send on MPI_COMM_NULL, MPI_ERR_COMM (exit 5).
 	{Name: "mpi-error", Ranks: 2, Args: []string{"comm-null"}, Plain: PlainFail, PlainExit: 5,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send-comm-null")},
+	// gather-null: the root's MPI_Gather into a NULL receive buffer with
+	// MPI_INT (no buffer): Open MPI crashes in the call (SIGSEGV, exit
+	// 139); the shim fails it with MPI_ERR_BUFFER, a refused call left out
+	// of the trace (so rank 1's Gather is not a missing collective: the
+	// root's record is cut).
+	{Name: "mpi-error", Ranks: 2, Args: []string{"gather-null"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "gather-null")},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"gather-null"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"recv-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},

@@ -1,4 +1,4 @@
-/* mpi-error-fixed (2 ranks): mpi-error with valid arguments: tag 5 in MPI_Send_init/MPI_Recv_init (send-init-tag, recv-init-tag), MPI_INT in MPI_Send/MPI_Recv (send-null-type, recv-null-type), root 0 in MPI_Bcast (bcast-root), MPI_COMM_WORLD in MPI_Send (comm-null). Correct: no findings. */
+/* mpi-error-fixed (2 ranks): mpi-error with valid arguments: tag 5 in MPI_Send_init/MPI_Recv_init (send-init-tag, recv-init-tag), MPI_INT in MPI_Send/MPI_Recv (send-null-type, recv-null-type), root 0 in MPI_Bcast (bcast-root), MPI_COMM_WORLD in MPI_Send (comm-null), a root's receive buffer of 2 ints in MPI_Gather, NULL on the other rank, where it is not significant (gather-null). Correct: no findings. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +53,13 @@ int main(int argc, char **argv)
 			MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-comm-null
 		else
 			MPI_Recv(buf, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "gather-null") == 0) {
+		int all[2], *at = rank == 0 ? all : NULL;
+		MPI_Gather(buf, 1, MPI_INT, at, 1, MPI_INT, 0, MPI_COMM_WORLD); // culprit: gather-null
+		if (rank == 0 && (all[0] != 1 || all[1] != 1)) {
+			fprintf(stderr, "mpi-error-fixed: gathered %d %d, want 1 1\n", all[0], all[1]);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "mpi-error-fixed: unknown mode %s\n", mode);

@@ -1457,6 +1457,10 @@ static void failed_call(void) {
 /* err_why, set while the shim raises an error the MPI library does not
  * detect (start_refused), says what the program did: the error's text. */
 static __thread const char *err_why;
+/* refusing_post: the shim fails the recorded call it is in (a collective
+ * with no buffer, coll_refused): refused for its argument, as the
+ * library's own argument errors (rejected_class). */
+static __thread int refusing_post;
 
 /* rejected_class says whether an error class is that of a bad argument
  * (MPI-3.1 sec. 8.4, Table 8.7), raised by the argument checks at a call's
@@ -1488,7 +1492,7 @@ static void errhandler(MPI_Comm *comm, int *code, ...) {
         hdr->err_call = depth ? hdr->cur_call : C_NONE;
         hdr->err_pc = depth ? hdr->cur_pc : 0;
         hdr->err_module = depth ? hdr->cur_module : 0;
-        hdr->err_rejected = depth && rejected_class(cls);
+        hdr->err_rejected = depth && (rejected_class(cls) || refusing_post); /* (a post the shim refused took no effect) */
         if (!depth) failed_call();
         snprintf(hdr->error, sizeof hdr->error, "%s", text);
         struct timespec ts;
@@ -2418,12 +2422,12 @@ static const char *rma_fits(int64_t from, const char *fromname, int64_t to, cons
              (long long)from, toname, (long long)to);
     return fits_why;
 }
-/* rma_null says why an origin (or result) buffer is no buffer: NULL (in
- * Open MPI, MPI_BOTTOM) with data to move and a predefined datatype, whose
- * addresses are relative to it (only a derived type of absolute addresses
- * makes MPI_BOTTOM a buffer, sec. 4.1.12). Open MPI checks it for
- * point-to-point (MPI_ERR_BUFFER) but not here: its one-sided copy fails
- * with EFAULT and retries for ever. */
+/* rma_null says why a buffer is no buffer: NULL (in Open MPI, MPI_BOTTOM)
+ * with data to move and a predefined datatype, whose addresses are
+ * relative to it (only a derived type of absolute addresses makes
+ * MPI_BOTTOM a buffer, sec. 4.1.12). Open MPI checks it for point-to-point
+ * (MPI_ERR_BUFFER) but not for one-sided calls (its copy fails with EFAULT
+ * and retries for ever) nor collectives (they crash). */
 static const char *rma_null(const void *buf, int count, MPI_Datatype dt, const char *name) {
     int ni = 0, na = 0, nd = 0, comb = 0;
     if (buf != NULL || count <= 0 || dt == MPI_DATATYPE_NULL || bytes_of(count, dt) <= 0) return NULL;
@@ -2431,8 +2435,7 @@ static const char *rma_null(const void *buf, int count, MPI_Datatype dt, const c
     int ok = PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS;
     quiet--;
     if (!ok || comb != MPI_COMBINER_NAMED) return NULL;
-    snprintf(fits_why, sizeof fits_why, "the %s buffer is NULL, with %d elements of a predefined datatype: no buffer (MPI-3.1 sec. 11.3)",
-             name, count);
+    snprintf(fits_why, sizeof fits_why, "the %s buffer is NULL, with %d elements of a predefined datatype: no buffer", name, count);
     return fits_why;
 }
 static const char *put_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
@@ -3031,6 +3034,28 @@ static struct vcounts vc_of(MPI_Comm comm, const int *a, MPI_Datatype at, const 
     return v;
 }
 
+/* coll_bufs says why a collective's significant buffer is no buffer
+ * (rma_null), NULL if none: the send buffer where ssig says it is read,
+ * the receive buffer where rsig says it is written (a Gather's only at its
+ * root, a Scatter's send buffer only there). MPI_IN_PLACE is not NULL. */
+static const char *coll_bufs(const void *sbuf, int scount, MPI_Datatype stype, int ssig, const void *rbuf, int rcount,
+                             MPI_Datatype rtype, int rsig) {
+    const char *why = ssig ? rma_null(sbuf, scount, stype, "send") : NULL;
+    return why ? why : rsig ? rma_null(rbuf, rcount, rtype, "receive") : NULL;
+}
+/* coll_refused fails a collective whose buffer is no buffer (why), inside
+ * the call (after coll_enter): it raises MPI_ERR_BUFFER on comm as an MPI
+ * that checks would (the error handler records it, the call refused for
+ * its argument, and aborts), where Open MPI would crash in it. */
+static int coll_refused(MPI_Comm comm, const char *why) {
+    err_why = why;
+    refusing_post = 1;
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_BUFFER);
+    refusing_post = 0;
+    err_why = NULL;
+    return MPI_ERR_BUFFER;
+}
+
 /* coll_enter records the post of a collective and enters the library:
  * its datatype as a message op's (set_dtype: the collectives' datatype
  * rule compares basic types), and a reduction's op (redop_code) in index.
@@ -3081,17 +3106,22 @@ static int coll_leave(int call, uint32_t seq, int rc) {
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Bcast(buf, count, dt, root, comm);
     uintptr_t pc = PC();
-    COLL(C_BCAST, OP_BCAST, root, bytes_of(count, dt), dt, PMPI_Bcast(buf, count, dt, root, comm));
+    const char *why = coll_bufs(buf, count, dt, 1, NULL, 0, dt, 0);
+    COLL(C_BCAST, OP_BCAST, root, bytes_of(count, dt), dt, why ? coll_refused(comm, why) : PMPI_Bcast(buf, count, dt, root, comm));
 }
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
     uintptr_t pc = PC();
-    REDCOLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, redop_code(op), PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
+    const char *why = coll_bufs(sbuf, count, dt, 1, rbuf, count, dt, me_in(comm) == root);
+    REDCOLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, redop_code(op),
+            why ? coll_refused(comm, why) : PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
 }
 int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    REDCOLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
+    const char *why = coll_bufs(sbuf, count, dt, 1, rbuf, count, dt, 1);
+    REDCOLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op),
+            why ? coll_refused(comm, why) : PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Scan(sbuf, rbuf, count, dt, op, comm);
@@ -3124,16 +3154,18 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int
     if (PASS) return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
+    const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, at);
     COLL(C_GATHER, OP_GATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
-         PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+         why ? coll_refused(comm, why) : PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
 int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                 int root, MPI_Comm comm) {
     if (PASS) return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
+    const char *why = coll_bufs(sbuf, scount, stype, at, rbuf, rcount, rtype, 1);
     COLL(C_SCATTER, OP_SCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
-         PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+         why ? coll_refused(comm, why) : PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
 /* Allgather, Alltoall: what each rank receives from each (valid with
  * MPI_IN_PLACE too). */
@@ -3142,16 +3174,18 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     if (PASS) return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     uintptr_t pc = PC();
     struct vcounts vc = own_send(sbuf, &scount, stype, comm);
+    const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, 1);
     VCOLL(C_ALLGATHER, OP_ALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, &vc,
-          PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+          why ? coll_refused(comm, why) : PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
     if (PASS) return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     uintptr_t pc = PC();
     struct vcounts vc = own_send(sbuf, &scount, stype, comm);
+    const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, 1);
     VCOLL(C_ALLTOALL, OP_ALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, &vc,
-          PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+          why ? coll_refused(comm, why) : PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 /* The v variants: the caller's own contribution (its sizes may differ
  * from rank to rank: not compared as the others' are), and the counts
