@@ -597,7 +597,7 @@ func TestRecordTorchPrograms(t *testing.T) {
 		if sum.Header.Status != trace.StatusCrashed {
 			t.Fatalf("status %q, want crashed", sum.Header.Status)
 		}
-		want := regexp.MustCompile(`crash \(cause: program\)\n    rank 1: uncaught exception: ValueError: bad batch\n    rank 1 op 0: uncaught exception at \S*` + regexp.QuoteMeta(at(t, "crash", "# uncaught")))
+		want := regexp.MustCompile(`crash \(cause: program\)\n    rank 1: uncaught exception: ValueError: bad batch\n    rank 1: uncaught exception at \S*` + regexp.QuoteMeta(at(t, "crash", "# uncaught")))
 		if !want.MatchString(sum.Text()) {
 			t.Errorf("report does not match %s:\n%s", want, sum.Text())
 		}
