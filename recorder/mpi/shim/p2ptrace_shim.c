@@ -1669,8 +1669,9 @@ static void fatal_signal(int sig, siginfo_t *si, void *uc) {
     int inside = depth || reading || (pc && pc >= shim_lo && pc < shim_hi);
     uint32_t st = hdr ? __atomic_load_n(&hdr->state, __ATOMIC_ACQUIRE) : 0;
     /* (After MPI_Finalize too: the rank crashed all the same, and its
-     * last call, cur_call, is then MPI_Finalize.) */
-    if (hdr && st != ST_ABORTED && st != ST_ERRORED && st != ST_SIGNALED) {
+     * last call, cur_call, is then MPI_Finalize. Not in a child the rank
+     * forked: getpid is async-signal-safe.) */
+    if (hdr && hdr->pid == getpid() && st != ST_ABORTED && st != ST_ERRORED && st != ST_SIGNALED) {
         hdr->err_class = sig;
         hdr->err_call = inside ? hdr->cur_call : C_NONE;
         hdr->err_pc = inside ? hdr->cur_pc : 0;
@@ -1705,7 +1706,7 @@ static void fatal_signal(int sig, siginfo_t *si, void *uc) {
  * cur_call. (mpi4py's MPI_Finalize at interpreter exit comes first.) */
 static void exit_check(int status, void *arg) {
     (void)arg;
-    if (!hdr) return;
+    if (!hdr || hdr->pid != getpid()) return; /* (a child the rank forked exits: not the rank) */
     uint32_t st = __atomic_load_n(&hdr->state, __ATOMIC_ACQUIRE);
     if (st != ST_RUNNING && st != ST_BLOCKED) return;
     hdr->err_class = status;
