@@ -3,8 +3,6 @@ package replay
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -58,21 +56,9 @@ func collUnsafe(names *trace.Names, bl *sim.Blocked, site sim.SiteFunc) Finding 
 		}
 	}
 	f := verdict.New(verdict.UnsafeBuffering, append([]int{op.Rank}, bl.WaitsOn...),
-		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.DescribeIn(names, op), rankList(bl.WaitsOn)),
+		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.DescribeIn(names, op), verdict.RankList(bl.WaitsOn)),
 		sim.RefIn(names, op, site))
 	f.Hint = "collectives may synchronize (MPI-3.1 sec. 5.13, Correctness): a correct program calls them so that it cannot deadlock whether they synchronize or not; " +
 		"make every rank reach the collective before it waits for a message sent after the collective"
 	return f
-}
-
-// rankList renders ranks as "rank 1" or "ranks 1, 2".
-func rankList(rs []int) string {
-	if len(rs) == 1 {
-		return "rank " + strconv.Itoa(rs[0])
-	}
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = strconv.Itoa(r)
-	}
-	return "ranks " + strings.Join(parts, ", ")
 }

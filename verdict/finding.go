@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -232,4 +233,16 @@ func Dedup(fs []Finding) []Finding {
 	var s Set
 	s.Add(fs...)
 	return s.list
+}
+
+// RankList names ranks in a finding's words: "rank 1", or "ranks 0, 2".
+func RankList(ranks []int) string {
+	if len(ranks) == 1 {
+		return "rank " + strconv.Itoa(ranks[0])
+	}
+	parts := make([]string, len(ranks))
+	for i, r := range ranks {
+		parts[i] = strconv.Itoa(r)
+	}
+	return "ranks " + strings.Join(parts, ", ")
 }

@@ -255,11 +255,11 @@ func TestExplainsEffects(t *testing.T) {
 	crashElsewhere := crash
 	raised := verdict.New(verdict.Crash, []int{1}, "rank 1: uncaught exception: RuntimeError: Connection reset by peer", verdict.OpRef{Rank: 1, Op: "uncaught exception", Site: "a.c:5"})
 	raisedElsewhere := verdict.New(verdict.Crash, []int{1}, "rank 1: uncaught exception: ValueError", verdict.OpRef{Rank: 1, Op: "uncaught exception", Site: "a.c:7"})
-	killedIn := verdict.New(verdict.Crash, []int{0, 1}, "rank 0, 1 ended without MPI_Finalize (killed?)",
+	killedIn := verdict.New(verdict.Crash, []int{0, 1}, "ranks 0, 1 ended without MPI_Finalize (killed?)",
 		verdict.OpRef{Rank: 0, Op: "dist.all_reduce", Site: "a.c:5"}, verdict.OpRef{Rank: 1, Op: "dist.all_reduce", Site: "a.c:5"})
-	killedOneElsewhere := verdict.New(verdict.Crash, []int{0, 1}, "rank 0, 1 ended without MPI_Finalize (killed?)",
+	killedOneElsewhere := verdict.New(verdict.Crash, []int{0, 1}, "ranks 0, 1 ended without MPI_Finalize (killed?)",
 		verdict.OpRef{Rank: 0, Op: "dist.all_reduce", Site: "a.c:5"}, verdict.OpRef{Rank: 1, Op: "dist.barrier", Site: "a.c:6"})
-	killedNoCall := verdict.New(verdict.Crash, []int{0, 1}, "rank 0, 1 ended without MPI_Finalize (killed?)")
+	killedNoCall := verdict.New(verdict.Crash, []int{0, 1}, "ranks 0, 1 ended without MPI_Finalize (killed?)")
 	deadlock := verdict.New(verdict.Deadlock, []int{0, 1}, "stuck", verdict.OpRef{Rank: 0, Op: "Bcast", Site: "a.c:5"})
 	overlap := verdict.New(verdict.BufferOverlap, []int{0}, "Irecv and Isend overlap",
 		verdict.OpRef{Rank: 0, Op: "MPI_Irecv", Site: "b.c:25"}, verdict.OpRef{Rank: 0, Op: "MPI_Isend", Site: "b.c:26"})
@@ -372,5 +372,17 @@ func TestNamedComms(t *testing.T) {
 	}
 	if text := (&verdict.Report{Findings: fs}).Text(); strings.Contains(text, "communicators named above") {
 		t.Errorf("a legend without comms:\n%s", text)
+	}
+}
+
+// TestRankList: one rank is "rank N", several "ranks A, B".
+func TestRankList(t *testing.T) {
+	for _, c := range []struct {
+		ranks []int
+		want  string
+	}{{[]int{3}, "rank 3"}, {[]int{0, 2}, "ranks 0, 2"}, {[]int{1, 4, 7}, "ranks 1, 4, 7"}} {
+		if got := verdict.RankList(c.ranks); got != c.want {
+			t.Errorf("RankList(%v) = %q, want %q", c.ranks, got, c.want)
+		}
 	}
 }

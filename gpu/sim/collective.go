@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -574,9 +572,14 @@ func (e *Engine) probeArrived(dst *rank, send *Op, t int64) {
 // missedBy lists the members of comm id that never entered in and have
 // finished (not cut short: a cut rank may have been about to enter it),
 // in rank order; none when any member that did not enter is still running,
-// or cut. The members of the world are its ranks; of another communicator,
-// those Config.Comms lists and the ranks seen using it.
+// or cut, and none once the communicator's calls disagreed (that mismatch
+// is the finding: later calls no longer correspond) or in's did. The
+// members of the world are its ranks; of another communicator, those
+// Config.Comms lists and the ranks seen using it.
 func (e *Engine) missedBy(id int, c *comm, in *collective) []int {
+	if c.disagreed || in.mismatched {
+		return nil
+	}
 	entered := make([]bool, len(e.ranks))
 	for _, en := range in.entries {
 		entered[en.rank] = true
@@ -607,14 +610,6 @@ func (e *Engine) missingProblem(id int, k uint64, in *collective, missed []int) 
 		ranks = append(ranks, en.rank)
 	}
 	slices.Sort(ranks)
-	who := "rank " + joinRanks(ranks)
-	if len(ranks) > 1 {
-		who = "ranks " + joinRanks(ranks)
-	}
-	gone := "rank " + joinRanks(missed) + " finished without calling it"
-	if len(missed) > 1 {
-		gone = "ranks " + joinRanks(missed) + " finished without calling it"
-	}
 	// The calls still pending name the culprit lines; a call that completed
 	// was handed back, and the first call's copy stands for them.
 	ops := slices.Clone(in.pending)
@@ -623,42 +618,26 @@ func (e *Engine) missingProblem(id int, k uint64, in *collective, missed []int) 
 	}
 	return Problem{Kind: verdict.CollectiveMismatch, Ranks: slices.Sorted(slices.Values(append(slices.Clone(ranks), missed...))), Ops: ops,
 		Collective: &verdict.CollectiveCall{Comm: id, Call: k + 1},
-		Message: fmt.Sprintf("collective call %d on %s: %s called %s; %s",
-			k+1, where, who, e.describe(&in.first), gone)}
+		Message: fmt.Sprintf("collective call %d on %s: %s called %s; %s finished without calling it",
+			k+1, where, verdict.RankList(ranks), e.describe(&in.first), verdict.RankList(missed))}
 }
 
 // missedCollectives reports, once no rank can run, the lowest collective
 // of each communicator that members entered and others finished without
 // (a later one is the same missing call, shifted: the members' k-th
-// calls no longer correspond). A communicator whose calls already
-// disagreed is left out: that mismatch is the finding.
+// calls no longer correspond).
 func (e *Engine) missedCollectives() {
 	if e.nCut > 0 {
 		return // (a cut rank may have been about to call it)
 	}
 	for _, id := range slices.Sorted(maps.Keys(e.comms)) {
 		c := e.comms[id]
-		if c.disagreed {
+		if len(c.waiting) == 0 {
 			continue
 		}
-		for _, k := range slices.Sorted(maps.Keys(c.waiting)) {
-			in := c.waiting[k]
-			if in.mismatched || len(in.entries) == 0 {
-				break
-			}
-			if missed := e.missedBy(id, c, in); len(missed) > 0 {
-				e.problem(e.missingProblem(id, k, in, missed))
-			}
-			break
+		k := slices.Min(slices.Collect(maps.Keys(c.waiting)))
+		if missed := e.missedBy(id, c, c.waiting[k]); len(missed) > 0 {
+			e.problem(e.missingProblem(id, k, c.waiting[k], missed))
 		}
 	}
-}
-
-// joinRanks writes ranks as "0, 1, 2".
-func joinRanks(ranks []int) string {
-	s := make([]string, len(ranks))
-	for i, r := range ranks {
-		s[i] = strconv.Itoa(r)
-	}
-	return strings.Join(s, ", ")
 }

@@ -341,3 +341,23 @@ func TestMissedCollectiveOnKnownComm(t *testing.T) {
 		t.Fatalf("%+v", ps)
 	}
 }
+
+// TestMissedCollectiveNotAfterADisagreement: once two members' k-th calls
+// disagreed, their later calls no longer correspond: a member that
+// finished is not also "missing" the next call, whether the run completes
+// or the others wait in it (one finding, the first disagreement).
+func TestMissedCollectiveNotAfterADisagreement(t *testing.T) {
+	bar := func(site uintptr) call { return barrier(0, 0, site, nil) }
+	e := sim.New(sim.Config{Ranks: 3})
+	runScript(e, [][]call{{bar(1), bar(2)}, {bar(3), bar(4)}, {coll(trace.OpBcast, 3, 2, 8, 5, nil)}})
+	e.End()
+	var mismatches []uint64
+	for _, p := range e.Problems() {
+		if p.Kind == verdict.CollectiveMismatch {
+			mismatches = append(mismatches, p.Collective.Call)
+		}
+	}
+	if !slices.Equal(mismatches, []uint64{1}) {
+		t.Fatalf("collective-mismatches of calls %v, want only call 1: %+v", mismatches, e.Problems())
+	}
+}

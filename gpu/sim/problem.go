@@ -390,7 +390,7 @@ func (e *Engine) missedWhileStuck(blocked []Blocked) (Problem, bool) {
 				continue
 			}
 			k, in := e.collGen(op)
-			if in == nil || in.mismatched {
+			if in == nil {
 				continue
 			}
 			if missed := e.missedBy(op.Comm, e.comms[op.Comm], in); len(missed) > 0 {

@@ -434,11 +434,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 				f.Ops = append(f.Ops, verdict.OpRef{Rank: r, Op: re.Blocked, Peer: trace.NoRank, Tag: -1, Site: re.Site, Call: re.Blocked, Untraced: true})
 			}
 		}
-		var names []string
-		for _, r := range f.Ranks {
-			names = append(names, strconv.Itoa(r))
-		}
-		f.Message = "rank " + strings.Join(names, ", ") + " ended without MPI_Finalize (killed?)"
+		f.Message = verdict.RankList(f.Ranks) + " ended without MPI_Finalize (killed?)"
 		fs = append(fs, f)
 	}
 	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
@@ -504,11 +500,7 @@ func sameErrors(errs []verdict.Finding) []verdict.Finding {
 		g := &out[i]
 		g.Ranks = append(g.Ranks, f.Ranks...)
 		g.Ops = append(g.Ops, f.Ops...)
-		names := make([]string, len(g.Ranks))
-		for j, r := range g.Ranks {
-			names[j] = strconv.Itoa(r)
-		}
-		g.Message = "ranks " + strings.Join(names, ", ") + k.message
+		g.Message = verdict.RankList(g.Ranks) + k.message
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -283,9 +282,8 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 			total += l.n
 			same = same && l.n == g[0].n
 		}
-		who, n, all := fmt.Sprintf("rank %d", g[0].r), g[0].n, ""
+		who, n, all := verdict.RankList(ranks), g[0].n, ""
 		if len(g) > 1 {
-			who = "ranks " + joinInts(ranks)
 			if same {
 				who += " each"
 			} else {
@@ -301,15 +299,6 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 			ops...))
 	}
 	return fs
-}
-
-// joinInts is "0, 1, 2".
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ", ")
 }
 
 // recvWriteFindings reports rank r's receive buffers the shim saw written
