@@ -2317,15 +2317,22 @@ static void win_sync(int rc, MPI_Win win, int fence, int held) {
         AFTER; \
         return rc_; \
     } while (0)
-/* rma_refused fails a one-sided access whose sizes do not fit (why), or
- * whose buffer is NULL: it raises MPI_ERR_TRUNCATE (MPI_ERR_BUFFER) on the
- * window as an MPI that checks would, so
+/* fits_why holds the text of a refusal a check wrote (rma_fits, rma_null). */
+static __thread char fits_why[192];
+/* why_class is the MPI error class of the last refusal a check gave
+ * (refusal): the call is failed with it (rma_refused). */
+static __thread int why_class;
+static const char *refusal(int cls, const char *why) {
+    why_class = cls;
+    return why;
+}
+/* rma_refused fails a one-sided call a check refused (why, with the class
+ * it gave: MPI_ERR_TRUNCATE, MPI_ERR_BUFFER, MPI_ERR_RMA_SYNC): it raises
+ * that class on the window as an MPI that checks would, so
  * that its handler records and aborts as for the library's own errors
  * (under MPI_ERRORS_RETURN the call returns the error). */
 static int rma_refused(MPI_Win win, const char *why) {
-    int code = strstr(why, "buffer is NULL") ? MPI_ERR_BUFFER
-               : strstr(why, "epoch")          ? MPI_ERR_RMA_SYNC
-                                               : MPI_ERR_TRUNCATE;
+    int code = why_class;
     err_why = why;
     PMPI_Win_call_errhandler(win, code);
     err_why = NULL;
@@ -2384,7 +2391,7 @@ static const char *free_why(MPI_Win h) {
             }
     }
     unlock();
-    return why;
+    return why ? refusal(MPI_ERR_RMA_SYNC, why) : NULL;
 }
 int MPI_Win_free(MPI_Win *win) {
     MPI_Win h = win ? *win : MPI_WIN_NULL;
@@ -2415,13 +2422,12 @@ int MPI_Win_free(MPI_Win *win) {
  * in bytes; a negative count or a type whose size is unknown is the
  * library's error, not compared. The text lives until the next call on
  * this thread. */
-static __thread char fits_why[192];
 static const char *rma_fits(int64_t from, const char *fromname, int64_t to, const char *toname) {
     if (from < 0 || to < 0 || from <= to) return NULL;
     snprintf(fits_why, sizeof fits_why,
              "the %s's %lld bytes do not fit in the %s's %lld: MPI-3.1 sec. 11.3: the data must fit without truncation", fromname,
              (long long)from, toname, (long long)to);
-    return fits_why;
+    return refusal(MPI_ERR_TRUNCATE, fits_why);
 }
 /* rma_null says why a buffer is no buffer: NULL (in Open MPI, MPI_BOTTOM)
  * with data to move and a predefined datatype, whose addresses are
@@ -2437,7 +2443,7 @@ static const char *rma_null(const void *buf, int count, MPI_Datatype dt, const c
     quiet--;
     if (!ok || comb != MPI_COMBINER_NAMED) return NULL;
     snprintf(fits_why, sizeof fits_why, "the %s buffer is NULL, with %d elements of a predefined datatype: no buffer", name, count);
-    return fits_why;
+    return refusal(MPI_ERR_BUFFER, fits_why);
 }
 static const char *put_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
     const char *why = rma_null(obuf, ocount, otype, "origin");
@@ -2447,22 +2453,13 @@ static const char *get_fits_of(const void *obuf, int ocount, MPI_Datatype otype,
     const char *why = rma_null(obuf, ocount, otype, "origin");
     return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(ocount, otype), "origin");
 }
-static const char *put_fits(int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
-    return rma_fits(bytes_of(ocount, otype), "origin", bytes_of(tcount, ttype), "target");
-}
-/* getacc_fits: the origin's data into the target (none with MPI_NO_OP),
- * then the target's into the result buffer. */
-static const char *getacc_fits(int ocount, MPI_Datatype otype, int rcount, MPI_Datatype rtype, int tcount, MPI_Datatype ttype,
-                               MPI_Op op) {
-    const char *why = op == MPI_NO_OP ? NULL : put_fits(ocount, otype, tcount, ttype);
-    return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(rcount, rtype), "result buffer");
-}
-/* getacc_fits_of is getacc_fits with the origin and result buffers checked (rma_null). */
+/* getacc_fits_of: the origin's data into the target (none with
+ * MPI_NO_OP), as a Put's, then the target's into the result buffer. */
 static const char *getacc_fits_of(const void *obuf, int ocount, MPI_Datatype otype, const void *rbuf, int rcount, MPI_Datatype rtype,
                                   int tcount, MPI_Datatype ttype, MPI_Op op) {
-    const char *why = op == MPI_NO_OP ? NULL : rma_null(obuf, ocount, otype, "origin");
+    const char *why = op == MPI_NO_OP ? NULL : put_fits_of(obuf, ocount, otype, tcount, ttype);
     if (!why) why = rma_null(rbuf, rcount, rtype, "result");
-    return why ? why : getacc_fits(ocount, otype, rcount, rtype, tcount, ttype, op);
+    return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(rcount, rtype), "result buffer");
 }
 /* rma_outside says why an access on win is outside every access epoch of
  * this rank (sec. 11.5: "RMA communication calls ... must occur at the
@@ -2477,33 +2474,32 @@ static const char *rma_outside(MPI_Win win) {
     struct win *w = win_find(win);
     int out = w && w->fences == 0 && w->held == 0 && w->nlocks == 0;
     unlock();
-    return out ? "no access epoch is open on the window at this rank: no MPI_Win_fence, MPI_Win_lock, MPI_Win_lock_all or MPI_Win_start before it"
+    return out ? refusal(MPI_ERR_RMA_SYNC, "no access epoch is open on the window at this rank: no MPI_Win_fence, MPI_Win_lock, "
+                                           "MPI_Win_lock_all or MPI_Win_start before it")
                : NULL;
 }
-/* access_why is why an access is refused: outside every epoch first, else
- * what its sizes or buffers say (fits, NULL when they are right). */
-static const char *access_why(MPI_Win win, const char *fits) {
-    const char *out = rma_outside(win);
-    return out ? out : fits;
-}
+/* ACCESS_WHY is why an access is refused: outside every epoch first, else
+ * what its sizes or buffers say (FITS, evaluated only then: NULL when they
+ * are right). */
+#define ACCESS_WHY(WIN, FITS) ({ const char *out_ = rma_outside(WIN); out_ ? out_ : (FITS); })
 int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    CHECKED_THEN(C_PUT, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_PUT, win, ACCESS_WHY(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_PUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win win) {
-    CHECKED_THEN(C_GET, win, access_why(win, get_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
+    CHECKED_THEN(C_GET, win, ACCESS_WHY(win, get_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win),
                   rma_access(C_GET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_ACCUMULATE, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
+    CHECKED_THEN(C_ACCUMULATE, win, ACCESS_WHY(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win),
                   rma_access(C_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, NULL));
 }
 int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_GET_ACCUMULATE, win, access_why(win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op)),
+    CHECKED_THEN(C_GET_ACCUMULATE, win, ACCESS_WHY(win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op)),
                   PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win),
                   rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, NULL));
 }
@@ -2518,22 +2514,22 @@ int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Dat
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RPUT, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RPUT, win, ACCESS_WHY(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Rput(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RPUT, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
              MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RGET, win, access_why(win, get_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
+    CHECKED_THEN(C_RGET, win, ACCESS_WHY(win, get_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Rget(obuf, ocount, otype, target, disp, tcount, ttype, win, req),
                   rma_access(C_RGET, pc_, rc_, win, target, disp, tcount, ttype, RED_NONE, obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                     MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RACCUMULATE, win, access_why(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
+    CHECKED_THEN(C_RACCUMULATE, win, ACCESS_WHY(win, put_fits_of(obuf, ocount, otype, tcount, ttype)), PMPI_Raccumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, NULL, 0, otype, req));
 }
 int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req) {
-    CHECKED_THEN(C_RGET_ACCUMULATE, win, access_why(win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op)),
+    CHECKED_THEN(C_RGET_ACCUMULATE, win, ACCESS_WHY(win, getacc_fits_of(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op)),
                   PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, disp, tcount, ttype, op, win, req),
                   rma_access(C_RGET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, req));
 }
