@@ -315,7 +315,11 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	for i := range alts {
 		jobs = append(jobs, replayJob{force: &alts[i]})
 	}
-	results, err := runJobs(open, base, site, jobs, enumerated{cutShort: en.CutShort, alts: alts}, opts)
+	covered := make(map[ForcedMatch]bool, len(alts))
+	for _, a := range alts {
+		covered[a] = true
+	}
+	results, err := runJobs(open, base, site, jobs, enumerated{cutShort: en.CutShort, alts: covered}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +431,7 @@ type jobResult struct {
 // replayed (alts), and whether the cap cut their enumeration short.
 type enumerated struct {
 	cutShort bool
-	alts     []ForcedMatch
+	alts     map[ForcedMatch]bool
 }
 
 // covers reports whether some race of races took an alternative that a
@@ -436,7 +440,7 @@ type enumerated struct {
 func (en enumerated) covers(races []Race) bool {
 	for _, r := range races {
 		a := ForcedMatch{Rank: r.Recv.Rank, Seq: r.Recv.Seq, Src: r.ReplayRank}
-		if slices.Contains(en.alts, a) {
+		if en.alts[a] {
 			return true
 		}
 	}
