@@ -476,7 +476,25 @@ var MPIScenarios = []MPIScenario{
 	// root's record is cut).
 	{Name: "mpi-error", Ranks: 2, Args: []string{"gather-null"}, Plain: PlainFail, PlainExit: 139,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "gather-null")},
+	// allreduce-null-type: rank 0's MPI_Allreduce with a NULL datatype
+	// handle, which Open MPI's reductions read through (SIGSEGV, exit
+	// 139): the shim fails it with MPI_ERR_TYPE. scan-null,
+	// allgatherv-null, igather-null: NULL buffers in a reduction, a v
+	// collective and a nonblocking collective (exit 139 in Open MPI), as
+	// gather-null (the refused Igather is not in the trace either).
+	{Name: "mpi-error", Ranks: 2, Args: []string{"allreduce-null-type"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "allreduce-null-type")},
+	{Name: "mpi-error", Ranks: 2, Args: []string{"scan-null"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "scan-null")},
+	{Name: "mpi-error", Ranks: 2, Args: []string{"allgatherv-null"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "allgatherv-null")},
+	{Name: "mpi-error", Ranks: 2, Args: []string{"igather-null"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "igather-null")},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"gather-null"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"allreduce-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"scan-null"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"allgatherv-null"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
+	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"igather-null"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"recv-init-tag"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},
 	{Name: "mpi-error-fixed", Ranks: 2, Args: []string{"send-null-type"}, Record: complete, Plain: PlainOK, FixOf: "mpi-error"},

@@ -1,4 +1,4 @@
-/* mpi-error-fixed (2 ranks): mpi-error with valid arguments: tag 5 in MPI_Send_init/MPI_Recv_init (send-init-tag, recv-init-tag), MPI_INT in MPI_Send/MPI_Recv (send-null-type, recv-null-type), root 0 in MPI_Bcast (bcast-root), MPI_COMM_WORLD in MPI_Send (comm-null), a root's receive buffer of 2 ints in MPI_Gather, NULL on the other rank, where it is not significant (gather-null). Correct: no findings. */
+/* mpi-error-fixed (2 ranks): mpi-error with valid arguments: tag 5 in MPI_Send_init/MPI_Recv_init (send-init-tag, recv-init-tag), MPI_INT in MPI_Send/MPI_Recv (send-null-type, recv-null-type), root 0 in MPI_Bcast (bcast-root), MPI_COMM_WORLD in MPI_Send (comm-null), a root's receive buffer of 2 ints in MPI_Gather, NULL on the other rank, where it is not significant (gather-null, igather-null), MPI_INT in MPI_Allreduce (allreduce-null-type), buffers in MPI_Scan and MPI_Allgatherv (scan-null, allgatherv-null). Correct: no findings. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +60,28 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mpi-error-fixed: gathered %d %d, want 1 1\n", all[0], all[1]);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
+	} else if (strcmp(mode, "allreduce-null-type") == 0) {
+		int sum = 0;
+		MPI_Allreduce(buf, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); // culprit: allreduce-null-type
+		if (sum != 2) {
+			fprintf(stderr, "mpi-error-fixed: sum %d, want 2\n", sum);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	} else if (strcmp(mode, "scan-null") == 0) {
+		int prefix = 0;
+		MPI_Scan(buf, &prefix, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); // culprit: scan-null
+		if (prefix != rank + 1) {
+			fprintf(stderr, "mpi-error-fixed: prefix %d, want %d\n", prefix, rank + 1);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	} else if (strcmp(mode, "allgatherv-null") == 0) {
+		int counts[2] = {1, 1}, displs[2] = {0, 1}, all[2];
+		MPI_Allgatherv(buf, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD); // culprit: allgatherv-null
+	} else if (strcmp(mode, "igather-null") == 0) {
+		/* the receive buffer is significant at the root only: NULL elsewhere */
+		int all[2], *at = rank == 0 ? all : NULL;
+		MPI_Igather(buf, 1, MPI_INT, at, 1, MPI_INT, 0, MPI_COMM_WORLD, &req); // culprit: igather-null
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "mpi-error-fixed: unknown mode %s\n", mode);

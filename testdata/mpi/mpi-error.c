@@ -1,4 +1,4 @@
-/* mpi-error (2 ranks): MPI errors in calls other than Send to a bad rank, each the first p2p call of its rank, with the other rank still starting up (so the job can end before it created its segment): send-init-tag: rank 0's MPI_Send_init with tag -5 (MPI_ERR_TAG); recv-init-tag: rank 1's MPI_Recv_init with tag -5; send-null-type: rank 0's MPI_Send with MPI_DATATYPE_NULL (MPI_ERR_TYPE); recv-null-type: rank 1's MPI_Recv with MPI_DATATYPE_NULL; bcast-root: rank 0's MPI_Bcast with root 7 (rank 1's, root 0, waits); comm-null: rank 0's MPI_Send on MPI_COMM_NULL (MPI_ERR_COMM; rank 1's MPI_Recv waits). gather-null: rank 0, the root, gathers into a receive buffer it never allocated (NULL, with MPI_INT: no buffer); Open MPI does not check it in a collective and the root dies of SIGSEGV in MPI_Gather (exit 139); the shim fails the call with MPI_ERR_BUFFER, as Open MPI does for a Send's NULL buffer. A refused call took no effect: it is left out of the trace, so check reports the invalid call and nothing that would follow from replaying it (a type mismatch, a deadlock under sync). Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits with the error class (4 MPI_ERR_TAG, 3 MPI_ERR_TYPE, 8 MPI_ERR_ROOT, 5 MPI_ERR_COMM). Fix: mpi-error-fixed. */
+/* mpi-error (2 ranks): MPI errors in calls other than Send to a bad rank, each the first p2p call of its rank, with the other rank still starting up (so the job can end before it created its segment): send-init-tag: rank 0's MPI_Send_init with tag -5 (MPI_ERR_TAG); recv-init-tag: rank 1's MPI_Recv_init with tag -5; send-null-type: rank 0's MPI_Send with MPI_DATATYPE_NULL (MPI_ERR_TYPE); recv-null-type: rank 1's MPI_Recv with MPI_DATATYPE_NULL; bcast-root: rank 0's MPI_Bcast with root 7 (rank 1's, root 0, waits); comm-null: rank 0's MPI_Send on MPI_COMM_NULL (MPI_ERR_COMM; rank 1's MPI_Recv waits). gather-null: rank 0, the root, gathers into a receive buffer it never allocated (NULL, with MPI_INT: no buffer); Open MPI does not check it in a collective and the root dies of SIGSEGV in MPI_Gather (exit 139); the shim fails the call with MPI_ERR_BUFFER, as Open MPI does for a Send's NULL buffer. A refused call took no effect: it is left out of the trace, so check reports the invalid call and nothing that would follow from replaying it (a type mismatch, a deadlock under sync). allreduce-null-type: rank 0's MPI_Allreduce with a datatype handle that is NULL (never set): Open MPI refuses MPI_DATATYPE_NULL but reads through a NULL handle in its reductions and crashes (SIGSEGV, exit 139); the shim fails the call with MPI_ERR_TYPE. scan-null, allgatherv-null, igather-null: rank 0's MPI_Scan from a NULL send buffer, MPI_Allgatherv into a NULL receive buffer, and, as the root, MPI_Igather into one (crashes in Open MPI, exit 139): MPI_ERR_BUFFER, as gather-null. Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits with the error class (4 MPI_ERR_TAG, 3 MPI_ERR_TYPE, 8 MPI_ERR_ROOT, 5 MPI_ERR_COMM). Fix: mpi-error-fixed. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +59,20 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "gather-null") == 0) {
 		int *all = NULL; /* the root was to allocate 2 ints here */
 		MPI_Gather(buf, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD); // culprit: gather-null
+	} else if (strcmp(mode, "allreduce-null-type") == 0) {
+		MPI_Datatype type = rank == 0 ? (MPI_Datatype)0 : MPI_INT; /* rank 0's was never set */
+		int sum = 0;
+		MPI_Allreduce(buf, &sum, 1, type, MPI_SUM, MPI_COMM_WORLD); // culprit: allreduce-null-type
+	} else if (strcmp(mode, "scan-null") == 0) {
+		int *mine = rank == 0 ? NULL : buf, prefix = 0; /* rank 0's was never allocated */
+		MPI_Scan(mine, &prefix, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); // culprit: scan-null
+	} else if (strcmp(mode, "allgatherv-null") == 0) {
+		int counts[2] = {1, 1}, displs[2] = {0, 1}, all[2], *at = rank == 0 ? NULL : all;
+		MPI_Allgatherv(buf, 1, MPI_INT, at, counts, displs, MPI_INT, MPI_COMM_WORLD); // culprit: allgatherv-null
+	} else if (strcmp(mode, "igather-null") == 0) {
+		int *all = NULL; /* the root was to allocate 2 ints here */
+		MPI_Igather(buf, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD, &req); // culprit: igather-null
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "mpi-error: unknown mode %s\n", mode);

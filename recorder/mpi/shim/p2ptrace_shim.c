@@ -2442,7 +2442,8 @@ static const char *rma_null(const void *buf, int count, MPI_Datatype dt, const c
     int ok = PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS;
     quiet--;
     if (!ok || comb != MPI_COMBINER_NAMED) return NULL;
-    snprintf(fits_why, sizeof fits_why, "the %s buffer is NULL, with %d elements of a predefined datatype: no buffer", name, count);
+    snprintf(fits_why, sizeof fits_why, "the %s buffer is NULL, with %d element%s of a predefined datatype: no buffer", name, count,
+             count == 1 ? "" : "s");
     return refusal(MPI_ERR_BUFFER, fits_why);
 }
 static const char *put_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
@@ -3040,17 +3041,46 @@ static const char *coll_bufs(const void *sbuf, int scount, MPI_Datatype stype, i
     const char *why = ssig ? rma_null(sbuf, scount, stype, "send") : NULL;
     return why ? why : rsig ? rma_null(rbuf, rcount, rtype, "receive") : NULL;
 }
-/* coll_refused fails a collective whose buffer is no buffer (why), inside
- * the call (after coll_enter): it raises MPI_ERR_BUFFER on comm as an MPI
- * that checks would (the error handler records it, the call refused for
- * its argument, and aborts), where Open MPI would crash in it. */
+/* red_type says why a reduction's datatype is no datatype: a NULL handle.
+ * Open MPI refuses MPI_DATATYPE_NULL (MPI_ERR_TYPE) and so a NULL handle in
+ * its other calls, but its reductions read through the handle first (to
+ * check the op against it) and crash. */
+static const char *red_type(MPI_Datatype dt) {
+    return dt == (MPI_Datatype)0 ? refusal(MPI_ERR_TYPE, "the datatype handle is NULL: no datatype") : NULL;
+}
+/* red_bufs is coll_bufs of a reduction (one count and datatype for both
+ * buffers), after its datatype (red_type). */
+static const char *red_bufs(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, int rsig) {
+    const char *why = red_type(dt);
+    return why ? why : coll_bufs(sbuf, count, dt, 1, rbuf, count, dt, rsig);
+}
+/* vsum is the sum of the positive counts of a v collective's vector, one
+ * per member of comm: whether that side moves data (rma_null's count); 0
+ * without a vector or on an intercommunicator (not checked). A vector that
+ * is not significant (a non-root's) must not be passed: it may be any
+ * pointer. */
+static int vsum(MPI_Comm comm, const int *counts) {
+    if (!counts || inter(comm)) return 0;
+    int n = size_in(comm);
+    int64_t s = 0;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0) s += counts[i];
+    return s > INT_MAX ? INT_MAX : (int)s;
+}
+/* coll_refused fails a collective a check refused (why, with the class it
+ * gave: MPI_ERR_BUFFER for no buffer, MPI_ERR_TYPE for no datatype),
+ * inside the call (after coll_enter or enter_nonblocking): it raises that
+ * class on comm as an MPI that checks would (the error handler records it,
+ * the call refused for its argument, and aborts), where Open MPI would
+ * crash in it. */
 static int coll_refused(MPI_Comm comm, const char *why) {
+    int code = why_class;
     err_why = why;
     refusing_post = 1;
-    PMPI_Comm_call_errhandler(comm, MPI_ERR_BUFFER);
+    PMPI_Comm_call_errhandler(comm, code);
     refusing_post = 0;
     err_why = NULL;
-    return MPI_ERR_BUFFER;
+    return code;
 }
 
 /* coll_enter records the post of a collective and enters the library:
@@ -3109,40 +3139,50 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
     uintptr_t pc = PC();
-    const char *why = coll_bufs(sbuf, count, dt, 1, rbuf, count, dt, me_in(comm) == root);
+    const char *why = red_bufs(sbuf, rbuf, count, dt, me_in(comm) == root);
     REDCOLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
 }
 int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    const char *why = coll_bufs(sbuf, count, dt, 1, rbuf, count, dt, 1);
+    const char *why = red_bufs(sbuf, rbuf, count, dt, 1);
     REDCOLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Scan(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    REDCOLL(C_SCAN, OP_SCAN, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
+    const char *why = red_bufs(sbuf, rbuf, count, dt, 1);
+    REDCOLL(C_SCAN, OP_SCAN, -1, bytes_of(count, dt), dt, redop_code(op),
+            why ? coll_refused(comm, why) : PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Exscan(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
-    REDCOLL(C_EXSCAN, OP_EXSCAN, -1, bytes_of(count, dt), dt, redop_code(op), PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
+    /* rank 0's receive buffer is not significant (MPI-3.1 sec. 5.11.2) */
+    const char *why = red_bufs(sbuf, rbuf, count, dt, me_in(comm) != 0);
+    REDCOLL(C_EXSCAN, OP_EXSCAN, -1, bytes_of(count, dt), dt, redop_code(op),
+            why ? coll_refused(comm, why) : PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
 }
 int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm);
     uintptr_t pc = PC();
+    const char *why = red_type(dt);
+    int64_t all = (int64_t)rcount * size_in(comm); /* the send buffer: a block for each member */
+    if (!why) why = coll_bufs(sbuf, all > INT_MAX ? INT_MAX : (int)all, dt, 1, rbuf, rcount, dt, 1);
     REDCOLL(C_REDUCE_SCATTER_BLOCK, OP_REDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
-         PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
+            why ? coll_refused(comm, why) : PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
 }
 int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm);
     uintptr_t pc = PC();
     int me = me_in(comm);
     struct vcounts vc = vc_of(comm, rcounts, dt, NULL, dt);
+    const char *why = red_type(dt);
+    if (!why) why = coll_bufs(sbuf, vsum(comm, rcounts), dt, 1, rbuf, me >= 0 && rcounts ? rcounts[me] : 0, dt, 1);
     VCOLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt, redop_code(op),
-          &vc, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
+          &vc, why ? coll_refused(comm, why) : PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
 }
 /* Gather: the root's side is what it receives from each rank, the others'
  * what they send; Scatter the other way round. */
@@ -3194,8 +3234,10 @@ int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, co
     int me = me_in(comm);
     int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
     struct vcounts vc = vc_of(comm, me == root ? rcounts : NULL, rtype, NULL, rtype);
+    const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, me == root ? vsum(comm, rcounts) : 0, rtype, me == root);
     VCOLL(C_GATHERV, OP_GATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-          inplace ? rtype : stype, RED_NONE, &vc, PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
+          inplace ? rtype : stype, RED_NONE, &vc,
+          why ? coll_refused(comm, why) : PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
 }
 int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm) {
@@ -3204,8 +3246,10 @@ int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_
     int me = me_in(comm);
     int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
     struct vcounts vc = vc_of(comm, me == root ? scounts : NULL, stype, NULL, stype);
+    const char *why = coll_bufs(sbuf, me == root ? vsum(comm, scounts) : 0, stype, me == root, rbuf, rcount, rtype, 1);
     VCOLL(C_SCATTERV, OP_SCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
-          inplace ? stype : rtype, RED_NONE, &vc, PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
+          inplace ? stype : rtype, RED_NONE, &vc,
+          why ? coll_refused(comm, why) : PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
 }
 int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
@@ -3213,8 +3257,10 @@ int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     uintptr_t pc = PC();
     int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
     struct vcounts vc = vc_of(comm, rcounts, rtype, NULL, rtype);
+    const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, vsum(comm, rcounts), rtype, 1);
     VCOLL(C_ALLGATHERV, OP_ALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-          me >= 0 ? rtype : stype, RED_NONE, &vc, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+          me >= 0 ? rtype : stype, RED_NONE, &vc,
+          why ? coll_refused(comm, why) : PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
 }
 int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
@@ -3227,8 +3273,10 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     struct vcounts vc = sbuf == MPI_IN_PLACE ? vc_of(comm, rcounts, rtype, rcounts, rtype)
                                              : vc_of(comm, scounts, stype, rcounts, rtype);
     if (!vc.b) vc.n = 0;
+    /* (with MPI_IN_PLACE the send vector is ignored: it may be any pointer) */
+    const char *why = coll_bufs(sbuf, sbuf == MPI_IN_PLACE ? 0 : vsum(comm, scounts), stype, 1, rbuf, vsum(comm, rcounts), rtype, 1);
     VCOLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE, &vc,
-          PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+          why ? coll_refused(comm, why) : PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
 }
 
 /* ---- nonblocking collectives (MPI-3.1 sec. 5.12) ----
@@ -3303,19 +3351,27 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
     }
     rec_commit(r);
 }
-#define ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, PMPI_CALL) ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, NULL, PMPI_CALL)
-/* ICOLL_V is ICOLL with the per-member counts VC (a struct vcounts *). */
-#define ICOLL_V(CALL, OP, ROOT, BYTES, DT, REDOP, VC, PMPI_CALL) ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, VC, PMPI_CALL)
-#define ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, VC, PMPI_CALL) do { \
+/* ICOLL_BUFS is ICOLL with the send and receive sides SND and RCV (struct
+ * side), and WHY (an expression: NULL, or why the call is erroneous, for
+ * coll_refused). */
+#define ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, WHY, PMPI_CALL) \
+    ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, NULL, WHY, PMPI_CALL)
+/* ICOLL_V is ICOLL with the per-member counts VC (a struct vcounts *) and WHY. */
+#define ICOLL_V(CALL, OP, ROOT, BYTES, DT, REDOP, VC, WHY, PMPI_CALL) \
+    ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, VC, WHY, PMPI_CALL)
+/* ICOLL_FULL: a refused call (WHY) reaches neither the library nor the
+ * trace (icoll_track records successes only). */
+#define ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, VC, WHY, PMPI_CALL) do { \
         if (inter(comm)) return PMPI_CALL; \
         uint64_t t0_ = tnow(); \
         int me_ = me_in(comm); \
         int64_t bytes_ = (BYTES); \
         struct side snd_ = (SND), rcv_ = (RCV); \
+        const char *why_ = (WHY); \
         uint32_t mod_ = enter_nonblocking(CALL, pc); \
         uint64_t h_ = 0; \
-        if (snd_.buf) { lock(); h_ = hash_data(snd_.buf, snd_.count, snd_.dt); unlock(); } \
-        int rc_ = PMPI_CALL; \
+        if (snd_.buf && !why_) { lock(); h_ = hash_data(snd_.buf, snd_.count, snd_.dt); unlock(); } \
+        int rc_ = why_ ? coll_refused(comm, why_) : PMPI_CALL; \
         depth--; \
         lock(); \
         watch_exit(); \
@@ -3323,7 +3379,7 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
         unlock(); \
         return rc_; \
     } while (0)
-#define ICOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, PMPI_CALL)
+#define ICOLL(CALL, OP, ROOT, BYTES, DT, REDOP, PMPI_CALL) ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, NULL, PMPI_CALL)
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Ibarrier(comm, req);
@@ -3335,7 +3391,8 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, M
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
     ICOLL_BUFS(C_IBCAST, OP_IBCAST, root, bytes_of(count, dt), dt, RED_NONE, at ? side_of(buf, count, dt) : none,
-               at ? none : side_of(buf, count, dt), PMPI_Ibcast(buf, count, dt, root, comm, req));
+               at ? none : side_of(buf, count, dt), coll_bufs(buf, count, dt, 1, NULL, 0, dt, 0),
+               PMPI_Ibcast(buf, count, dt, root, comm, req));
 }
 int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request *req) {
@@ -3343,33 +3400,37 @@ int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
     ICOLL_BUFS(C_IREDUCE, OP_IREDUCE, root, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
-               at ? side_of(rbuf, count, dt) : none, PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req));
+               at ? side_of(rbuf, count, dt) : none, red_bufs(sbuf, rbuf, count, dt, at),
+               PMPI_Ireduce(sbuf, rbuf, count, dt, op, root, comm, req));
 }
 int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                    MPI_Request *req) {
     if (PASS) return PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req);
     uintptr_t pc = PC();
     ICOLL_BUFS(C_IALLREDUCE, OP_IALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
-               side_of(rbuf, count, dt), PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req));
+               side_of(rbuf, count, dt), red_bufs(sbuf, rbuf, count, dt, 1), PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req));
 }
 int MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req);
     uintptr_t pc = PC();
     ICOLL_BUFS(C_ISCAN, OP_ISCAN, -1, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
-               side_of(rbuf, count, dt), PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req));
+               side_of(rbuf, count, dt), red_bufs(sbuf, rbuf, count, dt, 1), PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req));
 }
 int MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
     if (PASS) return PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req);
     uintptr_t pc = PC();
     ICOLL_BUFS(C_IEXSCAN, OP_IEXSCAN, -1, bytes_of(count, dt), dt, redop_code(op), side_of(sbuf, count, dt),
-               side_of(rbuf, count, dt), PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req));
+               side_of(rbuf, count, dt), red_bufs(sbuf, rbuf, count, dt, me_in(comm) != 0),
+               PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req));
 }
 int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                               MPI_Request *req) {
     if (PASS) return PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req);
     uintptr_t pc = PC();
+    int64_t all = (int64_t)rcount * size_in(comm); /* the send buffer: a block for each member */
     ICOLL_BUFS(C_IREDUCE_SCATTER_BLOCK, OP_IREDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
                side_n(sbuf, rcount, size_in(comm), dt), side_of(rbuf, rcount, dt),
+               red_type(dt) ? red_type(dt) : coll_bufs(sbuf, all > INT_MAX ? INT_MAX : (int)all, dt, 1, rbuf, rcount, dt, 1),
                PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, req));
 }
 int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
@@ -3384,6 +3445,8 @@ int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_D
     ICOLL_FULL(C_IREDUCE_SCATTER, OP_IREDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt,
                redop_code(op), total <= INT_MAX ? side_of(sbuf, (int)total, dt) : none,
                me >= 0 && rcounts ? side_of(rbuf, rcounts[me], dt) : none, &vc,
+               red_type(dt) ? red_type(dt)
+                            : coll_bufs(sbuf, vsum(comm, rcounts), dt, 1, rbuf, me >= 0 && rcounts ? rcounts[me] : 0, dt, 1),
                PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req));
 }
 int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
@@ -3393,7 +3456,7 @@ int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
     int at = me_in(comm) == root;
     ICOLL_BUFS(C_IGATHER, OP_IGATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
                RED_NONE, side_of(sbuf, scount, stype), at ? side_n(rbuf, rcount, size_in(comm), rtype) : none,
-               PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
+               coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, at), PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
 }
 int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
                  MPI_Comm comm, MPI_Request *req) {
@@ -3402,7 +3465,7 @@ int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
     int at = me_in(comm) == root;
     ICOLL_BUFS(C_ISCATTER, OP_ISCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
                RED_NONE, at ? side_n(sbuf, scount, size_in(comm), stype) : none, side_of(rbuf, rcount, rtype),
-               PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
+               coll_bufs(sbuf, scount, stype, at, rbuf, rcount, rtype, 1), PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));
 }
 int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, MPI_Request *req) {
@@ -3410,7 +3473,8 @@ int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     uintptr_t pc = PC();
     struct vcounts vc = own_send(sbuf, &scount, stype, comm);
     ICOLL_FULL(C_IALLGATHER, OP_IALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_of(sbuf, scount, stype),
-               side_n(rbuf, rcount, size_in(comm), rtype), &vc, PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+               side_n(rbuf, rcount, size_in(comm), rtype), &vc, coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, 1),
+               PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm, MPI_Request *req) {
@@ -3419,7 +3483,8 @@ int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     int n = size_in(comm);
     struct vcounts vc = own_send(sbuf, &scount, stype, comm);
     ICOLL_FULL(C_IALLTOALL, OP_IALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, side_n(sbuf, scount, n, stype),
-               side_n(rbuf, rcount, n, rtype), &vc, PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
+               side_n(rbuf, rcount, n, rtype), &vc, coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, 1),
+               PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
@@ -3430,6 +3495,7 @@ int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, c
     struct vcounts vc = vc_of(comm, me == root ? rcounts : NULL, rtype, NULL, rtype);
     ICOLL_V(C_IGATHERV, OP_IGATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
             inplace ? rtype : stype, RED_NONE, &vc,
+            coll_bufs(sbuf, scount, stype, 1, rbuf, me == root ? vsum(comm, rcounts) : 0, rtype, me == root),
             PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
 }
 int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
@@ -3441,6 +3507,7 @@ int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI
     struct vcounts vc = vc_of(comm, me == root ? scounts : NULL, stype, NULL, stype);
     ICOLL_V(C_ISCATTERV, OP_ISCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
             inplace ? stype : rtype, RED_NONE, &vc,
+            coll_bufs(sbuf, me == root ? vsum(comm, scounts) : 0, stype, me == root, rbuf, rcount, rtype, 1),
             PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
 }
 int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
@@ -3450,7 +3517,7 @@ int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
     int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
     struct vcounts vc = vc_of(comm, rcounts, rtype, NULL, rtype);
     ICOLL_V(C_IALLGATHERV, OP_IALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-            me >= 0 ? rtype : stype, RED_NONE, &vc,
+            me >= 0 ? rtype : stype, RED_NONE, &vc, coll_bufs(sbuf, scount, stype, 1, rbuf, vsum(comm, rcounts), rtype, 1),
             PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
 }
 int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
@@ -3464,6 +3531,7 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
                                              : vc_of(comm, scounts, stype, rcounts, rtype);
     if (!vc.b) vc.n = 0;
     ICOLL_V(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE, &vc,
+            coll_bufs(sbuf, sbuf == MPI_IN_PLACE ? 0 : vsum(comm, scounts), stype, 1, rbuf, vsum(comm, rcounts), rtype, 1),
             PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
 }
 
