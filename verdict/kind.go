@@ -40,6 +40,10 @@ const (
 	// op the program made was never freed before MPI_Finalize (MPI-3.1
 	// sec. 8.7).
 	ResourceLeak Kind = "resource-leak"
+	// BufferOverrun: a call's buffer, count elements of its datatype from
+	// buf, runs past the end of the program variable buf points into
+	// (MPI-3.1 secs. 3.2.2, 3.2.4).
+	BufferOverrun Kind = "buffer-overrun"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -105,6 +109,8 @@ var kindTable = [...]KindInfo{
 		"separate the accesses by a synchronization (an MPI_Win_fence between them, or exclusive locks), make them touch disjoint bytes, or use MPI_Accumulate with one op and datatype on both"},
 	{ResourceLeak, "a communicator (MPI_Comm_dup, MPI_Comm_split...), window (MPI_Win_create...), datatype (MPI_Type_contiguous...), group (MPI_Comm_group, MPI_Group_incl...) or reduction op (MPI_Op_create) that the program made was never freed before its rank called MPI_Finalize, which does not free objects made by MPI calls (MPI-3.1 sec. 8.7)", []string{DoorMerge},
 		"free each object the program made with its free call (MPI_Comm_free, MPI_Win_free, MPI_Type_free, MPI_Group_free, MPI_Op_free) once it is done with it, before MPI_Finalize"},
+	{BufferOverrun, "a call's buffer, count elements of its datatype from its address (MPI-3.1 secs. 3.2.2, 3.2.4: a send buffer is count entries of the datatype from buf, a receive buffer the storage of count of them), runs past the end of the program's variable it points into: a local of the calling function or a global, known from the program's debug info (built with -g; locals where the function keeps a frame pointer: gcc -O0, the default, or -fno-omit-frame-pointer)", []string{DoorMerge},
+		"make the variable large enough for count elements of the datatype (count x its extent bytes), or pass a smaller count or the datatype the variable holds"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

@@ -619,6 +619,29 @@ var MPIScenarios = []MPIScenario{
 	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"sendrecv"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
 	{Name: "buffer-overlap-fixed", Ranks: 2, Args: []string{"pending"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overlap"},
 
+	// buffer-overrun: a buffer larger than the variable it points into,
+	// the recording's finding (from the buffer's address, the calling
+	// function's frame and the program's debug info, which a trace does
+	// not hold): recv-count: rank 1's MPI_Recv of 8 ints into an int[4]
+	// local of another function (4 arrive: the run ends well); send-type:
+	// rank 0's MPI_Send of 2 MPI_DOUBLE from an int[2]; reduce-global:
+	// every rank's MPI_Reduce of 2 ints from a global int, one finding
+	// naming both ranks; gatherv-displs: the root's MPI_Gatherv whose
+	// displacements reach past a static int[3]. The fix's buffers lie
+	// inside larger variables and end at their ends (not overruns).
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"recv-count"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{1}, "recv")},
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"send-type"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0}, "send")},
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"reduce-global"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0, 1}, "reduce")},
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"gatherv-displs"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0}, "gatherv")},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"recv-count"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"gatherv-displs"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"send-type"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"reduce-global"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+
 	// recv-buffer-write: the program writes the buffer of a pending receive
 	// (irecv: MPI_Irecv; persistent: after MPI_Start): the recording's
 	// finding (the shim hashes pending receive buffers between MPI calls),

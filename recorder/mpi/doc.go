@@ -279,6 +279,11 @@
 //	   the type signature of one element of a mixed derived datatype (the
 //	   post's dtype is opaque), adjacent runs of one type merged, at most 64
 //	   (the shim's; the merge compares matched pairs: signatureFindings)
+//	26 frame uvarint: the frame pointer of the function that made the call
+//	   (the shim's, on a post with a buffer: the merge finds the variable a
+//	   buffer points into from it, overrunFindings)
+//	27 a collective's receive buffer: address uvarint, length uvarint, as
+//	   22 and 23, which then hold its send buffer (the shim's)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a

@@ -324,9 +324,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	res := &MergeResult{Ranks: make([]RankEnd, size), Events: events}
 	status := trace.StatusComplete
 	var fs []verdict.Finding
-	var notes []string         // how the merge went, in words: the header's message
-	var leaks []leak           // of the ranks that finalized, worded across ranks below
-	var errs []verdict.Finding // MPI errors, one finding per call site and error below
+	var notes []string             // how the merge went, in words: the header's message
+	var leaks []leak               // of the ranks that finalized, worded across ranks below
+	var errs []verdict.Finding     // MPI errors, one finding per call site and error below
+	var overruns []verdict.Finding // buffer overruns, folded across ranks as errs
 	for r, rd := range ranks {
 		h := rd.seg.hdr
 		re := RankEnd{Rank: r, State: h.State}
@@ -399,6 +400,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		}
 		res.Ranks[r] = re
 		fs = append(fs, overlapFindings(r, rd, siteText)...)
+		overruns = append(overruns, overrunFindings(r, rd, sites, siteText)...)
 		fs = append(fs, recvWriteFindings(r, rd, siteText)...)
 		// (A rank killed after MPI_Finalize returned had finalized: what
 		// it never freed is leaked all the same.)
@@ -408,6 +410,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		}
 	}
 	fs = append(fs, sameErrors(errs)...)
+	fs = append(fs, sameErrors(overruns)...) // (one finding for the ranks that overrun alike)
 	fs = append(fs, resourceLeakFindings(leaks)...)
 	if o.Status != "" {
 		status = o.Status

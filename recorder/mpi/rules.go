@@ -86,6 +86,70 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 	return fs
 }
 
+// overrunFindings finds rank r's calls whose buffer runs past the end of
+// the program variable it points into: MPI-3.1 sec. 3.2.2, "the send
+// buffer ... consists of count successive entries of the type indicated by
+// datatype, starting with the entry at address buf", sec. 3.2.4, "the
+// receive buffer consists of the storage containing count consecutive
+// elements of the type specified by datatype, starting at address buf" (a
+// receive's is checked as declared, whatever arrived: what the library may
+// write). Each side of a collective is checked where it is significant
+// (the shim records only those). The variable comes from the program's
+// debug info (variableAt); a buffer in no variable it knows (the heap, a
+// caller's frame, code without debug info) is not checked. A persistent
+// request's start is not checked: its buffer is its init's, made by a
+// function whose frame may be gone.
+func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteTextFunc) []verdict.Finding {
+	var fs []verdict.Finding
+	for i := range rd.seg.recs {
+		rec := &rd.seg.recs[i]
+		if rec.Type != recPost || rec.Frame == 0 || rec.PC == 0 || rec.Call == callStart || rec.Call == callStartall {
+			continue
+		}
+		seq := int(rec.Seq)
+		m, ok := rd.modules[rec.Module]
+		if !ok || seq >= len(rd.op) || rd.skip[seq] {
+			continue
+		}
+		type side struct {
+			addr   uint64
+			n      int64
+			writes bool
+		}
+		sides := []side{{rec.Addr, rec.Span, false}, {rec.Addr2, rec.Span2, true}}
+		if op := rd.op[seq]; op.IsRecv() {
+			sides[0].writes = true
+		}
+		for _, sd := range sides {
+			if sd.addr == 0 || sd.n <= 0 {
+				continue
+			}
+			v, ok := sites.variableAt(m.Path, rec.PC-m.PC, m.PC, rec.Frame, sd.addr)
+			end := sd.addr + uint64(sd.n)
+			if !ok || end <= v.hi {
+				continue
+			}
+			site := siteText(rd, rec.Module, rec.PC, rec.Site)
+			verb, prep, past := "sends", "from", "reads"
+			if sd.writes {
+				verb, prep, past = "receives", "into", "writes"
+			}
+			of := "a global"
+			switch {
+			case v.fn != "" && v.static:
+				of = "a static of " + v.fn + "()"
+			case v.fn != "":
+				of = "a local of " + v.fn + "()"
+			}
+			fs = append(fs, verdict.New(verdict.BufferOverrun, []int{r},
+				fmt.Sprintf("rank %d: %s at %s %s %d bytes %s %s (%s, %d bytes, %s): it %s %d bytes past its end",
+					r, callName(uint32(rec.Call)), siteOr(site), verb, sd.n, prep, v.name, v.typ, v.hi-v.lo, of, past, end-v.hi),
+				callRef(r, rd, rec, site)))
+		}
+	}
+	return fs
+}
+
 // callRef names a recorded call (a post record of rank r) in a finding,
 // by its Seq in the trace, the number show and replay's findings use.
 func callRef(r int, rd *rankData, rec *record, site string) verdict.OpRef {

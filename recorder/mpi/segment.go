@@ -585,6 +585,9 @@ type record struct {
 	Span    int64    // post: the buffer's length in bytes
 	Site    uint32   // the post's site id (site records: Module is the id, Count the line)
 	Sig     []sigRun // post: the type signature of one element of a mixed derived datatype (Dtype opaque)
+	Addr2   uint64   // post of a collective: its receive buffer, as Addr and Span (Addr: its send buffer)
+	Span2   int64
+	Frame   uint64 // post with a buffer: the frame pointer of the function that made the call
 }
 
 // sigRun is a run of a type signature: N basic elements of type Dtype.
@@ -636,8 +639,10 @@ const (
 	fAddr // with fSpan: the buffer's range
 	fSpan
 	fSite
-	fSig // the shim's: the type signature of a mixed derived datatype
-	fAll = 1<<iota - 1
+	fSig   // the shim's: the type signature of a mixed derived datatype
+	fFrame // the shim's: the calling function's frame pointer (a post with a buffer)
+	fAddr2 // the shim's: a collective's receive buffer (address and length)
+	fAll   = 1<<iota - 1
 )
 
 // recReader reads the fields of one record.
@@ -854,6 +859,13 @@ func decodeSegment(b []byte) (*segment, error) {
 			for i := range r.Sig {
 				r.Sig[i] = sigRun{Dtype: trace.Dtype(d.byte1()), N: int64(d.uvarint() & (1<<62 - 1))}
 			}
+		}
+		if mask&fFrame != 0 {
+			r.Frame = d.uvarint()
+		}
+		if mask&fAddr2 != 0 {
+			r.Addr2 = d.uvarint()
+			r.Span2 = int64(d.uvarint() & (1<<62 - 1))
 		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)

@@ -112,6 +112,13 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 		if r.Site != 0 {
 			uv(fSite, uint64(r.Site))
 		}
+		if r.Frame != 0 {
+			uv(fFrame, r.Frame)
+		}
+		if r.Addr2 != 0 {
+			uv(fAddr2, r.Addr2)
+			f = binary.AppendUvarint(f, uint64(r.Span2))
+		}
 		switch {
 		case r.T1 != 0:
 			lastT = r.T1

@@ -114,13 +114,16 @@ func TestShimConstants(t *testing.T) {
 		"op": fOp, "dtype": fDtype, "flag": fFlag, "err": fErr, "seq": fSeq, "module": fModule, "peer": fPeer,
 		"tag": fTag, "comm": fComm, "index": fIndex, "count": fCount, "bytes": fBytes, "t0": fT0, "t1": fT1,
 		"pcoff": fPC, "req": fReq, "hash": fHash, "source": fSource, "stag": fStag, "scount": fSCount,
-		"nreqs": fReqs, "plen": fPath, "addr": fAddr | fSpan, "nsig": fSig,
+		"nreqs": fReqs, "plen": fPath, "addr": fAddr | fSpan, "nsig": fSig, "frame": fFrame, "addr2": fAddr2,
 	}
 	seen := 0
 	for _, m := range regexp.MustCompile(`if \(([^)]*)\) mask \|= ([^;]+);`).FindAllStringSubmatch(src, -1) {
 		cond := regexp.MustCompile(`(?:r->)?(\w+)`).FindAllStringSubmatch(m[1], -1)
 		field := cond[len(cond)-1][1] // "r->type != R_POST && r->seq": the last name
-		if strings.Contains(m[1], "span") {
+		switch {
+		case strings.Contains(m[1], "span2"):
+			field = "addr2"
+		case strings.Contains(m[1], "span"):
 			field = "addr"
 		}
 		bits := 0

@@ -33,6 +33,7 @@ type moduleLines struct {
 	syms   []elf.Symbol
 	cus    []cuRanges
 	errMsg string
+	objs   *moduleObjects // its variables (objects), built on first use
 }
 
 type cuRanges struct {
@@ -169,12 +170,7 @@ func (r *siteResolver) resolve(k siteKey) resolvedSite {
 	if file, line, ok := pythonSite(k.path); ok {
 		return resolvedSite{File: relativeTo(r.cwd, file), Line: line}
 	}
-	m, ok := r.mods[k.path]
-	if !ok {
-		m = openModule(k.path)
-		r.mods[k.path] = m
-	}
-	s := m.resolve(k.off)
+	s := r.module(k.path).resolve(k.off)
 	s.File = relativeTo(r.cwd, s.File)
 	if filepath.IsAbs(s.File) && s.compDir != "" {
 		// Not under the working directory: name it as the compiler did,
@@ -185,6 +181,26 @@ func (r *siteResolver) resolve(k siteKey) resolvedSite {
 		s.Function = fmt.Sprintf("%s+%#x", filepath.Base(k.path), k.off)
 	}
 	return s
+}
+
+// module returns the module at path, opened on first use.
+func (r *siteResolver) module(path string) *moduleLines {
+	m, ok := r.mods[path]
+	if !ok {
+		m = openModule(path)
+		r.mods[path] = m
+	}
+	return m
+}
+
+// variableAt finds the variable a buffer at addr points into, for a call
+// at return-address offset off in the module at path loaded at base, made
+// by a function whose frame pointer was fp (see moduleLines.variableAt).
+func (r *siteResolver) variableAt(path string, off, base, fp, addr uint64) (variable, bool) {
+	if _, _, ok := pythonSite(path); ok {
+		return variable{}, false
+	}
+	return r.module(path).variableAt(off, base, fp, addr)
 }
 
 // pythonSite reads the module path the shim gives a Python call line of an

@@ -198,6 +198,9 @@ struct rec {
     uint32_t nreqs;
     uint64_t addr; /* first byte of a dense buffer, 0 if none or not dense */
     int64_t span;  /* its length */
+    uint64_t addr2; /* a collective's receive buffer (addr: its send buffer), as addr */
+    int64_t span2;
+    uint64_t frame; /* the calling function's frame pointer (call_fp), with a buffer */
     uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
     const struct run *sig; /* the type signature of one element, when mixed (nsig runs) */
     uint32_t nsig;
@@ -211,6 +214,12 @@ _Static_assert(offsetof(struct seg_hdr, err_rejected) == SEG_ERR_REJECTED, "err_
 static int active;
 static pthread_mutex_t mu;
 static __thread int depth;
+/* call_fp is the frame pointer of the function that made the current
+ * call (the saved one at the wrapper's frame pointer: the shim is built
+ * with -fno-omit-frame-pointer). The merge finds the program's local
+ * variables from it, where the caller keeps one (its debug info says),
+ * to check a buffer against the variable it points into (PC sets it). */
+static __thread uintptr_t call_fp;
 static int seg_fd = -1;
 static char *seg_map;
 static size_t seg_cap;
@@ -600,7 +609,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
  * advancing hdr->used; then releases the slot. Lock held. */
 static void rec_commit(struct rec *r) {
     size_t plen = r->path ? strlen(r->path) : 0;
-    size_t max = 4 + 1 + 5 + 24 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
+    size_t max = 4 + 1 + 5 + 27 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
     size_t off = SEG_HDR + hdr->used;
     nslots--;
     if (max >= (1u << 24)) return;
@@ -637,6 +646,9 @@ static void rec_commit(struct rec *r) {
     if (plen) mask |= 1u << 21;
     if (r->addr && r->span > 0) mask |= (1u << 22) | (1u << 23);
     if (r->nsig) mask |= 1u << 25;
+    int bufs = (r->addr && r->span > 0) || (r->addr2 && r->span2 > 0);
+    if (bufs && r->frame) mask |= 1u << 26;
+    if (r->addr2 && r->span2 > 0) mask |= 1u << 27;
     p = put_uv(p, mask);
     if (r->op) *p++ = r->op;
     if (r->dtype) *p++ = r->dtype;
@@ -669,6 +681,8 @@ static void rec_commit(struct rec *r) {
         p = put_uv(p, r->nsig);
         for (uint32_t i = 0; i < r->nsig; i++) { *p++ = r->sig[i].dt; p = put_uv(p, (uint64_t)r->sig[i].n); }
     }
+    if (mask & (1u << 26)) p = put_uv(p, r->frame);
+    if (mask & (1u << 27)) { p = put_uv(p, r->addr2); p = put_uv(p, (uint64_t)r->span2); }
     if (r->t1) last_t = r->t1;
     else if (r->t0) last_t = r->t0;
     uint32_t len = (uint32_t)(p - p0);
@@ -1333,6 +1347,7 @@ static struct rec *post(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
     if (!r) return NULL;
     r->type = R_POST; r->call = call; r->op = op; r->seq = next_seq++;
     r->pc = pc; r->module = mod; r->t0 = t0; r->nreqs = (uint32_t)nreqs;
+    r->frame = call_fp;
     return r;
 }
 static struct rec *done(int call, uint32_t seq, size_t nreqs) {
@@ -1417,7 +1432,11 @@ static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const
     }
 }
 
-#define PC() ((uintptr_t)__builtin_return_address(0))
+/* PC is the calling site (the return address), and notes call_fp; used
+ * in the wrappers themselves, never in a function they call. (A function
+ * that takes __builtin_frame_address(0) keeps a frame pointer: the saved
+ * one there is its caller's.) */
+#define PC() (call_fp = *(const uintptr_t *)__builtin_frame_address(0), (uintptr_t)__builtin_return_address(0))
 #define PASS (!active || depth)
 
 /* ---- init / finalize / errors ---- */
@@ -3067,6 +3086,18 @@ static int vsum(MPI_Comm comm, const int *counts) {
         if (counts[i] > 0) s += counts[i];
     return s > INT_MAX ? INT_MAX : (int)s;
 }
+/* vext is how many elements of a v collective's buffer its counts and
+ * displacements cover, from its start: the greatest displs[i] + counts[i]
+ * of a member that moves data (0 without vectors or on an
+ * intercommunicator). The same care as vsum's: only significant vectors. */
+static int64_t vext(MPI_Comm comm, const int *counts, const int *displs) {
+    if (!counts || !displs || inter(comm)) return 0;
+    int n = size_in(comm);
+    int64_t e = 0;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0 && displs[i] >= 0 && (int64_t)displs[i] + counts[i] > e) e = (int64_t)displs[i] + counts[i];
+    return e;
+}
 /* coll_refused fails a collective a check refused (why, with the class it
  * gave: MPI_ERR_BUFFER for no buffer, MPI_ERR_TYPE for no datatype),
  * inside the call (after coll_enter or enter_nonblocking): it raises that
@@ -3081,6 +3112,28 @@ static int coll_refused(MPI_Comm comm, const char *why) {
     refusing_post = 0;
     err_why = NULL;
     return code;
+}
+
+/* coll_at holds the bytes a blocking collective's significant send and
+ * receive buffers cover (dense_span), from its wrapper (coll_note) to its
+ * coll_enter, which records them (the merge checks them against the
+ * variables they point into); call says whose they are, so that a note
+ * coll_enter did not take (an intercommunicator's call) is never taken
+ * for another call's. */
+static __thread struct { int call; uint64_t addr[2]; int64_t span[2]; } coll_at;
+/* coll_note notes a blocking collective's buffers for its coll_enter:
+ * scount elements of stype at sbuf where ssig says the send buffer is
+ * read, rcount of rtype at rbuf where rsig says the receive buffer is
+ * written (counts in all: a Gather root's are its members' together). */
+static void coll_note(int call, const void *sbuf, int64_t scount, MPI_Datatype stype, int ssig, const void *rbuf,
+                      int64_t rcount, MPI_Datatype rtype, int rsig) {
+    coll_at.call = call;
+    coll_at.addr[0] = coll_at.addr[1] = 0;
+    coll_at.span[0] = coll_at.span[1] = 0;
+    if (ssig && scount <= INT_MAX && stype != (MPI_Datatype)0)
+        dense_span(sbuf, (int)scount, stype, (int)bytes_of(1, stype), &coll_at.addr[0], &coll_at.span[0]);
+    if (rsig && rcount <= INT_MAX && rtype != (MPI_Datatype)0)
+        dense_span(rbuf, (int)rcount, rtype, (int)bytes_of(1, rtype), &coll_at.addr[1], &coll_at.span[1]);
 }
 
 /* coll_enter records the post of a collective and enters the library:
@@ -3102,6 +3155,10 @@ static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int ro
         set_dtype(r, dt, &n);
         r->bytes = bytes; r->index = redop;
         if (vc_len(vc)) vc_put(vc, rec_reqs(r));
+        if (coll_at.call == call) {
+            r->addr = coll_at.addr[0]; r->span = coll_at.span[0];
+            r->addr2 = coll_at.addr[1]; r->span2 = coll_at.span[1];
+        }
         seq = r->seq; rec_commit(r);
     }
     enter_call(call, pc, mod);
@@ -3134,12 +3191,15 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Bcast(buf, count, dt, root, comm);
     uintptr_t pc = PC();
     const char *why = coll_bufs(buf, count, dt, 1, NULL, 0, dt, 0);
+    int at = me_in(comm) == root;
+    coll_note(C_BCAST, buf, count, dt, at, buf, count, dt, !at);
     COLL(C_BCAST, OP_BCAST, root, bytes_of(count, dt), dt, why ? coll_refused(comm, why) : PMPI_Bcast(buf, count, dt, root, comm));
 }
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
     if (PASS) return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
     uintptr_t pc = PC();
     const char *why = red_bufs(sbuf, rbuf, count, dt, me_in(comm) == root);
+    coll_note(C_REDUCE, sbuf, count, dt, 1, rbuf, count, dt, me_in(comm) == root);
     REDCOLL(C_REDUCE, OP_REDUCE, root, bytes_of(count, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
 }
@@ -3147,6 +3207,7 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
     if (PASS) return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
     const char *why = red_bufs(sbuf, rbuf, count, dt, 1);
+    coll_note(C_ALLREDUCE, sbuf, count, dt, 1, rbuf, count, dt, 1);
     REDCOLL(C_ALLREDUCE, OP_ALLREDUCE, -1, bytes_of(count, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
 }
@@ -3154,6 +3215,7 @@ int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op
     if (PASS) return PMPI_Scan(sbuf, rbuf, count, dt, op, comm);
     uintptr_t pc = PC();
     const char *why = red_bufs(sbuf, rbuf, count, dt, 1);
+    coll_note(C_SCAN, sbuf, count, dt, 1, rbuf, count, dt, 1);
     REDCOLL(C_SCAN, OP_SCAN, -1, bytes_of(count, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
 }
@@ -3162,6 +3224,7 @@ int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op 
     uintptr_t pc = PC();
     /* rank 0's receive buffer is not significant (MPI-3.1 sec. 5.11.2) */
     const char *why = red_bufs(sbuf, rbuf, count, dt, me_in(comm) != 0);
+    coll_note(C_EXSCAN, sbuf, count, dt, 1, rbuf, count, dt, me_in(comm) != 0);
     REDCOLL(C_EXSCAN, OP_EXSCAN, -1, bytes_of(count, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
 }
@@ -3171,6 +3234,7 @@ int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datat
     const char *why = red_type(dt);
     int64_t all = (int64_t)rcount * size_in(comm); /* the send buffer: a block for each member */
     if (!why) why = coll_bufs(sbuf, all > INT_MAX ? INT_MAX : (int)all, dt, 1, rbuf, rcount, dt, 1);
+    coll_note(C_REDUCE_SCATTER_BLOCK, sbuf, all, dt, 1, rbuf, rcount, dt, 1);
     REDCOLL(C_REDUCE_SCATTER_BLOCK, OP_REDUCE_SCATTER_BLOCK, -1, bytes_of(rcount, dt), dt, redop_code(op),
             why ? coll_refused(comm, why) : PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
 }
@@ -3181,6 +3245,7 @@ int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Da
     struct vcounts vc = vc_of(comm, rcounts, dt, NULL, dt);
     const char *why = red_type(dt);
     if (!why) why = coll_bufs(sbuf, vsum(comm, rcounts), dt, 1, rbuf, me >= 0 && rcounts ? rcounts[me] : 0, dt, 1);
+    coll_note(C_REDUCE_SCATTER, sbuf, vsum(comm, rcounts), dt, 1, rbuf, me >= 0 && rcounts ? rcounts[me] : 0, dt, 1);
     VCOLL(C_REDUCE_SCATTER, OP_REDUCE_SCATTER, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], dt) : 0, dt, redop_code(op),
           &vc, why ? coll_refused(comm, why) : PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
 }
@@ -3192,6 +3257,7 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
     const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, at);
+    coll_note(C_GATHER, sbuf, scount, stype, 1, rbuf, (int64_t)rcount * size_in(comm), rtype, at);
     COLL(C_GATHER, OP_GATHER, root, at ? bytes_of(rcount, rtype) : bytes_of(scount, stype), at ? rtype : stype,
          why ? coll_refused(comm, why) : PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
@@ -3201,6 +3267,7 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
     uintptr_t pc = PC();
     int at = me_in(comm) == root;
     const char *why = coll_bufs(sbuf, scount, stype, at, rbuf, rcount, rtype, 1);
+    coll_note(C_SCATTER, sbuf, (int64_t)scount * size_in(comm), stype, at, rbuf, rcount, rtype, 1);
     COLL(C_SCATTER, OP_SCATTER, root, at ? bytes_of(scount, stype) : bytes_of(rcount, rtype), at ? stype : rtype,
          why ? coll_refused(comm, why) : PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
@@ -3212,6 +3279,7 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     uintptr_t pc = PC();
     struct vcounts vc = own_send(sbuf, &scount, stype, comm);
     const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, 1);
+    coll_note(C_ALLGATHER, sbuf, scount, stype, 1, rbuf, (int64_t)rcount * size_in(comm), rtype, 1);
     VCOLL(C_ALLGATHER, OP_ALLGATHER, -1, bytes_of(rcount, rtype), rtype, RED_NONE, &vc,
           why ? coll_refused(comm, why) : PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
@@ -3221,6 +3289,7 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
     uintptr_t pc = PC();
     struct vcounts vc = own_send(sbuf, &scount, stype, comm);
     const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, rcount, rtype, 1);
+    coll_note(C_ALLTOALL, sbuf, (int64_t)scount * size_in(comm), stype, 1, rbuf, (int64_t)rcount * size_in(comm), rtype, 1);
     VCOLL(C_ALLTOALL, OP_ALLTOALL, -1, bytes_of(rcount, rtype), rtype, RED_NONE, &vc,
           why ? coll_refused(comm, why) : PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
@@ -3235,6 +3304,7 @@ int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, co
     int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
     struct vcounts vc = vc_of(comm, me == root ? rcounts : NULL, rtype, NULL, rtype);
     const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, me == root ? vsum(comm, rcounts) : 0, rtype, me == root);
+    coll_note(C_GATHERV, sbuf, scount, stype, 1, rbuf, me == root ? vext(comm, rcounts, displs) : 0, rtype, me == root);
     VCOLL(C_GATHERV, OP_GATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
           inplace ? rtype : stype, RED_NONE, &vc,
           why ? coll_refused(comm, why) : PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
@@ -3247,6 +3317,7 @@ int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_
     int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
     struct vcounts vc = vc_of(comm, me == root ? scounts : NULL, stype, NULL, stype);
     const char *why = coll_bufs(sbuf, me == root ? vsum(comm, scounts) : 0, stype, me == root, rbuf, rcount, rtype, 1);
+    coll_note(C_SCATTERV, sbuf, me == root ? vext(comm, scounts, displs) : 0, stype, me == root, rbuf, rcount, rtype, 1);
     VCOLL(C_SCATTERV, OP_SCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
           inplace ? stype : rtype, RED_NONE, &vc,
           why ? coll_refused(comm, why) : PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
@@ -3258,6 +3329,7 @@ int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
     struct vcounts vc = vc_of(comm, rcounts, rtype, NULL, rtype);
     const char *why = coll_bufs(sbuf, scount, stype, 1, rbuf, vsum(comm, rcounts), rtype, 1);
+    coll_note(C_ALLGATHERV, sbuf, scount, stype, 1, rbuf, vext(comm, rcounts, displs), rtype, 1);
     VCOLL(C_ALLGATHERV, OP_ALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
           me >= 0 ? rtype : stype, RED_NONE, &vc,
           why ? coll_refused(comm, why) : PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
@@ -3275,6 +3347,8 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     if (!vc.b) vc.n = 0;
     /* (with MPI_IN_PLACE the send vector is ignored: it may be any pointer) */
     const char *why = coll_bufs(sbuf, sbuf == MPI_IN_PLACE ? 0 : vsum(comm, scounts), stype, 1, rbuf, vsum(comm, rcounts), rtype, 1);
+    coll_note(C_ALLTOALLV, sbuf, sbuf == MPI_IN_PLACE ? 0 : vext(comm, scounts, sdispls), stype, 1, rbuf,
+              vext(comm, rcounts, rdispls), rtype, 1);
     VCOLL(C_ALLTOALLV, OP_ALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE, &vc,
           why ? coll_refused(comm, why) : PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
 }
@@ -3343,11 +3417,10 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
         e->buf = snd.buf; e->count = snd.count; e->hash = shash;
         e->dt = keep_type(snd.dt, &e->owned);
     }
+    if (snd.buf) dense_span(snd.buf, snd.count, snd.dt, (int)bytes_of(1, snd.dt), &r->addr, &r->span);
     if (rcv.buf) {
-        uint64_t a = 0;
-        int64_t span = 0;
-        dense_span(rcv.buf, rcv.count, rcv.dt, (int)bytes_of(1, rcv.dt), &a, &span);
-        watch_add(r->req, r->seq, a, span);
+        dense_span(rcv.buf, rcv.count, rcv.dt, (int)bytes_of(1, rcv.dt), &r->addr2, &r->span2);
+        watch_add(r->req, r->seq, r->addr2, r->span2);
     }
     rec_commit(r);
 }

@@ -1,0 +1,332 @@
+package mpi
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The program's variables, from its debug info, for the buffer-overrun
+// rule (overrunFindings): which variable a call's buffer points into, a
+// local of the function that made the call or a global, and how large it
+// is. A local's address is its frame offset from the calling function's
+// frame base, which the shim derives from the frame pointer it saw
+// (record.Frame). That holds only where the function keeps a frame
+// pointer: code built without optimization (gcc's -O0, the default) or
+// with -fno-omit-frame-pointer, or whose frame base is the frame pointer
+// register itself (clang's); on x86-64. Elsewhere locals are not looked
+// at, and a buffer found in no variable is not checked: the rule only
+// speaks of memory it can name.
+
+// variable is a variable of the program at run time.
+type variable struct {
+	name, typ string
+	fn        string // the function of a local or a static local ("" for a global)
+	static    bool   // at a fixed address (a global or a static local)
+	lo, hi    uint64 // its bytes at run time
+}
+
+// localVar is a local of a function: its frame offset and size.
+type localVar struct {
+	name, typ string
+	off       int64 // from the frame base (DW_OP_fbreg)
+	size      int64
+}
+
+// frameLocals is what a call site's function says of its locals.
+type frameLocals struct {
+	fn      string
+	usable  bool  // the frame base follows from the frame pointer
+	baseOff int64 // frame base = frame pointer + baseOff
+	locals  []localVar
+	statics []variable // its static locals (file addresses)
+}
+
+// moduleObjects indexes one module's variables (built on first use).
+type moduleObjects struct {
+	amd64   bool
+	globals []variable             // sorted by lo: file addresses
+	sites   map[uint64]frameLocals // by return-address offset
+}
+
+// objects returns m's variable index, building its globals on first use.
+func (m *moduleLines) objects() *moduleObjects {
+	if m.objs != nil {
+		return m.objs
+	}
+	o := &moduleObjects{sites: map[uint64]frameLocals{}}
+	m.objs = o
+	if m.f == nil || m.d == nil {
+		return o
+	}
+	o.amd64 = m.f.Machine == elf.EM_X86_64
+	for _, cu := range m.cus {
+		r := m.d.Reader()
+		r.Seek(cu.e.Offset)
+		if e, err := r.Next(); err != nil || e == nil || !e.Children {
+			continue
+		}
+		for {
+			e, err := r.Next()
+			if err != nil || e == nil || e.Tag == 0 {
+				break
+			}
+			if e.Tag == dwarf.TagVariable {
+				if v, ok := m.staticVar(e, ""); ok {
+					o.globals = append(o.globals, v)
+				}
+			}
+			if e.Children {
+				r.SkipChildren()
+			}
+		}
+	}
+	sort.Slice(o.globals, func(i, j int) bool { return o.globals[i].lo < o.globals[j].lo })
+	return o
+}
+
+// staticVar reads a variable at a fixed address (DW_OP_addr): a global,
+// or a function's static local (fn its function).
+func (m *moduleLines) staticVar(e *dwarf.Entry, fn string) (variable, bool) {
+	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+	if !ok || len(loc) != 9 || loc[0] != 0x03 { // DW_OP_addr, 8 bytes
+		return variable{}, false
+	}
+	name, typ, size := m.varType(e)
+	if size <= 0 {
+		return variable{}, false
+	}
+	a := binary.LittleEndian.Uint64(loc[1:])
+	return variable{name: name, typ: typ, fn: fn, static: true, lo: a, hi: a + uint64(size)}, true
+}
+
+// varType is a variable's name, its C type and its size (0 or less: unknown).
+func (m *moduleLines) varType(e *dwarf.Entry) (name, typ string, size int64) {
+	name, _ = e.Val(dwarf.AttrName).(string)
+	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok || name == "" {
+		return name, "", 0
+	}
+	t, err := m.d.Type(off)
+	if err != nil {
+		return name, "", 0
+	}
+	return name, cType(t), t.Size()
+}
+
+// cType writes t as C does ("int", "double[8]", "struct point").
+func cType(t dwarf.Type) string {
+	dims := ""
+	for {
+		a, ok := t.(*dwarf.ArrayType)
+		if !ok {
+			break
+		}
+		dims += fmt.Sprintf("[%d]", a.Count)
+		t = a.Type
+	}
+	s := t.String()
+	if p, ok := t.(*dwarf.PtrType); ok {
+		s = cType(p.Type) + " *"
+	}
+	return s + dims
+}
+
+// localsAt returns what the function containing the return address at
+// offset off says of its locals (cached).
+func (m *moduleLines) localsAt(off uint64) frameLocals {
+	o := m.objects()
+	if fl, ok := o.sites[off]; ok {
+		return fl
+	}
+	var fl frameLocals
+	defer func() { o.sites[off] = fl }()
+	if m.d == nil || !o.amd64 {
+		return fl
+	}
+	pc := off + m.bias - 1 // the call instruction
+	for _, cu := range m.cus {
+		if !inRanges(cu.ranges, pc) {
+			continue
+		}
+		producer, _ := cu.e.Val(dwarf.AttrProducer).(string)
+		r := m.d.Reader()
+		r.Seek(cu.e.Offset)
+		if e, err := r.Next(); err != nil || e == nil || !e.Children {
+			return fl
+		}
+		for {
+			e, err := r.Next()
+			if err != nil || e == nil || e.Tag == 0 {
+				return fl
+			}
+			if e.Tag != dwarf.TagSubprogram {
+				if e.Children {
+					r.SkipChildren()
+				}
+				continue
+			}
+			rs, _ := m.d.Ranges(e)
+			if !inRanges(rs, pc) {
+				if e.Children {
+					r.SkipChildren()
+				}
+				continue
+			}
+			fl.fn, _ = e.Val(dwarf.AttrName).(string)
+			fl.baseOff, fl.usable = frameBase(e, producer)
+			if e.Children {
+				m.readLocals(r, pc, &fl)
+			}
+			return fl
+		}
+	}
+	return fl
+}
+
+// readLocals reads the locals of the entry r just read (a function or a
+// lexical block), and of its blocks that contain pc, up to its end.
+func (m *moduleLines) readLocals(r *dwarf.Reader, pc uint64, fl *frameLocals) {
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil || e.Tag == 0 {
+			return
+		}
+		switch e.Tag {
+		case dwarf.TagVariable, dwarf.TagFormalParameter:
+			if v, ok := m.staticVar(e, fl.fn); ok {
+				fl.statics = append(fl.statics, v)
+			} else if loc, ok := e.Val(dwarf.AttrLocation).([]byte); ok && len(loc) > 1 && loc[0] == 0x91 { // DW_OP_fbreg
+				if off, n := sleb128(loc[1:]); n == len(loc)-1 {
+					name, typ, size := m.varType(e)
+					if size > 0 {
+						fl.locals = append(fl.locals, localVar{name: name, typ: typ, off: off, size: size})
+					}
+				}
+			}
+		case dwarf.TagLexDwarfBlock:
+			// Blocks whose code does not hold the call may share their
+			// slots with the ones that do: only the latter count.
+			if rs, _ := m.d.Ranges(e); e.Children && inRanges(rs, pc) {
+				m.readLocals(r, pc, fl)
+				continue
+			}
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+}
+
+// frameBase says where a function's frame base is from its frame pointer
+// (rbp), when its code keeps one: DW_OP_call_frame_cfa of a function with
+// a frame pointer is rbp+16 (the return address and the saved rbp lie
+// between them), DW_OP_breg6 is rbp plus its offset, DW_OP_reg6 rbp.
+func frameBase(e *dwarf.Entry, producer string) (int64, bool) {
+	fb, ok := e.Val(dwarf.AttrFrameBase).([]byte)
+	if !ok || len(fb) == 0 {
+		return 0, false
+	}
+	switch {
+	case len(fb) == 1 && fb[0] == 0x9c: // DW_OP_call_frame_cfa
+		return 16, keepsFramePointer(producer)
+	case len(fb) == 1 && fb[0] == 0x56: // DW_OP_reg6 (rbp)
+		return 0, true
+	case fb[0] == 0x76: // DW_OP_breg6 (rbp) + offset
+		off, n := sleb128(fb[1:])
+		return off, n == len(fb)-1
+	}
+	return 0, false
+}
+
+// keepsFramePointer says whether gcc's producer string (its command line)
+// leaves the frame pointer in place: no optimization (the last -O is -O0,
+// or none), or -fno-omit-frame-pointer.
+func keepsFramePointer(producer string) bool {
+	if !strings.HasPrefix(producer, "GNU ") {
+		return false
+	}
+	opt, keep := "-O0", false
+	for _, f := range strings.Fields(producer) {
+		switch {
+		case strings.HasPrefix(f, "-O"):
+			opt = f
+		case f == "-fno-omit-frame-pointer":
+			keep = true
+		case f == "-fomit-frame-pointer":
+			keep = false
+		}
+	}
+	return opt == "-O0" || keep
+}
+
+// variableAt finds the variable that addr points into, for a call made
+// at return-address offset off in the module loaded at base, whose
+// calling function's frame pointer was fp: a local of that function, one
+// of its statics, or a global. ok is false when it knows none.
+func (m *moduleLines) variableAt(off, base, fp, addr uint64) (variable, bool) {
+	if m.f == nil || m.d == nil {
+		return variable{}, false
+	}
+	fl := m.localsAt(off)
+	if fl.usable && fp != 0 {
+		fb := fp + uint64(fl.baseOff)
+		for _, l := range fl.locals {
+			lo := fb + uint64(l.off)
+			if addr >= lo && addr < lo+uint64(l.size) {
+				return variable{name: l.name, typ: l.typ, fn: fl.fn, lo: lo, hi: lo + uint64(l.size)}, true
+			}
+		}
+	}
+	// Statics and globals: at file addresses, moved by the load base.
+	rel := addr - base + m.bias
+	for _, v := range fl.statics {
+		if rel >= v.lo && rel < v.hi {
+			return v.at(base - m.bias), true
+		}
+	}
+	g := m.objects().globals
+	i := sort.Search(len(g), func(i int) bool { return g[i].hi > rel })
+	if i < len(g) && rel >= g[i].lo {
+		return g[i].at(base - m.bias), true
+	}
+	return variable{}, false
+}
+
+// at is v moved by delta (file addresses to run-time ones).
+func (v variable) at(delta uint64) variable {
+	v.lo += delta
+	v.hi += delta
+	return v
+}
+
+func inRanges(rs [][2]uint64, pc uint64) bool {
+	for _, r := range rs {
+		if pc >= r[0] && pc < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// sleb128 decodes a signed LEB128 number; n is the bytes it took (0: none).
+func sleb128(b []byte) (v int64, n int) {
+	var shift uint
+	for i, c := range b {
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i + 1
+		}
+		if shift >= 64 {
+			return 0, 0
+		}
+	}
+	return 0, 0
+}
