@@ -439,6 +439,16 @@ var MPIScenarios = []MPIScenario{
 	{Name: "no-finalize", Ranks: 2, Args: []string{"exit"}, Plain: PlainFail, PlainExit: 3,
 		Record: rec(StatusCrashed, "", []int{1}, "recv")},
 	{Name: "no-finalize-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "no-finalize"},
+	// misplaced-call: rank 1's MPI call before MPI_Init (before-init; rank
+	// 0 is taken down inside MPI_Init, which waits for rank 1) or after
+	// MPI_Finalize (after-finalize): Open MPI aborts it (exit 1), and the
+	// recording names the call and its line (MPI-3.1 sec. 8.7).
+	{Name: "misplaced-call", Ranks: 2, Args: []string{"before-init"}, Plain: PlainFail, PlainExit: 1,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "before-init")},
+	{Name: "misplaced-call", Ranks: 2, Args: []string{"after-finalize"}, Plain: PlainFail, PlainExit: 1,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "after-finalize")},
+	{Name: "misplaced-call-fixed", Ranks: 2, Args: []string{"before-init"}, Record: complete, Plain: PlainOK, FixOf: "misplaced-call"},
+	{Name: "misplaced-call-fixed", Ranks: 2, Args: []string{"after-finalize"}, Record: complete, Plain: PlainOK, FixOf: "misplaced-call"},
 	// fork-child: a child each rank forks exits with exit(0), and one that
 	// rank 0 forks after MPI_Finalize dies of SIGSEGV: the shim's exit and
 	// signal handlers, which a child inherits, leave the rank's segment

@@ -1437,7 +1437,11 @@ static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const
  * that takes __builtin_frame_address(0) keeps a frame pointer: the saved
  * one there is its caller's.) */
 #define PC() (call_fp = *(const uintptr_t *)__builtin_frame_address(0), (uintptr_t)__builtin_return_address(0))
-#define PASS (!active || depth)
+/* PASS: the call goes straight to the library: the shim is not recording
+ * (not started, finalized: outside_call notes such a call), or the call
+ * is the library's own, inside a recorded one. */
+static int outside_call(const char *fn, uintptr_t pc);
+#define PASS (!active ? outside_call(__func__, (uintptr_t)__builtin_return_address(0)) : depth)
 
 /* ---- init / finalize / errors ---- */
 /* mpi_library says whether a loaded object is part of the MPI library. */
@@ -1564,24 +1568,22 @@ static int64_t read_eager_limit(void) {
 static void catch_fatal(void);
 static void exit_check(int status, void *arg);
 
-static void start(int thread_level) {
-    const char *dir = getenv("P2PTRACE_SEGDIR");
-    if (!dir || !*dir) return;
+/* seg_create makes the rank's segment and its header, without the magic
+ * (seg_publish): world_rank and world_size are set. 0 on success. */
+static int seg_create(const char *dir, int thread_level) {
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
     pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&mu, &a);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     char path[PATH_MAX];
     mkdir(dir, 0755);
     snprintf(path, sizeof path, "%s/rank-%d.seg", dir, world_rank);
     seg_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (seg_fd < 0) { fprintf(stderr, "p2ptrace: cannot create %s: %s\n", path, strerror(errno)); return; }
+    if (seg_fd < 0) { fprintf(stderr, "p2ptrace: cannot create %s: %s\n", path, strerror(errno)); return -1; }
     seg_cap = 1u << 20;
-    if (ftruncate(seg_fd, seg_cap) != 0) { close(seg_fd); return; }
+    if (ftruncate(seg_fd, seg_cap) != 0) { close(seg_fd); return -1; }
     seg_map = mmap(NULL, seg_cap, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd, 0);
-    if (seg_map == MAP_FAILED) { close(seg_fd); return; }
+    if (seg_map == MAP_FAILED) { close(seg_fd); return -1; }
     hdr = (struct seg_hdr *)seg_map;
     seg_populate(0, seg_cap);
     memset(hdr, 0, SEG_HDR);
@@ -1602,12 +1604,11 @@ static void start(int thread_level) {
     else if (hm && strcmp(hm, "off") == 0) hash_mode = HASH_OFF;
     hdr->hash_mode = hash_mode;
     hdr->bsend_overhead = MPI_BSEND_OVERHEAD;
-    watch_init();
-    set_state(ST_RUNNING);
-    /* The header is valid from here on (a monitor may read it; a rank killed
-     * from now on merges as a rank without calls). */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    memcpy(hdr->magic, SEG_MAGIC, 8);
+    return 0;
+}
+/* note_library writes the MPI library's version, its first line, in the
+ * header (MPI_Get_library_version may be called before MPI_Init). */
+static void note_library(void) {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int ll = 0;
     if (MPI_Get_library_version(lib, &ll) == MPI_SUCCESS) {
@@ -1616,6 +1617,71 @@ static void start(int thread_level) {
         if (nl) *nl = 0;
         snprintf(hdr->library, sizeof hdr->library, "%s", lib);
     }
+}
+/* seg_publish makes the header valid, in state st: a monitor may read it,
+ * and a rank killed from then on merges as a rank without calls. */
+static void seg_publish(uint32_t st) {
+    set_state(st);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(hdr->magic, SEG_MAGIC, 8);
+}
+
+/* outside_call notes a call the shim wraps that is made before MPI_Init
+ * or after MPI_Finalize: erroneous (MPI-3.1 sec. 8.7: only
+ * MPI_GET_VERSION, MPI_GET_LIBRARY_VERSION, MPI_INITIALIZED, MPI_FINALIZED
+ * and the MPI_T functions may be, none of which the shim wraps), and Open
+ * MPI aborts the process in it. The rank's segment, made now before
+ * MPI_Init (from the launcher's OMPI_COMM_WORLD_RANK and _SIZE), says
+ * which call, where and why, as the MPI error of a call the shim does not
+ * record. The first such call only; it returns 1: the call goes on to the
+ * library (PASS). */
+static int outside_call(const char *fn, uintptr_t pc) {
+    static int noted;
+    const char *dir = getenv("P2PTRACE_SEGDIR");
+    if (noted || depth || !dir || !*dir) return 1;
+    const char *when;
+    if (!hdr) {
+        const char *r = getenv("OMPI_COMM_WORLD_RANK"), *n = getenv("OMPI_COMM_WORLD_SIZE");
+        if (!r || !n) return 1;
+        world_rank = atoi(r);
+        world_size = atoi(n);
+        if (world_rank < 0 || world_size <= world_rank || seg_create(dir, MPI_THREAD_SINGLE) != 0) return 1;
+        note_library();
+        when = "before MPI_Init";
+    } else if (hdr->pid == getpid() && __atomic_load_n(&hdr->state, __ATOMIC_ACQUIRE) == ST_FINALIZED) {
+        when = "after MPI_Finalize";
+    } else {
+        return 1;
+    }
+    noted = 1;
+    lock();
+    hdr->err_class = MPI_ERR_OTHER;
+    hdr->err_call = C_NONE;
+    hdr->err_pc = pc;
+    hdr->err_module = module_of(pc);
+    hdr->err_rejected = 1; /* (it took no effect) */
+    snprintf(hdr->err_name, sizeof hdr->err_name, "%s", fn);
+    snprintf(hdr->error, sizeof hdr->error,
+             "called %s (MPI-3.1 sec. 8.7: no MPI call but MPI_Get_version, MPI_Get_library_version, MPI_Initialized, "
+             "MPI_Finalized and the MPI_T functions may be made before MPI_Init or after MPI_Finalize)", when);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    hdr->end_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    unlock();
+    if (memcmp(hdr->magic, SEG_MAGIC, 8) != 0) seg_publish(ST_ERRORED);
+    else set_state(ST_ERRORED);
+    return 1;
+}
+
+static void start(int thread_level) {
+    const char *dir = getenv("P2PTRACE_SEGDIR");
+    if (!dir || !*dir || hdr) return; /* (hdr: made by a call before MPI_Init, outside_call) */
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (seg_create(dir, thread_level) != 0) return;
+    watch_init();
+    seg_publish(ST_RUNNING);
+    note_library();
     const char *el = getenv("OMPI_MCA_btl_vader_eager_limit");
     if (el && *el) hdr->eager = strtoll(el, NULL, 0);
     comm_add(MPI_COMM_WORLD, 0, -1, C_NONE, 0);
