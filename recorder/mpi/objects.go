@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -12,14 +13,14 @@ import (
 // The program's variables, from its debug info, for the buffer-overrun
 // rule (overrunFindings): which variable a call's buffer points into, a
 // local of the function that made the call or a global, and how large it
-// is. A local's address is its frame offset from the calling function's
-// frame base, which the shim derives from the frame pointer it saw
-// (record.Frame). That holds only where the function keeps a frame
-// pointer: code built without optimization (gcc's -O0, the default) or
-// with -fno-omit-frame-pointer, or whose frame base is the frame pointer
-// register itself (clang's); on x86-64. Elsewhere locals are not looked
-// at, and a buffer found in no variable is not checked: the rule only
-// speaks of memory it can name.
+// is. A local's address is its offset from the calling function's frame
+// base or frame pointer, which the shim saw (record.Frame). Locals are
+// looked at only in code gcc built without optimization (-O0, its
+// default), on x86-64: there every function keeps its frame pointer and
+// every local its own stack slot. Optimized code shares one slot among
+// locals whose lives do not overlap (a buffer would be named by another
+// variable), and clang does not say how it optimized. A buffer found in no
+// variable is not checked: the rule only speaks of memory it can name.
 
 // variable is a variable of the program at run time.
 type variable struct {
@@ -29,20 +30,25 @@ type variable struct {
 	lo, hi    uint64 // its bytes at run time
 }
 
-// localVar is a local of a function: its frame offset and size.
+// localVar is a local of a function: its offset and size.
 type localVar struct {
 	name, typ string
-	off       int64 // from the frame base (DW_OP_fbreg)
+	off       int64 // from the frame base (DW_OP_fbreg), or from rbp (fromFP)
 	size      int64
+	fromFP    bool // DW_OP_breg6: at rbp+off, whatever the frame base
 }
 
 // frameLocals is what a call site's function says of its locals.
 type frameLocals struct {
 	fn      string
-	usable  bool  // the frame base follows from the frame pointer
+	usable  bool  // unoptimized code whose frame base follows from the frame pointer
 	baseOff int64 // frame base = frame pointer + baseOff
-	locals  []localVar
-	statics []variable // its static locals (file addresses)
+	// realigned: the function realigns its stack (a local aligned past 16
+	// bytes): its frame base (the CFA) is no longer at a fixed distance
+	// from rbp, and gcc places the locals from rbp instead (DW_OP_breg6).
+	realigned bool
+	locals    []localVar
+	statics   []variable // its static locals (file addresses)
 }
 
 // moduleObjects indexes one module's variables (built on first use).
@@ -181,6 +187,11 @@ func (m *moduleLines) localsAt(off uint64) frameLocals {
 			if e.Children {
 				m.readLocals(r, pc, &fl)
 			}
+			// A local placed from rbp says the frame base is not (gcc
+			// does that in a frame it realigns).
+			if slices.ContainsFunc(fl.locals, func(l localVar) bool { return l.fromFP }) {
+				fl.realigned = true
+			}
 			return fl
 		}
 	}
@@ -199,13 +210,16 @@ func (m *moduleLines) readLocals(r *dwarf.Reader, pc uint64, fl *frameLocals) {
 		case dwarf.TagVariable, dwarf.TagFormalParameter:
 			if v, ok := m.staticVar(e, fl.fn); ok {
 				fl.statics = append(fl.statics, v)
-			} else if loc, ok := e.Val(dwarf.AttrLocation).([]byte); ok && len(loc) > 1 && loc[0] == 0x91 { // DW_OP_fbreg
+			} else if loc, ok := e.Val(dwarf.AttrLocation).([]byte); ok && len(loc) > 1 && (loc[0] == 0x91 || loc[0] == 0x76) { // DW_OP_fbreg, DW_OP_breg6 (rbp)
 				if off, n := sleb128(loc[1:]); n == len(loc)-1 {
 					name, typ, size := m.varType(e)
 					if size > 0 {
-						fl.locals = append(fl.locals, localVar{name: name, typ: typ, off: off, size: size})
+						fl.locals = append(fl.locals, localVar{name: name, typ: typ, off: off, size: size, fromFP: loc[0] == 0x76})
 					}
 				}
+			}
+			if a, ok := e.Val(dwarf.AttrAlignment).(int64); ok && a > 16 {
+				fl.realigned = true
 			}
 		case dwarf.TagLexDwarfBlock:
 			// Blocks whose code does not hold the call may share their
@@ -222,17 +236,19 @@ func (m *moduleLines) readLocals(r *dwarf.Reader, pc uint64, fl *frameLocals) {
 }
 
 // frameBase says where a function's frame base is from its frame pointer
-// (rbp), when its code keeps one: DW_OP_call_frame_cfa of a function with
-// a frame pointer is rbp+16 (the return address and the saved rbp lie
-// between them), DW_OP_breg6 is rbp plus its offset, DW_OP_reg6 rbp.
+// (rbp), in unoptimized code (the producer's): DW_OP_call_frame_cfa of a
+// function with a frame pointer is rbp+16 (the return address and the
+// saved rbp lie between them; a function that realigns its frame places
+// its locals from rbp instead, see realigned), DW_OP_breg6 is rbp plus its
+// offset, DW_OP_reg6 rbp.
 func frameBase(e *dwarf.Entry, producer string) (int64, bool) {
 	fb, ok := e.Val(dwarf.AttrFrameBase).([]byte)
-	if !ok || len(fb) == 0 {
+	if !ok || len(fb) == 0 || !unoptimized(producer) {
 		return 0, false
 	}
 	switch {
 	case len(fb) == 1 && fb[0] == 0x9c: // DW_OP_call_frame_cfa
-		return 16, keepsFramePointer(producer)
+		return 16, true
 	case len(fb) == 1 && fb[0] == 0x56: // DW_OP_reg6 (rbp)
 		return 0, true
 	case fb[0] == 0x76: // DW_OP_breg6 (rbp) + offset
@@ -242,25 +258,19 @@ func frameBase(e *dwarf.Entry, producer string) (int64, bool) {
 	return 0, false
 }
 
-// keepsFramePointer says whether gcc's producer string (its command line)
-// leaves the frame pointer in place: no optimization (the last -O is -O0,
-// or none), or -fno-omit-frame-pointer.
-func keepsFramePointer(producer string) bool {
+// unoptimized says whether gcc's producer string (its command line) built
+// the code without optimization: the last -O is -O0, or there is none.
+func unoptimized(producer string) bool {
 	if !strings.HasPrefix(producer, "GNU ") {
 		return false
 	}
-	opt, keep := "-O0", false
+	opt := "-O0"
 	for _, f := range strings.Fields(producer) {
-		switch {
-		case strings.HasPrefix(f, "-O"):
+		if strings.HasPrefix(f, "-O") {
 			opt = f
-		case f == "-fno-omit-frame-pointer":
-			keep = true
-		case f == "-fomit-frame-pointer":
-			keep = false
 		}
 	}
-	return opt == "-O0" || keep
+	return opt == "-O0"
 }
 
 // variableAt finds the variable that addr points into, for a call made
@@ -275,7 +285,14 @@ func (m *moduleLines) variableAt(off, base, fp, addr uint64) (variable, bool) {
 	if fl.usable && fp != 0 {
 		fb := fp + uint64(fl.baseOff)
 		for _, l := range fl.locals {
-			lo := fb + uint64(l.off)
+			lo := fp + uint64(l.off)
+			switch {
+			case l.fromFP:
+			case !fl.realigned:
+				lo = fb + uint64(l.off)
+			default:
+				continue
+			}
 			if addr >= lo && addr < lo+uint64(l.size) {
 				return variable{name: l.name, typ: l.typ, fn: fl.fn, lo: lo, hi: lo + uint64(l.size)}, true
 			}
