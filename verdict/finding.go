@@ -128,7 +128,9 @@ func (f *Finding) Restates(rec *Finding) bool {
 //     all_reduce whose sizes differ, and the other's call raises or is
 //     killed);
 //   - f a buffer-overlap, rec an in-flight-mutation: the pending receive
-//     that overlaps the send wrote its buffer.
+//     that overlaps the send wrote its buffer;
+//   - f a buffer-overrun, rec a crash: the rank died in the call that
+//     reads or writes past its variable (past the top of its stack).
 func (f *Finding) Explains(rec *Finding) bool {
 	_, ok := f.explains(rec)
 	return ok
@@ -142,6 +144,8 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 		note = "so the call failed: " + rec.Message
 	case f.Kind == BufferOverlap && rec.Kind == InFlightMutation:
 		note = "so the send's buffer changed before the send completed (its payload hashes differ)"
+	case f.Kind == BufferOverrun && rec.Kind == Crash:
+		note = "so the call died of it: " + rec.Message
 	default:
 		return "", false
 	}

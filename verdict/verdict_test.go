@@ -267,6 +267,9 @@ func TestExplainsEffects(t *testing.T) {
 	mutatedElsewhere := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:40"})
 	underSync := truncated
 	underSync.RevealedBy = "sync"
+	overrun := verdict.New(verdict.BufferOverrun, []int{0}, "rank 0: MPI_Send at c.c:19 sends 20000 bytes from buffer", verdict.OpRef{Rank: 0, Op: "MPI_Send", Site: "c.c:19"})
+	killedInSend := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Send", verdict.OpRef{Rank: 0, Op: "MPI_Send", Site: "c.c:19"})
+	killedLater := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Recv", verdict.OpRef{Rank: 0, Op: "MPI_Recv", Site: "c.c:21"})
 	for _, tc := range []struct {
 		name   string
 		f, rec verdict.Finding
@@ -290,6 +293,9 @@ func TestExplainsEffects(t *testing.T) {
 		{"mutation of another send", overlap, mutatedElsewhere, false},
 		{"mutation is not an MPI error", mismatch, mutated, false},
 		{"overlap does not explain an MPI error", overlap, truncated, false},
+		{"a crash in the overrunning call", overrun, killedInSend, true},
+		{"a crash in another call", overrun, killedLater, false},
+		{"an overrun does not explain an MPI error", overrun, invalid, false},
 	} {
 		if got := tc.f.Explains(&tc.rec); got != tc.want {
 			t.Errorf("%s: Explains = %v, want %v", tc.name, got, tc.want)

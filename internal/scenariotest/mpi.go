@@ -645,6 +645,13 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0}, "send")},
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"reduce-global"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0, 1}, "reduce")},
+	// send-stack: rank 0's MPI_Send of 64 KiB from a 64-byte local of
+	// main, past the top of the stack: the library's read kills the rank
+	// (the shim does not hash what is not there, so the call is recorded),
+	// and that crash is the overrun's effect, said in its finding.
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"send-stack"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.BufferOverrun, []int{0}, "send-stack")},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"send-stack"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"gatherv-displs"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0}, "gatherv")},
 	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"recv-count"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},

@@ -2,7 +2,8 @@
  * datatypes the variables hold: recv-count: MPI_Recv of 4 MPI_INT into int
  * buf[4]; send-type: 2 MPI_INT from int vals[2], received as 2 ints;
  * reduce-global: MPI_Reduce of 2 MPI_INT from a global int[2];
- * gatherv-displs: MPI_Gatherv into int all[4]. Besides,
+ * send-stack: 16 ints from an int[16]; gatherv-displs: MPI_Gatherv into
+ * int all[4]. Besides,
  * calls whose buffer lies inside a larger variable and ends at its end (a
  * row of a matrix, the second half of an array) are not overruns. Correct:
  * no findings. */
@@ -54,6 +55,12 @@ int main(int argc, char **argv)
 		partial[0] = partial[1] = rank + 1;
 		MPI_Reduce(partial, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD); // culprit: reduce
 		bad = rank == 0 && total[1] != 3;
+	} else if (strcmp(mode, "send-stack") == 0) {
+		int head[16] = {0}, all[16];
+		if (rank == 0)
+			MPI_Send(head, 16, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-stack
+		else
+			MPI_Recv(all, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	} else if (strcmp(mode, "gatherv-displs") == 0) {
 		int mine[2] = {rank, rank}, counts[2] = {1, 2}, displs[2] = {0, 2}, all[4] = {0};
 		MPI_Gatherv(mine, rank + 1, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD); // culprit: gatherv

@@ -2,13 +2,15 @@
  * datatype from buf, is larger than the variable buf points into (MPI-3.1
  * sec. 3.2.2: a send buffer is count entries of the datatype from buf; sec.
  * 3.2.4: a receive buffer is the storage of count elements). Each run ends
- * well and Open MPI says nothing: only 4 ints arrive into the 8-int
+ * well (but send-stack's) and Open MPI says nothing: only 4 ints arrive into the 8-int
  * receive, and an over-long send only reads past its variable. recv-count:
  * rank 1's MPI_Recv of 8 MPI_INT into int buf[4], in a function of its own
  * (recv_row), rank 0 sending 4; send-type: rank 0's MPI_Send of 2
  * MPI_DOUBLE from int vals[2], received as 2 doubles; reduce-global: every
  * rank's MPI_Reduce of 2 MPI_INT from a global int (into an int[2] at the
- * root); gatherv-displs: the root's MPI_Gatherv into a static int all[3]
+ * root); send-stack: rank 0's MPI_Send of 16 Ki ints from an int[16]
+ * local of main, which runs past the top of the stack: the library's read
+ * kills the rank (SIGSEGV, exit 139), the recording says why; gatherv-displs: the root's MPI_Gatherv into a static int all[3]
  * with displacements 0 and 2 and counts 1 and 2 (it writes all[3], the
  * bytes after the array, which this run does not use). p2ptrace: a buffer-overrun naming the call, the variable, its
  * type and size, and how far past its end the buffer runs, from the
@@ -61,6 +63,14 @@ int main(int argc, char **argv)
 		partial = rank + 1;
 		MPI_Reduce(&partial, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD); // culprit: reduce
 		bad = rank == 0 && total[0] != 3;
+	} else if (strcmp(mode, "send-stack") == 0) {
+		/* 64 KiB from 64 bytes near the top of the stack: past its end */
+		int head[16] = {0};
+		static int all[1 << 14];
+		if (rank == 0)
+			MPI_Send(head, 1 << 14, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-stack
+		else
+			MPI_Recv(all, 1 << 14, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	} else if (strcmp(mode, "gatherv-displs") == 0) {
 		/* rank 1's 2 ints go to all[2] and all[3]: past the end of all[3] */
 		int mine[2] = {rank, rank}, counts[2] = {1, 2}, displs[2] = {0, 2};

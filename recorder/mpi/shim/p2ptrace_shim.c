@@ -520,6 +520,30 @@ static uint64_t hash_data(const void *buf, int count, MPI_Datatype dt) {
     reading--;
     return h;
 }
+/* past_stack says whether n bytes at buf begin on this thread's stack and
+ * run past its top, into memory that is not there: the shim does not
+ * hash them (it would die of SIGSEGV before recording the call, whose
+ * buffer the merge then could not name: buffer-overrun); the library's
+ * own read of them is the program's crash. The bounds are the thread's,
+ * taken once. */
+static __thread uintptr_t stack_lo, stack_hi;
+static int past_stack(const void *buf, size_t n) {
+    if (!stack_hi) {
+        pthread_attr_t a;
+        void *lo = NULL;
+        size_t size = 0;
+        stack_hi = 1; /* (unknown: nothing is on it) */
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            if (pthread_attr_getstack(&a, &lo, &size) == 0 && size > 0) {
+                stack_lo = (uintptr_t)lo;
+                stack_hi = stack_lo + size;
+            }
+            pthread_attr_destroy(&a);
+        }
+    }
+    uintptr_t b = (uintptr_t)buf;
+    return b >= stack_lo && b < stack_hi && n > stack_hi - b;
+}
 static uint64_t hash_data_of(const void *buf, int count, MPI_Datatype dt) {
     int tsize = 0;
     if (hash_mode == HASH_OFF || count <= 0 || buf == NULL || dt == MPI_DATATYPE_NULL) return 0;
@@ -527,6 +551,7 @@ static uint64_t hash_data_of(const void *buf, int count, MPI_Datatype dt) {
         quiet++;
         PMPI_Type_size(dt, &tsize);
         quiet--;
+        if (past_stack(buf, (size_t)count * (size_t)tsize)) return 0;
         return hash_bytes(buf, (size_t)count * (size_t)tsize);
     }
     int need = 0, pos = 0, ok;
