@@ -652,6 +652,15 @@ var MPIScenarios = []MPIScenario{
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"send-stack"}, Plain: PlainFail, PlainExit: 139,
 		Record: rec(StatusCrashed, verdict.BufferOverrun, []int{0}, "send-stack")},
 	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"send-stack"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	// win-base: every rank's MPI_Win_create over its pointer variable with
+	// the size of what it points to; put-origin: rank 0's MPI_Put of 4
+	// ints from an int[2] (one-sided calls, named by their call).
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"win-base"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0, 1}, "win-base")},
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"put-origin"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0}, "put-origin")},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"win-base"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"put-origin"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"gatherv-displs"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.BufferOverrun, []int{0}, "gatherv")},
 	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"recv-count"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},

@@ -98,27 +98,53 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 // debug info (variableAt); a buffer in no variable it knows (the heap, a
 // caller's frame, code without debug info) is not checked. A persistent
 // request's start is not checked: its buffer is its init's, made by a
-// function whose frame may be gone.
+// function whose frame may be gone. One-sided calls are checked too, not
+// trace ops, named by their call: an access's origin buffer (sec. 11.3:
+// origin_count entries of the origin datatype), which a get writes, and an
+// accumulate's result buffer; and the memory an MPI_Win_create exposes
+// (sec. 11.2.1: size bytes from base).
 func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteTextFunc) []verdict.Finding {
 	var fs []verdict.Finding
 	for i := range rd.seg.recs {
 		rec := &rd.seg.recs[i]
-		if rec.Type != recPost || rec.Frame == 0 || rec.PC == 0 || rec.Call == callStart || rec.Call == callStartall {
+		if rec.Frame == 0 || rec.PC == 0 {
 			continue
 		}
-		seq := int(rec.Seq)
-		m, ok := rd.modules[rec.Module]
-		if !ok || seq >= len(rd.op) || rd.skip[seq] {
-			continue
-		}
+		// How a call uses a buffer: its verb, preposition, and what it
+		// does past the variable's end.
+		type use struct{ verb, prep, past string }
+		var (
+			reads   = use{"sends", "from", "reads"}
+			writes  = use{"receives", "into", "writes"}
+			exposes = use{"exposes", "at", "runs"}
+		)
 		type side struct {
-			addr   uint64
-			n      int64
-			writes bool
+			addr uint64
+			n    int64
+			use  use
 		}
-		sides := []side{{rec.Addr, rec.Span, false}, {rec.Addr2, rec.Span2, true}}
-		if op := rd.op[seq]; op.IsRecv() {
-			sides[0].writes = true
+		sides := []side{{rec.Addr, rec.Span, reads}, {rec.Addr2, rec.Span2, writes}}
+		switch {
+		case rec.Type == recPost && rec.Call != callStart && rec.Call != callStartall:
+			seq := int(rec.Seq)
+			if seq >= len(rd.op) || rd.skip[seq] {
+				continue
+			}
+			if rd.op[seq].IsRecv() {
+				sides[0].use = writes
+			}
+		case rec.Type == recRMA && accessCall(rec.Call):
+			if rec.Call == callGet || rec.Call == callRget {
+				sides[0].use = writes
+			}
+		case rec.Type == recRMA && rec.Call == callWinCreate:
+			sides[0].use = exposes
+		default:
+			continue
+		}
+		m, ok := rd.modules[rec.Module]
+		if !ok {
+			continue
 		}
 		for _, sd := range sides {
 			if sd.addr == 0 || sd.n <= 0 {
@@ -130,10 +156,7 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 				continue
 			}
 			site := siteText(rd, rec.Module, rec.PC, rec.Site)
-			verb, prep, past := "sends", "from", "reads"
-			if sd.writes {
-				verb, prep, past = "receives", "into", "writes"
-			}
+			verb, prep, past := sd.use.verb, sd.use.prep, sd.use.past
 			of := "a global"
 			switch {
 			case v.fn != "" && v.static:
@@ -141,10 +164,15 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 			case v.fn != "":
 				of = "a local of " + v.fn + "()"
 			}
+			ref := callRef(r, rd, rec, site)
+			if rec.Type == recRMA {
+				name := callName(uint32(rec.Call))
+				ref = verdict.OpRef{Rank: r, Op: name, Peer: int(rec.Peer), Tag: -1, Site: site, Call: name, Untraced: true}
+			}
 			fs = append(fs, verdict.New(verdict.BufferOverrun, []int{r},
 				fmt.Sprintf("rank %d: %s at %s %s %d bytes %s %s (%s, %d bytes, %s): it %s %d bytes past its end",
 					r, callName(uint32(rec.Call)), siteOr(site), verb, sd.n, prep, v.name, v.typ, v.hi-v.lo, of, past, end-v.hi),
-				callRef(r, rd, rec, site)))
+				ref))
 		}
 	}
 	return fs

@@ -3,12 +3,14 @@
  * buf[4]; send-type: 2 MPI_INT from int vals[2], received as 2 ints;
  * reduce-global: MPI_Reduce of 2 MPI_INT from a global int[2];
  * send-stack: 16 ints from an int[16]; gatherv-displs: MPI_Gatherv into
- * int all[4]. Besides,
+ * int all[4]; win-base: MPI_Win_create over the memory (mem); put-origin:
+ * MPI_Put of 4 ints from an int[4]. Besides,
  * calls whose buffer lies inside a larger variable and ends at its end (a
  * row of a matrix, the second half of an array) are not overruns. Correct:
  * no findings. */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int partial[2]; /* this rank's shares of the totals */
@@ -61,6 +63,23 @@ int main(int argc, char **argv)
 			MPI_Send(head, 16, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-stack
 		else
 			MPI_Recv(all, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "win-base") == 0) {
+		int *mem = calloc(4, sizeof(int));
+		MPI_Win win;
+		MPI_Win_create(mem, 4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win); // culprit: win-base
+		MPI_Win_fence(0, win);
+		MPI_Win_fence(0, win);
+		MPI_Win_free(&win);
+		free(mem);
+	} else if (strcmp(mode, "put-origin") == 0) {
+		int mem[4] = {0}, row[4] = {rank, rank, rank, rank};
+		MPI_Win win;
+		MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		MPI_Win_fence(0, win);
+		if (rank == 0)
+			MPI_Put(row, 4, MPI_INT, 1, 0, 4, MPI_INT, win); // culprit: put-origin
+		MPI_Win_fence(0, win);
+		MPI_Win_free(&win);
 	} else if (strcmp(mode, "gatherv-displs") == 0) {
 		int mine[2] = {rank, rank}, counts[2] = {1, 2}, displs[2] = {0, 2}, all[4] = {0};
 		MPI_Gatherv(mine, rank + 1, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD); // culprit: gatherv

@@ -12,11 +12,15 @@
  * local of main, which runs past the top of the stack: the library's read
  * kills the rank (SIGSEGV, exit 139), the recording says why; gatherv-displs: the root's MPI_Gatherv into a static int all[3]
  * with displacements 0 and 2 and counts 1 and 2 (it writes all[3], the
- * bytes after the array, which this run does not use). p2ptrace: a buffer-overrun naming the call, the variable, its
+ * bytes after the array, which this run does not use); win-base: every
+ * rank's MPI_Win_create over the pointer variable (&mem, 8 bytes) with the
+ * size of the 4 ints it points to (no access is made); put-origin: rank
+ * 0's MPI_Put of 4 ints from an int[2]. p2ptrace: a buffer-overrun naming the call, the variable, its
  * type and size, and how far past its end the buffer runs, from the
  * program's debug info (built with -g). Fix: buffer-overrun-fixed. */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int partial; /* this rank's share of the total */
@@ -71,6 +75,24 @@ int main(int argc, char **argv)
 			MPI_Send(head, 1 << 14, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-stack
 		else
 			MPI_Recv(all, 1 << 14, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "win-base") == 0) {
+		/* the window's base is the pointer variable, not the memory */
+		int *mem = calloc(4, sizeof(int));
+		MPI_Win win;
+		MPI_Win_create(&mem, 4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win); // culprit: win-base
+		MPI_Win_fence(0, win);
+		MPI_Win_fence(0, win);
+		MPI_Win_free(&win);
+		free(mem);
+	} else if (strcmp(mode, "put-origin") == 0) {
+		int mem[4] = {0}, row[2] = {rank, rank};
+		MPI_Win win;
+		MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		MPI_Win_fence(0, win);
+		if (rank == 0)
+			MPI_Put(row, 4, MPI_INT, 1, 0, 4, MPI_INT, win); // culprit: put-origin
+		MPI_Win_fence(0, win);
+		MPI_Win_free(&win);
 	} else if (strcmp(mode, "gatherv-displs") == 0) {
 		/* rank 1's 2 ints go to all[2] and all[3]: past the end of all[3] */
 		int mine[2] = {rank, rank}, counts[2] = {1, 2}, displs[2] = {0, 2};

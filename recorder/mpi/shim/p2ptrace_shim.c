@@ -2241,8 +2241,10 @@ static struct win *win_find(MPI_Win h) {
     return NULL;
 }
 /* win_made registers the window *win that CALL made at pc on comm, writes
- * its record and gives it the shim's error handler. Lock not held. */
-static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint size, int disp_unit, MPI_Win *win) {
+ * its record and gives it the shim's error handler; base: the memory an
+ * MPI_Win_create exposes (NULL: the library's), recorded with the caller's
+ * frame (buffer-overrun). Lock not held. */
+static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, const void *base, MPI_Aint size, int disp_unit, MPI_Win *win) {
     MPI_Errhandler eh;
     if (rc != MPI_SUCCESS || !win || *win == MPI_WIN_NULL) return;
     if (PMPI_Win_create_errhandler(win_errhandler, &eh) == MPI_SUCCESS) {
@@ -2273,6 +2275,10 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, MPI_Aint siz
         if (r) {
             r->type = R_RMA; r->call = call; r->comm = w->id; r->index = c->id; r->count = disp_unit; r->bytes = size;
             r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+            if (base && base != MPI_BOTTOM && size > 0) {
+                r->addr = (uint64_t)(uintptr_t)base; r->span = size;
+                r->frame = call_fp;
+            }
             rec_commit(r);
         }
     }
@@ -2317,6 +2323,12 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
         r->err = bytes_of(tcount, ttype) != r->bytes;
         r->tag = redop; r->dtype = dtype_code(ttype); r->index = w->fences; r->flag = w->held > 0;
         r->req = ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        /* The origin's bytes (a Get writes them) and an accumulate's result
+         * buffer, with the caller's frame: the merge checks them against the
+         * variables they point into (buffer-overrun). */
+        if (obuf && ocount > 0) dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &r->addr, &r->span);
+        if (rbuf && rcount > 0) dense_span(rbuf, rcount, rtype, (int)bytes_of(1, rtype), &r->addr2, &r->span2);
+        r->frame = call_fp;
         if (w->held > 0) {
             const struct win_lock *l = NULL;
             for (int i = 0; i < w->nlocks; i++)
@@ -2462,20 +2474,20 @@ static int rma_refused(MPI_Win win, const char *why) {
     } while (0)
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win),
-                  win_made(C_WIN_CREATE, pc_, rc_, comm, size, disp_unit, win));
+                  win_made(C_WIN_CREATE, pc_, rc_, comm, base, size, disp_unit, win));
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win),
-                  win_made(C_WIN_ALLOCATE, pc_, rc_, comm, size, disp_unit, win));
+                  win_made(C_WIN_ALLOCATE, pc_, rc_, comm, NULL, size, disp_unit, win));
 }
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_ALLOCATE_SHARED, PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
-                  win_made(C_WIN_ALLOCATE_SHARED, pc_, rc_, comm, size, disp_unit, win));
+                  win_made(C_WIN_ALLOCATE_SHARED, pc_, rc_, comm, NULL, size, disp_unit, win));
 }
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     /* (Displacements on a dynamic window are addresses: disp_unit 1.) */
     UNTRACED_THEN(C_WIN_CREATE_DYNAMIC, PMPI_Win_create_dynamic(info, comm, win),
-                  win_made(C_WIN_CREATE_DYNAMIC, pc_, rc_, comm, 0, 1, win));
+                  win_made(C_WIN_CREATE_DYNAMIC, pc_, rc_, comm, NULL, 0, 1, win));
 }
 int MPI_Win_fence(int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_FENCE, PMPI_Win_fence(assertion, win),
