@@ -652,6 +652,11 @@ var MPIScenarios = []MPIScenario{
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"send-stack"}, Plain: PlainFail, PlainExit: 139,
 		Record: rec(StatusCrashed, verdict.BufferOverrun, []int{0}, "send-stack")},
 	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"send-stack"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	// recv-heap: rank 1's MPI_Recv of 8 ints into a malloc'd block of 4
+	// (the shim notes the blocks malloc makes).
+	{Name: "buffer-overrun", Ranks: 2, Args: []string{"recv-heap"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.BufferOverrun, []int{1}, "recv-heap")},
+	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"recv-heap"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
 	// win-base: every rank's MPI_Win_create over its pointer variable with
 	// the size of what it points to; put-origin: rank 0's MPI_Put of 4
 	// ints from an int[2] (one-sided calls, named by their call).

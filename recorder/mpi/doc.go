@@ -284,6 +284,9 @@
 //	   buffer points into from it, overrunFindings)
 //	27 a collective's receive buffer: address uvarint, length uvarint, as
 //	   22 and 23, which then hold its send buffer (the shim's)
+//	28 heap blocks: uvarint, uvarint: the sizes of the heap blocks that the
+//	   buffers of 22 and 27 start, 0 for one the shim does not know (it
+//	   notes the blocks malloc, calloc and realloc make)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a

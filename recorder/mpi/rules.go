@@ -95,8 +95,10 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 // receive's is checked as declared, whatever arrived: what the library may
 // write). Each side of a collective is checked where it is significant
 // (the shim records only those). The variable comes from the program's
-// debug info (variableAt); a buffer in no variable it knows (the heap, a
-// caller's frame, code without debug info) is not checked. A persistent
+// debug info (variableAt), or the heap block the buffer starts, whose size
+// the shim noted at its malloc, calloc or realloc; a buffer in no variable
+// or block it knows (inside a block, a caller's frame, code without debug
+// info) is not checked. A persistent
 // request's start is not checked: its buffer is its init's, made by a
 // function whose frame may be gone. One-sided calls are checked too, not
 // trace ops, named by their call: an access's origin buffer (sec. 11.3:
@@ -121,9 +123,10 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 		type side struct {
 			addr uint64
 			n    int64
+			heap int64 // the size of the heap block it starts (0: none known)
 			use  use
 		}
-		sides := []side{{rec.Addr, rec.Span, reads}, {rec.Addr2, rec.Span2, writes}}
+		sides := []side{{rec.Addr, rec.Span, rec.Heap, reads}, {rec.Addr2, rec.Span2, rec.Heap2, writes}}
 		switch {
 		case rec.Type == recPost && rec.Call != callStart && rec.Call != callStartall:
 			seq := int(rec.Seq)
@@ -151,18 +154,25 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 				continue
 			}
 			v, ok := sites.variableAt(m.Path, rec.PC-m.PC, m.PC, rec.Frame, sd.addr)
+			if !ok && sd.heap > 0 {
+				v, ok = variable{lo: sd.addr, hi: sd.addr + uint64(sd.heap)}, true
+			}
 			end := sd.addr + uint64(sd.n)
 			if !ok || end <= v.hi {
 				continue
 			}
 			site := siteText(rd, rec.Module, rec.PC, rec.Site)
 			verb, prep, past := sd.use.verb, sd.use.prep, sd.use.past
-			of := "a global"
-			switch {
-			case v.fn != "" && v.static:
-				of = "a static of " + v.fn + "()"
-			case v.fn != "":
-				of = "a local of " + v.fn + "()"
+			what := fmt.Sprintf("a heap block of %d bytes (malloc, calloc or realloc)", v.hi-v.lo)
+			if v.name != "" {
+				of := "a global"
+				switch {
+				case v.fn != "" && v.static:
+					of = "a static of " + v.fn + "()"
+				case v.fn != "":
+					of = "a local of " + v.fn + "()"
+				}
+				what = fmt.Sprintf("%s (%s, %d bytes, %s)", v.name, v.typ, v.hi-v.lo, of)
 			}
 			ref := callRef(r, rd, rec, site)
 			if rec.Type == recRMA {
@@ -170,8 +180,8 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 				ref = verdict.OpRef{Rank: r, Op: name, Peer: int(rec.Peer), Tag: -1, Site: site, Call: name, Untraced: true}
 			}
 			fs = append(fs, verdict.New(verdict.BufferOverrun, []int{r},
-				fmt.Sprintf("rank %d: %s at %s %s %d bytes %s %s (%s, %d bytes, %s): it %s %d bytes past its end",
-					r, callName(uint32(rec.Call)), siteOr(site), verb, sd.n, prep, v.name, v.typ, v.hi-v.lo, of, past, end-v.hi),
+				fmt.Sprintf("rank %d: %s at %s %s %d bytes %s %s: it %s %d bytes past its end",
+					r, callName(uint32(rec.Call)), siteOr(site), verb, sd.n, prep, what, past, end-v.hi),
 				ref))
 		}
 	}

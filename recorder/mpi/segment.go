@@ -588,6 +588,8 @@ type record struct {
 	Addr2   uint64   // post of a collective: its receive buffer, as Addr and Span (Addr: its send buffer)
 	Span2   int64
 	Frame   uint64 // post with a buffer: the frame pointer of the function that made the call
+	// Heap, Heap2: the size of the heap block Addr, Addr2 starts (0: not one the shim knows)
+	Heap, Heap2 int64
 }
 
 // sigRun is a run of a type signature: N basic elements of type Dtype.
@@ -642,6 +644,7 @@ const (
 	fSig   // the shim's: the type signature of a mixed derived datatype
 	fFrame // the shim's: the calling function's frame pointer (a post with a buffer)
 	fAddr2 // the shim's: a collective's receive buffer (address and length)
+	fHeap  // the shim's: the heap blocks the buffers start (their sizes)
 	fAll   = 1<<iota - 1
 )
 
@@ -866,6 +869,10 @@ func decodeSegment(b []byte) (*segment, error) {
 		if mask&fAddr2 != 0 {
 			r.Addr2 = d.uvarint()
 			r.Span2 = int64(d.uvarint() & (1<<62 - 1))
+		}
+		if mask&fHeap != 0 {
+			r.Heap = int64(d.uvarint() & (1<<62 - 1))
+			r.Heap2 = int64(d.uvarint() & (1<<62 - 1))
 		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)

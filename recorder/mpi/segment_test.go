@@ -119,6 +119,10 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 			uv(fAddr2, r.Addr2)
 			f = binary.AppendUvarint(f, uint64(r.Span2))
 		}
+		if r.Heap != 0 || r.Heap2 != 0 {
+			uv(fHeap, uint64(r.Heap))
+			f = binary.AppendUvarint(f, uint64(r.Heap2))
+		}
 		switch {
 		case r.T1 != 0:
 			lastT = r.T1

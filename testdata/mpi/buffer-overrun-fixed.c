@@ -3,7 +3,7 @@
  * buf[4]; send-type: 2 MPI_INT from int vals[2], received as 2 ints;
  * reduce-global: MPI_Reduce of 2 MPI_INT from a global int[2];
  * send-stack: 16 ints from an int[16]; gatherv-displs: MPI_Gatherv into
- * int all[4]; win-base: MPI_Win_create over the memory (mem); put-origin:
+ * int all[4]; recv-heap: 8 ints into a block of 8; win-base: MPI_Win_create over the memory (mem); put-origin:
  * MPI_Put of 4 ints from an int[4]. Besides,
  * calls whose buffer lies inside a larger variable and ends at its end (a
  * row of a matrix, the second half of an array) are not overruns. Correct:
@@ -63,6 +63,13 @@ int main(int argc, char **argv)
 			MPI_Send(head, 16, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-stack
 		else
 			MPI_Recv(all, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "recv-heap") == 0) {
+		int row[4] = {0, 1, 2, 3}, *got = malloc(8 * sizeof(int));
+		if (rank == 0)
+			MPI_Send(row, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+		else
+			MPI_Recv(got, 8, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-heap
+		free(got);
 	} else if (strcmp(mode, "win-base") == 0) {
 		int *mem = calloc(4, sizeof(int));
 		MPI_Win win;

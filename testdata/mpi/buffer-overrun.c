@@ -8,7 +8,8 @@
  * (recv_row), rank 0 sending 4; send-type: rank 0's MPI_Send of 2
  * MPI_DOUBLE from int vals[2], received as 2 doubles; reduce-global: every
  * rank's MPI_Reduce of 2 MPI_INT from a global int (into an int[2] at the
- * root); send-stack: rank 0's MPI_Send of 16 Ki ints from an int[16]
+ * root); recv-heap: rank 1's MPI_Recv of 8 ints into a block malloc made
+ * for 4 (4 arrive); send-stack: rank 0's MPI_Send of 16 Ki ints from an int[16]
  * local of main, which runs past the top of the stack: the library's read
  * kills the rank (SIGSEGV, exit 139), the recording says why; gatherv-displs: the root's MPI_Gatherv into a static int all[3]
  * with displacements 0 and 2 and counts 1 and 2 (it writes all[3], the
@@ -75,6 +76,13 @@ int main(int argc, char **argv)
 			MPI_Send(head, 1 << 14, MPI_INT, 1, 0, MPI_COMM_WORLD); // culprit: send-stack
 		else
 			MPI_Recv(all, 1 << 14, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "recv-heap") == 0) {
+		int row[4] = {0, 1, 2, 3}, *got = malloc(4 * sizeof(int));
+		if (rank == 0)
+			MPI_Send(row, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+		else
+			MPI_Recv(got, 8, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // culprit: recv-heap
+		free(got);
 	} else if (strcmp(mode, "win-base") == 0) {
 		/* the window's base is the pointer variable, not the memory */
 		int *mem = calloc(4, sizeof(int));

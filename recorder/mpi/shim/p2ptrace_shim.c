@@ -571,6 +571,152 @@ static uint64_t hash_data_of(const void *buf, int count, MPI_Datatype dt) {
     return hash_bytes(pack_buf, pos);
 }
 
+/* ---- heap blocks ----
+ * The shim stands in for malloc, calloc, realloc and free (the next
+ * allocator's, dlsym RTLD_NEXT: glibc's, or one the program links) and
+ * notes the size of each block while the job is recorded, so that a
+ * call's buffer that starts a block can be checked against it
+ * (buffer-overrun; rec_commit writes it). A lock-free table of 1 Mi slots
+ * (reserved, touched as used), open addressing, at most HEAP_PROBES probes:
+ * a block that finds no slot, one an allocator made otherwise
+ * (posix_memalign, strdup...) or one that libc grew inside its own calls
+ * is simply not known (heap_block checks the allocator's usable size
+ * against the noted one). */
+#define HEAP_SLOTS (1u << 20)
+#define HEAP_PROBES 64
+#define HEAP_TOMB ((uintptr_t)1)
+struct heap_slot { uintptr_t p; size_t n; };
+static struct heap_slot *heap_tab;
+static int heap_on; /* 0: not decided yet, 1: noting, -1: not */
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static void (*next_free)(void *);
+static size_t (*next_usable)(void *);
+/* boot serves the allocations dlsym makes while the shim looks the next
+ * allocator up (never freed to it). */
+static _Alignas(16) char boot[8192];
+static size_t boot_used;
+static __thread int resolving;
+static int from_boot(const void *p) { return (const char *)p >= boot && (const char *)p < boot + sizeof boot; }
+static void *boot_alloc(size_t n) {
+    size_t at = __atomic_fetch_add(&boot_used, (n + 15) & ~(size_t)15, __ATOMIC_RELAXED);
+    return at + n <= sizeof boot ? boot + at : NULL;
+}
+static int heap_resolve(void) {
+    if (next_free) return 1;
+    if (resolving) return 0;
+    resolving = 1;
+    next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+    next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+    next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    next_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    void (*f)(void *) = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    resolving = 0;
+    if (!next_malloc || !next_calloc || !next_realloc || !f) return 0;
+    __atomic_store_n(&next_free, f, __ATOMIC_RELEASE);
+    return 1;
+}
+extern char **environ;
+/* heap_noting decides once, when the environment is there, whether the job
+ * is recorded: only then are blocks noted. */
+static int heap_noting(void) {
+    if (heap_on) return heap_on > 0;
+    if (!environ) return 0;
+    const char *d = getenv("P2PTRACE_SEGDIR");
+    int on = -1;
+    if (d && *d) {
+        void *t = mmap(NULL, sizeof(struct heap_slot) * HEAP_SLOTS, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (t != MAP_FAILED) {
+            heap_tab = t;
+            on = 1;
+        }
+    }
+    heap_on = on;
+    return on > 0;
+}
+static inline uint32_t heap_hash(uintptr_t p) { return (uint32_t)(((uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull) >> 44); }
+static void heap_note(void *ptr, size_t n) {
+    if (!ptr || !heap_noting()) return;
+    uintptr_t p = (uintptr_t)ptr;
+    for (uint32_t k = 0, i = heap_hash(p); k < HEAP_PROBES; k++, i = (i + 1) & (HEAP_SLOTS - 1)) {
+        struct heap_slot *s = &heap_tab[i];
+        uintptr_t cur = __atomic_load_n(&s->p, __ATOMIC_ACQUIRE);
+        if (cur == p || ((cur == 0 || cur == HEAP_TOMB) && __atomic_compare_exchange_n(&s->p, &cur, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
+            __atomic_store_n(&s->n, n, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+static void heap_forget(void *ptr) {
+    if (!ptr || heap_on <= 0) return;
+    uintptr_t p = (uintptr_t)ptr;
+    for (uint32_t k = 0, i = heap_hash(p); k < HEAP_PROBES; k++, i = (i + 1) & (HEAP_SLOTS - 1)) {
+        struct heap_slot *s = &heap_tab[i];
+        uintptr_t cur = __atomic_load_n(&s->p, __ATOMIC_ACQUIRE);
+        if (cur == 0) return;
+        if (cur == p) {
+            __atomic_store_n(&s->n, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&s->p, HEAP_TOMB, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+/* heap_block is the size of the live block that starts at addr, 0 if the
+ * shim knows none: the noted size, when the allocator's usable size still
+ * agrees with it (libc may have grown or freed the block in its own calls,
+ * getline's). */
+static int64_t heap_block(uint64_t addr) {
+    if (!addr || heap_on <= 0 || !next_usable) return 0;
+    uintptr_t p = (uintptr_t)addr;
+    for (uint32_t k = 0, i = heap_hash(p); k < HEAP_PROBES; k++, i = (i + 1) & (HEAP_SLOTS - 1)) {
+        struct heap_slot *s = &heap_tab[i];
+        uintptr_t cur = __atomic_load_n(&s->p, __ATOMIC_ACQUIRE);
+        if (cur == 0) return 0;
+        if (cur != p) continue;
+        size_t n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE), u = next_usable((void *)p);
+        return n > 0 && u >= n && u - n <= 4096 + 64 ? (int64_t)n : 0;
+    }
+    return 0;
+}
+void *malloc(size_t n) {
+    if (!heap_resolve()) return boot_alloc(n);
+    void *p = next_malloc(n);
+    heap_note(p, n);
+    return p;
+}
+void *calloc(size_t k, size_t n) {
+    if (!heap_resolve()) {
+        void *p = boot_alloc(k * n); /* (boot is zero: never reused) */
+        return p;
+    }
+    void *p = next_calloc(k, n);
+    if (p && (n == 0 || k <= SIZE_MAX / n)) heap_note(p, k * n);
+    return p;
+}
+void *realloc(void *old, size_t n) {
+    if (!heap_resolve() || from_boot(old)) {
+        void *p = heap_resolve() ? next_malloc(n) : boot_alloc(n);
+        if (p && old) { /* (old is a boot block, or NULL: none but boot's are made yet) */
+            size_t left = (size_t)(boot + sizeof boot - (const char *)old);
+            memcpy(p, old, n < left ? n : left);
+        }
+        heap_note(p, n);
+        return p;
+    }
+    heap_forget(old);
+    void *p = next_realloc(old, n);
+    if (p) heap_note(p, n);
+    else if (old && n) heap_note(old, 0); /* (failed: old stays, its size unknown) */
+    return p;
+}
+void free(void *p) {
+    if (!p || from_boot(p)) return;
+    heap_forget(p);
+    if (heap_resolve()) next_free(p);
+}
+
 /* ---- segment ---- */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -634,7 +780,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
  * advancing hdr->used; then releases the slot. Lock held. */
 static void rec_commit(struct rec *r) {
     size_t plen = r->path ? strlen(r->path) : 0;
-    size_t max = 4 + 1 + 5 + 27 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
+    size_t max = 4 + 1 + 5 + 29 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
     size_t off = SEG_HDR + hdr->used;
     nslots--;
     if (max >= (1u << 24)) return;
@@ -674,6 +820,9 @@ static void rec_commit(struct rec *r) {
     int bufs = (r->addr && r->span > 0) || (r->addr2 && r->span2 > 0);
     if (bufs && r->frame) mask |= 1u << 26;
     if (r->addr2 && r->span2 > 0) mask |= 1u << 27;
+    /* the heap blocks the buffers start, for the buffer-overrun rule */
+    int64_t heap1 = r->frame && r->span > 0 ? heap_block(r->addr) : 0, heap2 = r->frame && r->span2 > 0 ? heap_block(r->addr2) : 0;
+    if (heap1 || heap2) mask |= 1u << 28;
     p = put_uv(p, mask);
     if (r->op) *p++ = r->op;
     if (r->dtype) *p++ = r->dtype;
@@ -708,6 +857,7 @@ static void rec_commit(struct rec *r) {
     }
     if (mask & (1u << 26)) p = put_uv(p, r->frame);
     if (mask & (1u << 27)) { p = put_uv(p, r->addr2); p = put_uv(p, (uint64_t)r->span2); }
+    if (mask & (1u << 28)) { p = put_uv(p, (uint64_t)heap1); p = put_uv(p, (uint64_t)heap2); }
     if (r->t1) last_t = r->t1;
     else if (r->t0) last_t = r->t0;
     uint32_t len = (uint32_t)(p - p0);
