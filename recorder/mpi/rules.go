@@ -98,33 +98,30 @@ func overlapFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findi
 // debug info (variableAt), or the heap block the buffer starts, whose size
 // the shim noted at its malloc, calloc or realloc; a buffer in no variable
 // or block it knows (inside a block, a caller's frame, code without debug
-// info) is not checked. A persistent
-// request's start is not checked: its buffer is its init's, made by a
-// function whose frame may be gone. One-sided calls are checked too, not
-// trace ops, named by their call: an access's origin buffer (sec. 11.3:
-// origin_count entries of the origin datatype), which a get writes, and an
-// accumulate's result buffer; and the memory an MPI_Win_create exposes
-// (sec. 11.2.1: size bytes from base).
+// info) is not checked. A persistent request's start is not checked: its
+// buffer is its init's, made by a function whose frame may be gone.
+// One-sided calls are checked too, not trace ops, named by their call: an
+// access's origin buffer (sec. 11.3: origin_count entries of the origin
+// datatype), which a get writes, and an accumulate's result buffer; and
+// the memory an MPI_Win_create exposes (sec. 11.2.1: size bytes from base).
 func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteTextFunc) []verdict.Finding {
+	// How a call uses a buffer: its verb, preposition, and what it does
+	// past the variable's end.
+	type use struct{ verb, prep, past string }
+	reads := use{"sends", "from", "reads"}
+	writes := use{"receives", "into", "writes"}
+	exposes := use{"exposes", "at", "runs"}
+	type side struct {
+		addr uint64
+		n    int64
+		heap int64 // the size of the heap block it starts (0: none known)
+		use  use
+	}
 	var fs []verdict.Finding
 	for i := range rd.seg.recs {
 		rec := &rd.seg.recs[i]
 		if rec.Frame == 0 || rec.PC == 0 {
 			continue
-		}
-		// How a call uses a buffer: its verb, preposition, and what it
-		// does past the variable's end.
-		type use struct{ verb, prep, past string }
-		var (
-			reads   = use{"sends", "from", "reads"}
-			writes  = use{"receives", "into", "writes"}
-			exposes = use{"exposes", "at", "runs"}
-		)
-		type side struct {
-			addr uint64
-			n    int64
-			heap int64 // the size of the heap block it starts (0: none known)
-			use  use
 		}
 		sides := []side{{rec.Addr, rec.Span, rec.Heap, reads}, {rec.Addr2, rec.Span2, rec.Heap2, writes}}
 		switch {
