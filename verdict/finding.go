@@ -130,7 +130,11 @@ func (f *Finding) Restates(rec *Finding) bool {
 //   - f a buffer-overlap, rec an in-flight-mutation: the pending receive
 //     that overlaps the send wrote its buffer;
 //   - f a buffer-overrun, rec a crash: the rank died in the call that
-//     reads or writes past its variable (past the top of its stack).
+//     reads or writes past its variable (past the top of its stack);
+//   - f a collective-mismatch or a type-mismatch, rec a host-type-mismatch
+//     of one of its calls: the datatype that differs from the other side's
+//     is the one that does not name its variable's type, which names the
+//     culprit.
 func (f *Finding) Explains(rec *Finding) bool {
 	_, ok := f.explains(rec)
 	return ok
@@ -146,6 +150,8 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 		note = "so the send's buffer changed before the send completed (its payload hashes differ)"
 	case f.Kind == BufferOverrun && rec.Kind == Crash:
 		note = "so the call died of it: " + rec.Message
+	case (f.Kind == CollectiveMismatch || f.Kind == TypeMismatch) && rec.Kind == HostTypeMismatch:
+		note = "the wrong datatype: " + rec.Message
 	default:
 		return "", false
 	}

@@ -44,6 +44,9 @@ const (
 	// buf, runs past the end of the program variable buf points into
 	// (MPI-3.1 secs. 3.2.2, 3.2.4).
 	BufferOverrun Kind = "buffer-overrun"
+	// HostTypeMismatch: a call's datatype does not name the C type of the
+	// variable its buffer holds (MPI-3.1 sec. 3.3.1).
+	HostTypeMismatch Kind = "host-type-mismatch"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -111,6 +114,8 @@ var kindTable = [...]KindInfo{
 		"free each object the program made with its free call (MPI_Comm_free, MPI_Win_free, MPI_Type_free, MPI_Group_free, MPI_Op_free) once it is done with it, before MPI_Finalize"},
 	{BufferOverrun, "a call's buffer, count elements of its datatype from its address (MPI-3.1 secs. 3.2.2, 3.2.4: a send buffer is count entries of the datatype from buf, a receive buffer the storage of count of them), runs past the end of the program's variable it points into: a local of the calling function or a global, known from the program's debug info (built with -g; locals in code gcc built without optimization, -O0, its default), or the heap block it starts (its size noted at malloc, calloc or realloc)", []string{DoorMerge},
 		"make the variable large enough for count elements of the datatype (count x its extent bytes), or pass a smaller count or the datatype the variable holds"},
+	{HostTypeMismatch, "a call's predefined datatype does not name the C type of the elements of the program variable its buffer lies in (MPI-3.1 sec. 3.3.1: the type of each variable in a buffer matches the type its datatype names; MPI_BYTE and MPI_PACKED match any type, and 1-byte types, C's bytes, any on either side): MPI_UNSIGNED on an int, MPI_FLOAT on an int of the same size; known from the program's debug info as buffer-overrun's variables are", []string{DoorMerge},
+		"pass the datatype that names the variable's type (MPI_INT for int, MPI_UNSIGNED for unsigned int, MPI_DOUBLE for double...), or MPI_BYTE to move raw bytes"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

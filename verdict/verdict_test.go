@@ -270,6 +270,8 @@ func TestExplainsEffects(t *testing.T) {
 	overrun := verdict.New(verdict.BufferOverrun, []int{0}, "rank 0: MPI_Send at c.c:19 sends 20000 bytes from buffer", verdict.OpRef{Rank: 0, Op: "MPI_Send", Site: "c.c:19"})
 	killedInSend := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Send", verdict.OpRef{Rank: 0, Op: "MPI_Send", Site: "c.c:19"})
 	killedLater := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Recv", verdict.OpRef{Rank: 0, Op: "MPI_Recv", Site: "c.c:21"})
+	hostType := verdict.New(verdict.HostTypeMismatch, []int{1}, "rank 1: MPI_Bcast at a.c:5 receives into a (int[4]) as 4-byte floating-point numbers", verdict.OpRef{Rank: 1, Op: "MPI_Bcast", Site: "a.c:5"})
+	hostTypeElsewhere := verdict.New(verdict.HostTypeMismatch, []int{1}, "rank 1: MPI_Recv at a.c:9 receives into b (int) as 4-byte unsigned integers", verdict.OpRef{Rank: 1, Op: "MPI_Recv", Site: "a.c:9"})
 	for _, tc := range []struct {
 		name   string
 		f, rec verdict.Finding
@@ -296,6 +298,9 @@ func TestExplainsEffects(t *testing.T) {
 		{"a crash in the overrunning call", overrun, killedInSend, true},
 		{"a crash in another call", overrun, killedLater, false},
 		{"an overrun does not explain an MPI error", overrun, invalid, false},
+		{"the wrong datatype of a mismatched collective", mismatch, hostType, true},
+		{"a wrong datatype of another call", mismatch, hostTypeElsewhere, false},
+		{"an overrun does not explain a wrong datatype", overrun, hostType, false},
 	} {
 		if got := tc.f.Explains(&tc.rec); got != tc.want {
 			t.Errorf("%s: Explains = %v, want %v", tc.name, got, tc.want)

@@ -652,6 +652,18 @@ var MPIScenarios = []MPIScenario{
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"send-stack"}, Plain: PlainFail, PlainExit: 139,
 		Record: rec(StatusCrashed, verdict.BufferOverrun, []int{0}, "send-stack")},
 	{Name: "buffer-overrun-fixed", Ranks: 2, Args: []string{"send-stack"}, Record: complete, Plain: PlainOK, FixOf: "buffer-overrun"},
+	// host-type: datatypes that do not name the variables' C types, of the
+	// same size (nothing overruns): unsigned-int: every rank's MPI_Reduce
+	// of an int as MPI_UNSIGNED (the send side on both ranks, the root's
+	// receive side); float-int: rank 0's MPI_Send of an int[2] as
+	// MPI_FLOAT. The fix also moves a struct as MPI_BYTE, an unsigned
+	// char[] as MPI_CHAR, a long as MPI_LONG_LONG and an enum as MPI_INT.
+	{Name: "host-type", Ranks: 2, Args: []string{"unsigned-int"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.HostTypeMismatch, []int{0, 1}, "reduce")},
+	{Name: "host-type", Ranks: 2, Args: []string{"float-int"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.HostTypeMismatch, []int{0}, "send")},
+	{Name: "host-type-fixed", Ranks: 2, Args: []string{"unsigned-int"}, Record: complete, Plain: PlainOK, FixOf: "host-type"},
+	{Name: "host-type-fixed", Ranks: 2, Args: []string{"float-int"}, Record: complete, Plain: PlainOK, FixOf: "host-type"},
 	// recv-heap: rank 1's MPI_Recv of 8 ints into a malloc'd block of 4
 	// (the shim notes the blocks malloc makes).
 	{Name: "buffer-overrun", Ranks: 2, Args: []string{"recv-heap"}, Plain: PlainOK,

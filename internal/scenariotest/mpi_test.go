@@ -19,7 +19,7 @@ var knownKinds = []verdict.Kind{
 	verdict.CorruptedData, verdict.InFlightMutation, verdict.MissingWait, verdict.ReadyWithoutRecv, verdict.MessageRace,
 	verdict.UnsafeBuffering, verdict.InvalidCall, verdict.BufferOverlap, verdict.RequestLeak, verdict.RecvBufferWrite,
 	verdict.BsendBuffer,
-	verdict.CollectiveMismatch, verdict.RMAConflict, verdict.ResourceLeak, verdict.BufferOverrun,
+	verdict.CollectiveMismatch, verdict.RMAConflict, verdict.ResourceLeak, verdict.BufferOverrun, verdict.HostTypeMismatch,
 }
 
 // TestMPIScenarioTable checks the table against itself and the sources, and

@@ -287,6 +287,10 @@
 //	28 heap blocks: uvarint, uvarint: the sizes of the heap blocks that the
 //	   buffers of 22 and 27 start, 0 for one the shim does not know (it
 //	   notes the blocks malloc, calloc and realloc make)
+//	29 C types: uvarint, uvarint: what the datatypes of the buffers of 22
+//	   and 27 stand for in C, class << 8 | size (class 1 signed, 2
+//	   unsigned, 3 floating, 4 a 1-byte character or integer, 5 any:
+//	   MPI_BYTE, MPI_PACKED; 0: not compared)
 //
 // A post record is a rank's call in program order. A blocking call writes
 // its post at entry (so a rank that hangs keeps a post without a done); a

@@ -25,6 +25,7 @@ import (
 // variable is a variable of the program at run time.
 type variable struct {
 	name, typ string
+	elem      cType  // the C type of its elements: itself, or an array's (0: not compared)
 	fn        string // the function of a local or a static local ("" for a global)
 	static    bool   // at a fixed address (a global or a static local)
 	lo, hi    uint64 // its bytes at run time
@@ -33,6 +34,7 @@ type variable struct {
 // localVar is a local of a function: its offset and size.
 type localVar struct {
 	name, typ string
+	elem      cType
 	off       int64 // from the frame base (DW_OP_fbreg), or from rbp (fromFP)
 	size      int64
 	fromFP    bool // DW_OP_breg6: at rbp+off, whatever the frame base
@@ -101,30 +103,117 @@ func (m *moduleLines) staticVar(e *dwarf.Entry, fn string) (variable, bool) {
 	if !ok || len(loc) != 9 || loc[0] != 0x03 { // DW_OP_addr, 8 bytes
 		return variable{}, false
 	}
-	name, typ, size := m.varType(e)
+	name, typ, elem, size := m.varType(e)
 	if size <= 0 {
 		return variable{}, false
 	}
 	a := binary.LittleEndian.Uint64(loc[1:])
-	return variable{name: name, typ: typ, fn: fn, static: true, lo: a, hi: a + uint64(size)}, true
+	return variable{name: name, typ: typ, elem: elem, fn: fn, static: true, lo: a, hi: a + uint64(size)}, true
 }
 
-// varType is a variable's name, its C type and its size (0 or less: unknown).
-func (m *moduleLines) varType(e *dwarf.Entry) (name, typ string, size int64) {
+// varType is a variable's name, its C type, the C type of its elements
+// and its size (0 or less: unknown).
+func (m *moduleLines) varType(e *dwarf.Entry) (name, typ string, elem cType, size int64) {
 	name, _ = e.Val(dwarf.AttrName).(string)
 	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
 	if !ok || name == "" {
-		return name, "", 0
+		return name, "", 0, 0
 	}
 	t, err := m.d.Type(off)
 	if err != nil {
-		return name, "", 0
+		return name, "", 0, 0
 	}
-	return name, cType(t), t.Size()
+	return name, cTypeName(t), elemCType(t), t.Size()
 }
 
-// cType writes t as C does ("int", "double[8]", "struct point").
-func cType(t dwarf.Type) string {
+// cType is what a predefined MPI datatype stands for in C, or a
+// variable's element type, as the shim writes it (ctype_of): its class
+// << 8 | its size in bytes; 0: not compared (a struct, a pointer, a
+// derived datatype).
+type cType uint32
+
+// The classes of cType.
+const (
+	ctSigned   = 1 + iota // signed integers (not enums: their sign is the compiler's choice)
+	ctUnsigned            // unsigned integers
+	ctFloat               // floating point
+	ctChar                // 1-byte characters and integers, either sign, and _Bool (MPI_CHAR ... MPI_UINT8_T, MPI_C_BOOL)
+	ctAny                 // MPI_BYTE, MPI_PACKED: any type
+)
+
+func (c cType) class() int  { return int(c >> 8) }
+func (c cType) size() int64 { return int64(c & 0xff) }
+
+// elemCType is the C type of t's elements: t's own, through typedefs,
+// qualifiers and arrays, when it is a scalar; 0 otherwise.
+func elemCType(t dwarf.Type) cType {
+	for {
+		switch u := t.(type) {
+		case *dwarf.TypedefType:
+			t = u.Type
+		case *dwarf.QualType:
+			t = u.Type
+		case *dwarf.ArrayType:
+			t = u.Type
+		default:
+			class := 0
+			switch t.(type) {
+			case *dwarf.IntType:
+				class = ctSigned
+			case *dwarf.UintType:
+				class = ctUnsigned
+			case *dwarf.FloatType:
+				class = ctFloat
+			case *dwarf.CharType, *dwarf.UcharType, *dwarf.BoolType:
+				class = ctChar
+			}
+			n := t.Size()
+			if class == 0 || n <= 0 || n > 0xff {
+				return 0
+			}
+			if n == 1 {
+				class = ctChar
+			} else if class == ctChar {
+				return 0
+			}
+			return cType(class<<8 | int(n))
+		}
+	}
+}
+
+// matches says whether a buffer of elem elements may be handed over as
+// the datatype that stands for mpi (MPI-3.1 sec. 3.3.1: the type of each
+// variable matches the type its datatype names; MPI_BYTE and MPI_PACKED
+// match any), or cannot tell (either 0). Signedness counts. Characters
+// are C's bytes, on either side: an array of char holds any object, and
+// any object may be moved as MPI_CHAR (MPICH's own tests send int arrays
+// so), so a 1-byte type matches anything.
+func (mpi cType) matches(elem cType) bool {
+	if mpi == 0 || elem == 0 || mpi.class() == ctAny || mpi.class() == ctChar || elem.class() == ctChar {
+		return true
+	}
+	return mpi == elem
+}
+
+// String says what c stands for, as reports name it.
+func (c cType) String() string {
+	switch c.class() {
+	case ctSigned:
+		return fmt.Sprintf("%d-byte signed integers", c.size())
+	case ctUnsigned:
+		return fmt.Sprintf("%d-byte unsigned integers", c.size())
+	case ctFloat:
+		return fmt.Sprintf("%d-byte floating-point numbers", c.size())
+	case ctChar:
+		return "1-byte characters"
+	case ctAny:
+		return "bytes"
+	}
+	return "values of another type"
+}
+
+// cTypeName writes t as C does ("int", "double[8]", "struct point").
+func cTypeName(t dwarf.Type) string {
 	dims := ""
 	for {
 		a, ok := t.(*dwarf.ArrayType)
@@ -136,7 +225,7 @@ func cType(t dwarf.Type) string {
 	}
 	s := t.String()
 	if p, ok := t.(*dwarf.PtrType); ok {
-		s = cType(p.Type) + " *"
+		s = cTypeName(p.Type) + " *"
 	}
 	return s + dims
 }
@@ -212,9 +301,9 @@ func (m *moduleLines) readLocals(r *dwarf.Reader, pc uint64, fl *frameLocals) {
 				fl.statics = append(fl.statics, v)
 			} else if loc, ok := e.Val(dwarf.AttrLocation).([]byte); ok && len(loc) > 1 && (loc[0] == 0x91 || loc[0] == 0x76) { // DW_OP_fbreg, DW_OP_breg6 (rbp)
 				if off, n := sleb128(loc[1:]); n == len(loc)-1 {
-					name, typ, size := m.varType(e)
+					name, typ, elem, size := m.varType(e)
 					if size > 0 {
-						fl.locals = append(fl.locals, localVar{name: name, typ: typ, off: off, size: size, fromFP: loc[0] == 0x76})
+						fl.locals = append(fl.locals, localVar{name: name, typ: typ, elem: elem, off: off, size: size, fromFP: loc[0] == 0x76})
 					}
 				}
 			}
@@ -294,7 +383,7 @@ func (m *moduleLines) variableAt(off, base, fp, addr uint64) (variable, bool) {
 				continue
 			}
 			if addr >= lo && addr < lo+uint64(l.size) {
-				return variable{name: l.name, typ: l.typ, fn: fl.fn, lo: lo, hi: lo + uint64(l.size)}, true
+				return variable{name: l.name, typ: l.typ, elem: l.elem, fn: fl.fn, lo: lo, hi: lo + uint64(l.size)}, true
 			}
 		}
 	}
@@ -311,6 +400,17 @@ func (m *moduleLines) variableAt(off, base, fp, addr uint64) (variable, bool) {
 		return g[i].at(base - m.bias), true
 	}
 	return variable{}, false
+}
+
+// where says where v lives: "a global", "a local of f()", "a static of f()".
+func (v variable) where() string {
+	switch {
+	case v.fn != "" && v.static:
+		return "a static of " + v.fn + "()"
+	case v.fn != "":
+		return "a local of " + v.fn + "()"
+	}
+	return "a global"
 }
 
 // at is v moved by delta (file addresses to run-time ones).

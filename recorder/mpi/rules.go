@@ -112,18 +112,26 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 	writes := use{"receives", "into", "writes"}
 	exposes := use{"exposes", "at", "runs"}
 	type side struct {
-		addr uint64
-		n    int64
-		heap int64 // the size of the heap block it starts (0: none known)
-		use  use
+		addr  uint64
+		n     int64
+		heap  int64 // the size of the heap block it starts (0: none known)
+		ctype cType // what its datatype stands for in C (0: not compared)
+		use   use
 	}
 	var fs []verdict.Finding
+	said := map[string]bool{} // (a call in a loop says it once)
+	add := func(f verdict.Finding) {
+		if !said[f.Message] {
+			said[f.Message] = true
+			fs = append(fs, f)
+		}
+	}
 	for i := range rd.seg.recs {
 		rec := &rd.seg.recs[i]
 		if rec.Frame == 0 || rec.PC == 0 {
 			continue
 		}
-		sides := []side{{rec.Addr, rec.Span, rec.Heap, reads}, {rec.Addr2, rec.Span2, rec.Heap2, writes}}
+		sides := []side{{rec.Addr, rec.Span, rec.Heap, rec.CType, reads}, {rec.Addr2, rec.Span2, rec.Heap2, rec.CType2, writes}}
 		switch {
 		case rec.Type == recPost && rec.Call != callStart && rec.Call != callStartall:
 			seq := int(rec.Seq)
@@ -155,28 +163,32 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 				v, ok = variable{lo: sd.addr, hi: sd.addr + uint64(sd.heap)}, true
 			}
 			end := sd.addr + uint64(sd.n)
-			if !ok || end <= v.hi {
+			if !ok {
 				continue
 			}
 			site := siteText(rd, rec.Module, rec.PC, rec.Site)
-			verb, prep, past := sd.use.verb, sd.use.prep, sd.use.past
-			what := fmt.Sprintf("a heap block of %d bytes (malloc, calloc or realloc)", v.hi-v.lo)
-			if v.name != "" {
-				of := "a global"
-				switch {
-				case v.fn != "" && v.static:
-					of = "a static of " + v.fn + "()"
-				case v.fn != "":
-					of = "a local of " + v.fn + "()"
-				}
-				what = fmt.Sprintf("%s (%s, %d bytes, %s)", v.name, v.typ, v.hi-v.lo, of)
-			}
 			ref := callRef(r, rd, rec, site)
 			if rec.Type == recRMA {
 				name := callName(uint32(rec.Call))
 				ref = verdict.OpRef{Rank: r, Op: name, Peer: int(rec.Peer), Tag: -1, Site: site, Call: name, Untraced: true}
 			}
-			fs = append(fs, verdict.New(verdict.BufferOverrun, []int{r},
+			if end <= v.hi {
+				// It fits: its elements' type, then (an overrun's datatype
+				// is said by its overrun).
+				if v.name != "" && !sd.ctype.matches(v.elem) {
+					add(verdict.New(verdict.HostTypeMismatch, []int{r},
+						fmt.Sprintf("rank %d: %s at %s %s %s %s (%s, %s) as %s: the datatype does not name the type of the variable's elements (%s)",
+							r, callName(uint32(rec.Call)), siteOr(site), sd.use.verb, sd.use.prep, v.name, v.typ, v.where(), sd.ctype, v.elem),
+						ref))
+				}
+				continue
+			}
+			verb, prep, past := sd.use.verb, sd.use.prep, sd.use.past
+			what := fmt.Sprintf("a heap block of %d bytes (malloc, calloc or realloc)", v.hi-v.lo)
+			if v.name != "" {
+				what = fmt.Sprintf("%s (%s, %d bytes, %s)", v.name, v.typ, v.hi-v.lo, v.where())
+			}
+			add(verdict.New(verdict.BufferOverrun, []int{r},
 				fmt.Sprintf("rank %d: %s at %s %s %d bytes %s %s: it %s %d bytes past its end",
 					r, callName(uint32(rec.Call)), siteOr(site), verb, sd.n, prep, what, past, end-v.hi),
 				ref))

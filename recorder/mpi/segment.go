@@ -590,6 +590,8 @@ type record struct {
 	Frame   uint64 // post with a buffer: the frame pointer of the function that made the call
 	// Heap, Heap2: the size of the heap block Addr, Addr2 starts (0: not one the shim knows)
 	Heap, Heap2 int64
+	// CType, CType2: the C type of the datatype of Addr's, Addr2's elements (cType; 0: not compared)
+	CType, CType2 cType
 }
 
 // sigRun is a run of a type signature: N basic elements of type Dtype.
@@ -645,6 +647,7 @@ const (
 	fFrame // the shim's: the calling function's frame pointer (a post with a buffer)
 	fAddr2 // the shim's: a collective's receive buffer (address and length)
 	fHeap  // the shim's: the heap blocks the buffers start (their sizes)
+	fCType // the shim's: the C types of the buffers' datatypes
 	fAll   = 1<<iota - 1
 )
 
@@ -873,6 +876,10 @@ func decodeSegment(b []byte) (*segment, error) {
 		if mask&fHeap != 0 {
 			r.Heap = int64(d.uvarint() & (1<<62 - 1))
 			r.Heap2 = int64(d.uvarint() & (1<<62 - 1))
+		}
+		if mask&fCType != 0 {
+			r.CType = cType(d.uvarint())
+			r.CType2 = cType(d.uvarint())
 		}
 		if d.err != nil {
 			return nil, bad("%v", d.err)

@@ -123,6 +123,10 @@ func encodeSegment(rank, size int32, state RankState, recs []record) []byte {
 			uv(fHeap, uint64(r.Heap))
 			f = binary.AppendUvarint(f, uint64(r.Heap2))
 		}
+		if r.CType != 0 || r.CType2 != 0 {
+			uv(fCType, uint64(r.CType))
+			f = binary.AppendUvarint(f, uint64(r.CType2))
+		}
 		switch {
 		case r.T1 != 0:
 			lastT = r.T1

@@ -114,7 +114,7 @@ func TestShimConstants(t *testing.T) {
 		"op": fOp, "dtype": fDtype, "flag": fFlag, "err": fErr, "seq": fSeq, "module": fModule, "peer": fPeer,
 		"tag": fTag, "comm": fComm, "index": fIndex, "count": fCount, "bytes": fBytes, "t0": fT0, "t1": fT1,
 		"pcoff": fPC, "req": fReq, "hash": fHash, "source": fSource, "stag": fStag, "scount": fSCount,
-		"nreqs": fReqs, "plen": fPath, "addr": fAddr | fSpan, "nsig": fSig, "frame": fFrame, "addr2": fAddr2, "heap2": fHeap,
+		"nreqs": fReqs, "plen": fPath, "addr": fAddr | fSpan, "nsig": fSig, "frame": fFrame, "addr2": fAddr2, "heap2": fHeap, "ctypes": fCType,
 	}
 	seen := 0
 	for _, m := range regexp.MustCompile(`if \(([^)]*)\) mask \|= ([^;]+);`).FindAllStringSubmatch(src, -1) {

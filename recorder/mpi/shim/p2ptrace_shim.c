@@ -201,6 +201,7 @@ struct rec {
     uint64_t addr2; /* a collective's receive buffer (addr: its send buffer), as addr */
     int64_t span2;
     uint64_t frame; /* the calling function's frame pointer (call_fp), with a buffer */
+    uint32_t ctype, ctype2; /* the C types of addr's and addr2's datatypes (ctype_of) */
     uint64_t *reqs; /* nreqs request ids (or world ranks of a comm record) */
     const struct run *sig; /* the type signature of one element, when mixed (nsig runs) */
     uint32_t nsig;
@@ -336,6 +337,33 @@ static int dtype_code(MPI_Datatype dt) {
     return DT_OPAQUE;
 }
 static int dtype_known(int code) { return code != DT_OPAQUE; }
+
+/* ctype_of is the C type a predefined datatype stands for (MPI-3.1 sec.
+ * 3.2.2), as the merge compares it with a buffer's variable (MPI-3.1 sec.
+ * 3.3.1): class << 8 | size in bytes, 0 for a type it does not compare
+ * (derived, complex, a pair). MPI_BYTE and MPI_PACKED match any. */
+enum { CT_SIGNED = 1, CT_UNSIGNED = 2, CT_FLOAT = 3, CT_CHAR = 4, CT_ANY = 5 };
+static uint32_t ctype_of(MPI_Datatype dt) {
+#define CT(c, n) ((uint32_t)(c) << 8 | (n))
+    if (dt == (MPI_Datatype)0 || dt == MPI_DATATYPE_NULL) return 0;
+    if (dt == MPI_BYTE || dt == MPI_PACKED) return CT(CT_ANY, 0);
+    if (dt == MPI_CHAR || dt == MPI_SIGNED_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_INT8_T || dt == MPI_UINT8_T ||
+        dt == MPI_C_BOOL)
+        return CT(CT_CHAR, 1);
+    if (dt == MPI_SHORT || dt == MPI_INT16_T) return CT(CT_SIGNED, sizeof(short));
+    if (dt == MPI_UNSIGNED_SHORT || dt == MPI_UINT16_T) return CT(CT_UNSIGNED, sizeof(short));
+    if (dt == MPI_INT || dt == MPI_INT32_T) return CT(CT_SIGNED, sizeof(int));
+    if (dt == MPI_UNSIGNED || dt == MPI_UINT32_T) return CT(CT_UNSIGNED, sizeof(int));
+    if (dt == MPI_LONG) return CT(CT_SIGNED, sizeof(long));
+    if (dt == MPI_UNSIGNED_LONG) return CT(CT_UNSIGNED, sizeof(long));
+    if (dt == MPI_LONG_LONG || dt == MPI_LONG_LONG_INT || dt == MPI_INT64_T) return CT(CT_SIGNED, 8);
+    if (dt == MPI_UNSIGNED_LONG_LONG || dt == MPI_UINT64_T) return CT(CT_UNSIGNED, 8);
+    if (dt == MPI_FLOAT) return CT(CT_FLOAT, sizeof(float));
+    if (dt == MPI_DOUBLE) return CT(CT_FLOAT, sizeof(double));
+    if (dt == MPI_LONG_DOUBLE) return CT(CT_FLOAT, sizeof(long double));
+    return 0;
+#undef CT
+}
 
 /* redop_code is the stable code of a reduction op: a predefined op's
  * RED_ code, RED_USER for one made by MPI_Op_create (its handle is this
@@ -576,13 +604,14 @@ static uint64_t hash_data_of(const void *buf, int count, MPI_Datatype dt) {
  * allocator's, dlsym RTLD_NEXT: glibc's, or one the program links) and
  * notes the size of each block while the job is recorded, so that a
  * call's buffer that starts a block can be checked against it
- * (buffer-overrun; rec_commit writes it). A lock-free table of 1 Mi slots
- * (reserved, touched as used), open addressing, at most HEAP_PROBES probes:
+ * (buffer-overrun; rec_commit writes it). A lock-free table of 64 Ki slots
+ * (1 MiB, touched as used: a table of 1 Mi slots cost a 4-rank job 3x its
+ * page faults and +50% time), open addressing, at most HEAP_PROBES probes:
  * a block that finds no slot, one an allocator made otherwise
  * (posix_memalign, strdup...) or one that libc grew inside its own calls
  * is simply not known (heap_block checks the allocator's usable size
  * against the noted one). */
-#define HEAP_SLOTS (1u << 20)
+#define HEAP_SLOTS (1u << 16)
 #define HEAP_PROBES 64
 #define HEAP_TOMB ((uintptr_t)1)
 struct heap_slot { uintptr_t p; size_t n; };
@@ -636,7 +665,7 @@ static int heap_noting(void) {
     heap_on = on;
     return on > 0;
 }
-static inline uint32_t heap_hash(uintptr_t p) { return (uint32_t)(((uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull) >> 44); }
+static inline uint32_t heap_hash(uintptr_t p) { return (uint32_t)(((uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - 16)); }
 static void heap_note(void *ptr, size_t n) {
     if (!ptr || !heap_noting()) return;
     uintptr_t p = (uintptr_t)ptr;
@@ -780,7 +809,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
  * advancing hdr->used; then releases the slot. Lock held. */
 static void rec_commit(struct rec *r) {
     size_t plen = r->path ? strlen(r->path) : 0;
-    size_t max = 4 + 1 + 5 + 29 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
+    size_t max = 4 + 1 + 5 + 31 * 10 + 8 + 10 + (size_t)r->nreqs * 10 + plen + 10 + 10 + (size_t)r->nsig * 11;
     size_t off = SEG_HDR + hdr->used;
     nslots--;
     if (max >= (1u << 24)) return;
@@ -823,6 +852,8 @@ static void rec_commit(struct rec *r) {
     /* the heap blocks the buffers start, for the buffer-overrun rule */
     int64_t heap1 = r->frame && r->span > 0 ? heap_block(r->addr) : 0, heap2 = r->frame && r->span2 > 0 ? heap_block(r->addr2) : 0;
     if (heap1 || heap2) mask |= 1u << 28;
+    int ctypes = r->frame && ((r->span > 0 && r->ctype) || (r->span2 > 0 && r->ctype2));
+    if (ctypes) mask |= 1u << 29;
     p = put_uv(p, mask);
     if (r->op) *p++ = r->op;
     if (r->dtype) *p++ = r->dtype;
@@ -858,6 +889,7 @@ static void rec_commit(struct rec *r) {
     if (mask & (1u << 26)) p = put_uv(p, r->frame);
     if (mask & (1u << 27)) { p = put_uv(p, r->addr2); p = put_uv(p, (uint64_t)r->span2); }
     if (mask & (1u << 28)) { p = put_uv(p, (uint64_t)heap1); p = put_uv(p, (uint64_t)heap2); }
+    if (mask & (1u << 29)) { p = put_uv(p, r->span > 0 ? r->ctype : 0); p = put_uv(p, r->span2 > 0 ? r->ctype2 : 0); }
     if (r->t1) last_t = r->t1;
     else if (r->t0) last_t = r->t0;
     uint32_t len = (uint32_t)(p - p0);
@@ -1582,6 +1614,7 @@ static int64_t set_envelope(struct rec *r, struct comm *c, const void *buf, int 
     }
     r->bytes = (int64_t)count * ts;
     dense_span(buf, count, dt, ts, &r->addr, &r->span);
+    r->ctype = ctype_of(dt);
     return n;
 }
 
@@ -2478,6 +2511,8 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
          * variables they point into (buffer-overrun). */
         if (obuf && ocount > 0) dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &r->addr, &r->span);
         if (rbuf && rcount > 0) dense_span(rbuf, rcount, rtype, (int)bytes_of(1, rtype), &r->addr2, &r->span2);
+        r->ctype = obuf ? ctype_of(otype) : 0;
+        r->ctype2 = rbuf ? ctype_of(rtype) : 0;
         r->frame = call_fp;
         if (w->held > 0) {
             const struct win_lock *l = NULL;
@@ -3373,7 +3408,7 @@ static int coll_refused(MPI_Comm comm, const char *why) {
  * variables they point into); call says whose they are, so that a note
  * coll_enter did not take (an intercommunicator's call) is never taken
  * for another call's. */
-static __thread struct { int call; uint64_t addr[2]; int64_t span[2]; } coll_at;
+static __thread struct { int call; uint64_t addr[2]; int64_t span[2]; uint32_t ctype[2]; } coll_at;
 /* coll_note notes a blocking collective's buffers for its coll_enter:
  * scount elements of stype at sbuf where ssig says the send buffer is
  * read, rcount of rtype at rbuf where rsig says the receive buffer is
@@ -3383,6 +3418,8 @@ static void coll_note(int call, const void *sbuf, int64_t scount, MPI_Datatype s
     coll_at.call = call;
     coll_at.addr[0] = coll_at.addr[1] = 0;
     coll_at.span[0] = coll_at.span[1] = 0;
+    coll_at.ctype[0] = ctype_of(stype);
+    coll_at.ctype[1] = ctype_of(rtype);
     if (ssig && scount <= INT_MAX && stype != (MPI_Datatype)0)
         dense_span(sbuf, (int)scount, stype, (int)bytes_of(1, stype), &coll_at.addr[0], &coll_at.span[0]);
     if (rsig && rcount <= INT_MAX && rtype != (MPI_Datatype)0)
@@ -3411,6 +3448,7 @@ static uint32_t coll_enter(int call, int op, uintptr_t pc, MPI_Comm comm, int ro
         if (coll_at.call == call) {
             r->addr = coll_at.addr[0]; r->span = coll_at.span[0];
             r->addr2 = coll_at.addr[1]; r->span2 = coll_at.span[1];
+            r->ctype = coll_at.ctype[0]; r->ctype2 = coll_at.ctype[1];
         }
         seq = r->seq; rec_commit(r);
     }
@@ -3671,6 +3709,8 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
         e->dt = keep_type(snd.dt, &e->owned);
     }
     if (snd.buf) dense_span(snd.buf, snd.count, snd.dt, (int)bytes_of(1, snd.dt), &r->addr, &r->span);
+    r->ctype = ctype_of(snd.dt);
+    r->ctype2 = ctype_of(rcv.dt);
     if (rcv.buf) {
         dense_span(rcv.buf, rcv.count, rcv.dt, (int)bytes_of(1, rcv.dt), &r->addr2, &r->span2);
         watch_add(r->req, r->seq, r->addr2, r->span2);
