@@ -704,8 +704,12 @@ static int64_t heap_block(uint64_t addr) {
         uintptr_t cur = __atomic_load_n(&s->p, __ATOMIC_ACQUIRE);
         if (cur == 0) return 0;
         if (cur != p) continue;
+        /* glibc rounds a block up by at most 31 bytes, one it maps (64 KiB
+         * or more) up to its page: more than that, and the block is not the
+         * one noted (an allocator of size classes: its blocks go unchecked) */
         size_t n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE), u = next_usable((void *)p);
-        return n > 0 && u >= n && u - n <= 4096 + 64 ? (int64_t)n : 0;
+        size_t slack = n >= (64u << 10) ? 4096 + 64 : 31;
+        return n > 0 && u >= n && u - n <= slack ? (int64_t)n : 0;
     }
     return 0;
 }
