@@ -177,8 +177,13 @@
 // share bytes, one a receive; a Sendrecv's two buffers), request-leak (a
 // persistent request not freed by MPI_Finalize), resource-leak (a
 // communicator, window, datatype, group or reduction op the program made
-// and did not free before MPI_Finalize); and a rank without a
-// segment merges as a rank without calls (the trace is crashed).
+// and did not free before MPI_Finalize), buffer-overrun and
+// host-type-mismatch (a call's buffer that runs past the variable or heap
+// block it points into, or whose predefined datatype does not name the
+// variable's C type: the shim records each call's frame pointer and the
+// sizes of the heap blocks malloc makes, and objects.go reads the
+// program's variables from its DWARF); and a rank without a segment merges
+// as a rank without calls (the trace is crashed).
 //
 // MatchRank/MatchSeq are filled offline: a receive with actual source s and
 // tag t on communicator c took the earliest not yet taken send of s to this
