@@ -508,6 +508,13 @@ func sameErrors(errs []verdict.Finding) []verdict.Finding {
 	return out
 }
 
+// outsideBefore and outsideAfter begin the error the shim gives a call made
+// before MPI_Init or after MPI_Finalize (outside_call).
+const (
+	outsideBefore = "called before MPI_Init"
+	outsideAfter  = "called after MPI_Finalize"
+)
+
 // errorFinding is the finding of a rank that called MPI_Abort (a crash) or
 // hit an MPI error (named by kind as the replay names the same errors), at
 // the call that did it.
@@ -523,6 +530,11 @@ func errorFinding(re RankEnd, call string) verdict.Finding {
 	msg := fmt.Sprintf("rank %d: MPI error in %s", re.Rank, call)
 	if re.Error != "" {
 		msg += ": " + re.Error
+	}
+	if strings.HasPrefix(re.Error, outsideBefore) || strings.HasPrefix(re.Error, outsideAfter) {
+		f := verdict.New(kind, []int{re.Rank}, msg, op)
+		f.Hint = "make every MPI call after MPI_Init (or MPI_Init_thread) returns and before MPI_Finalize is called"
+		return f
 	}
 	if strings.HasPrefix(re.Error, "MPI_ERR_RMA_SYNC") && !strings.Contains(re.Error, "MPI-3.1 sec.") {
 		msg += " (MPI-3.1 sec. 11.5: an RMA call is made inside an access epoch to its target, which MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all opened, and MPI_Win_unlock or MPI_Win_complete closes an epoch that its rank opened)"

@@ -161,3 +161,21 @@ func TestVariableAtWithoutDebugInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingHintsOfTheirOwn: the findings whose kind's hint would not fit
+// say their own: a call outside MPI_Init..MPI_Finalize (the shim's
+// outside_call text) and a window's memory past its variable.
+func TestFindingHintsOfTheirOwn(t *testing.T) {
+	for _, e := range []string{
+		"called before MPI_Init (MPI-3.1 sec. 8.7: ...)",
+		"called after MPI_Finalize (MPI-3.1 sec. 8.7: ...)",
+	} {
+		f := errorFinding(RankEnd{Rank: 1, State: StateErrored, Error: e}, "MPI_Send")
+		if f.Kind != verdict.InvalidCall || !strings.Contains(f.Hint, "after MPI_Init") {
+			t.Errorf("%s: %s, hint %q", e, f.Kind, f.Hint)
+		}
+	}
+	if f := errorFinding(RankEnd{Rank: 1, State: StateErrored, Error: "MPI_ERR_TAG: invalid tag"}, "MPI_Send"); f.Hint != verdict.InvalidCall.Hint() {
+		t.Errorf("an MPI error's hint %q, want the kind's", f.Hint)
+	}
+}

@@ -188,10 +188,14 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 			if v.name != "" {
 				what = fmt.Sprintf("%s (%s, %d bytes, %s)", v.name, v.typ, v.hi-v.lo, v.where())
 			}
-			add(verdict.New(verdict.BufferOverrun, []int{r},
+			f := verdict.New(verdict.BufferOverrun, []int{r},
 				fmt.Sprintf("rank %d: %s at %s %s %d bytes %s %s: it %s %d bytes past its end",
 					r, callName(uint32(rec.Call)), siteOr(site), verb, sd.n, prep, what, past, end-v.hi),
-				ref))
+				ref)
+			if sd.use == exposes {
+				f.Hint = "pass the window's memory itself as base (the array, not the address of a pointer to it), and a size no larger than that memory"
+			}
+			add(f)
 		}
 	}
 	return fs

@@ -1873,6 +1873,7 @@ static int outside_call(const char *fn, uintptr_t pc) {
     hdr->err_module = module_of(pc);
     hdr->err_rejected = 1; /* (it took no effect) */
     snprintf(hdr->err_name, sizeof hdr->err_name, "%s", fn);
+    /* (the merge knows these by their start: outsideBefore, outsideAfter) */
     snprintf(hdr->error, sizeof hdr->error,
              "called %s (MPI-3.1 sec. 8.7: no MPI call but MPI_Get_version, MPI_Get_library_version, MPI_Initialized, "
              "MPI_Finalized and the MPI_T functions may be made before MPI_Init or after MPI_Finalize)", when);
