@@ -163,24 +163,28 @@ func overrunFindings(r int, rd *rankData, sites *siteResolver, siteText siteText
 				v, ok = variable{lo: sd.addr, hi: sd.addr + uint64(sd.heap)}, true
 			}
 			end := sd.addr + uint64(sd.n)
-			if !ok {
+			overrun := ok && end > v.hi
+			// It fits: its elements' type, then (an overrun's datatype is
+			// said by its overrun).
+			mistyped := ok && !overrun && v.name != "" && !sd.ctype.matches(v.elem)
+			if !overrun && !mistyped {
 				continue
 			}
+			// A finding: its call's site and reference (a one-sided call
+			// is not a trace op: named by its call, rmaRef).
 			site := siteText(rd, rec.Module, rec.PC, rec.Site)
 			ref := callRef(r, rd, rec, site)
-			if rec.Type == recRMA {
-				name := callName(uint32(rec.Call))
-				ref = verdict.OpRef{Rank: r, Op: name, Peer: int(rec.Peer), Tag: -1, Site: site, Call: name, Untraced: true}
+			switch {
+			case rec.Type == recRMA && rec.Call == callWinCreate:
+				ref = rmaRef(r, rd, siteText, rec, trace.NoRank)
+			case rec.Type == recRMA:
+				ref = rmaRef(r, rd, siteText, rec, int(rec.Peer))
 			}
-			if end <= v.hi {
-				// It fits: its elements' type, then (an overrun's datatype
-				// is said by its overrun).
-				if v.name != "" && !sd.ctype.matches(v.elem) {
-					add(verdict.New(verdict.HostTypeMismatch, []int{r},
-						fmt.Sprintf("rank %d: %s at %s %s %s %s (%s, %s) as %s: the datatype does not name the type of the variable's elements (%s)",
-							r, callName(uint32(rec.Call)), siteOr(site), sd.use.verb, sd.use.prep, v.name, v.typ, v.where(), sd.ctype, v.elem),
-						ref))
-				}
+			if mistyped {
+				add(verdict.New(verdict.HostTypeMismatch, []int{r},
+					fmt.Sprintf("rank %d: %s at %s %s %s %s (%s, %s) as %s: the datatype does not name the type of the variable's elements (%s)",
+						r, callName(uint32(rec.Call)), siteOr(site), sd.use.verb, sd.use.prep, v.name, v.typ, v.where(), sd.ctype, v.elem),
+					ref))
 				continue
 			}
 			verb, prep, past := sd.use.verb, sd.use.prep, sd.use.past
