@@ -138,18 +138,7 @@ func (r *Report) Text() string {
 		r.Findings[i].write(&b, i+1)
 	}
 	WriteComms(&b, r.Comms)
-	if len(r.Ends) > 0 {
-		b.WriteString("\nthe trace was cut short; where each rank's record ends (what was pending there is not reported):\n")
-		for _, e := range r.Ends {
-			fmt.Fprintf(&b, "    rank %d: ", e.Rank)
-			if e.Last != nil {
-				fmt.Fprintf(&b, "after op %d %s%s", e.Last.Seq, callOf(*e.Last), atSite(e.Last.Site))
-			} else {
-				b.WriteString("before its first call")
-			}
-			fmt.Fprintf(&b, ": %s\n", e.Why)
-		}
-	}
+	writeEnds(&b, r.Ends)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "\nnote: %s\n", n)
 	}
@@ -157,6 +146,38 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "\nnote: the AnySource alternatives were cut short: %d of %d replayed (the cap is %d forced replays)\n", e.Replayed, e.Alternatives, e.Cap)
 	}
 	return b.String()
+}
+
+// writeEnds writes where each rank's record of a trace cut short ends.
+// The reason is the trace's, mostly the same for every rank: then it is
+// said once, in the heading, not on every rank's line.
+func writeEnds(b *strings.Builder, ends []RankEnd) {
+	if len(ends) == 0 {
+		return
+	}
+	same := true
+	for _, e := range ends[1:] {
+		same = same && e.Why == ends[0].Why
+	}
+	if same {
+		fmt.Fprintf(b, "\nthe trace was cut short: %s; where each rank's record ends (what was pending there is not reported):\n", ends[0].Why)
+	} else {
+		b.WriteString("\nthe trace was cut short; where each rank's record ends (what was pending there is not reported):\n")
+	}
+	for _, e := range ends {
+		fmt.Fprintf(b, "    rank %d: ", e.Rank)
+		if e.Last != nil {
+			fmt.Fprintf(b, "after op %d %s%s", e.Last.Seq, callOf(*e.Last), atSite(e.Last.Site))
+		} else {
+			// (A call the trace lacks may be named above: one made
+			// before MPI_Init, which the shim notes but does not trace.)
+			b.WriteString("before its first recorded call")
+		}
+		if !same {
+			fmt.Fprintf(b, ": %s", e.Why)
+		}
+		b.WriteString("\n")
+	}
 }
 
 // Text renders one finding as Report.Text does, numbered n.

@@ -144,6 +144,22 @@ func TestReportTextGolden(t *testing.T) {
 	golden(t, "report.golden", []byte(rep.Text()))
 }
 
+// TestEndsSayTheirSharedReasonOnce: the ranks of a trace cut short mostly
+// share its one reason, which is then said in the heading, not on each
+// rank's line; a rank with no call in the trace is "before its first
+// recorded call" (a finding may name a call the trace lacks).
+func TestEndsSayTheirSharedReasonOnce(t *testing.T) {
+	why := "the run crashed or was stopped (rank 0 has no segment)"
+	rep := verdict.Report{Ends: []verdict.RankEnd{{Rank: 0, Why: why}, {Rank: 1, Why: why}}}
+	want := "no findings\n\nthe trace was cut short: the run crashed or was stopped (rank 0 has no segment); " +
+		"where each rank's record ends (what was pending there is not reported):\n" +
+		"    rank 0: before its first recorded call\n" +
+		"    rank 1: before its first recorded call\n"
+	if got := rep.Text(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestReportJSONGoldenAndRoundTrip(t *testing.T) {
 	rep := sample()
 	js, err := rep.JSON()
