@@ -48,7 +48,7 @@ func TestInvalidOpFields(t *testing.T) {
 		code int
 		want string // on stderr (exit 2) or stdout
 	}{
-		{"negative-count", func(e *trace.Event) { e.Count, e.Bytes = -1, -4 }, 1, "invalid-call (cause: program)\n    rank 0: Send to rank 1 tag 5 (-4 bytes) with count -1: a count is never negative"},
+		{"negative-count", func(e *trace.Event) { e.Count, e.Bytes = -1, -4 }, 1, "invalid-call (cause: program)\n    rank 0: Send to rank 1 tag 5 (count -1): a count is never negative"},
 		{"negative-bytes", func(e *trace.Event) { e.Bytes = -4 }, 2, "trace does not replay: rank 0 seq 0: Send with count 1 and -4 bytes\n"},
 		{"negative-count-positive-bytes", func(e *trace.Event) { e.Count = -1 }, 2, "trace does not replay: rank 0 seq 0: Send with count -1 and 4 bytes\n"},
 		{"huge-bytes", func(e *trace.Event) { e.Bytes = 1 << 62 }, 0, "no findings"},

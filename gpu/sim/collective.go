@@ -165,7 +165,7 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 		call.Err = trace.ErrInvalid
 		msg := fmt.Sprintf("rank %d: %s, but the world has ranks 0..%d", call.Rank, e.describe(call), len(e.ranks)-1)
 		if negative {
-			msg = fmt.Sprintf("rank %d: %s: a negative count (a count is never negative)", call.Rank, e.describe(call))
+			msg = fmt.Sprintf("rank %d: %s: a count is never negative", call.Rank, e.describe(call))
 		}
 		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: msg})
 	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes ||

@@ -17,6 +17,8 @@ func TestDescribeIn(t *testing.T) {
 	reduce := &sim.Op{Rank: 1, Kind: trace.OpReduce, Peer: 1, Stream: int(trace.ReduceMax), Bytes: 8, Comm: 3}
 	send := &sim.Op{Rank: 0, Kind: trace.OpSend, Peer: 1, Tag: 0, Bytes: 64}
 	isend := &sim.Op{Rank: 0, Kind: trace.OpStreamSend, Peer: 1, Bytes: 64, Comm: sim.CommStreams}
+	negative := &sim.Op{Rank: 0, Kind: trace.OpRecv, Peer: 1, Tag: 2, Count: -1, Bytes: -4}
+	negColl := &sim.Op{Rank: 0, Kind: trace.OpBcast, Peer: 0, Count: -2, Bytes: -8}
 	for _, tc := range []struct {
 		names *trace.Names
 		op    *sim.Op
@@ -30,6 +32,9 @@ func TestDescribeIn(t *testing.T) {
 		{nil, send, "Send to rank 1 tag 0 (64 bytes)"},
 		{torch, send, "send to rank 1 tag 0 (64 bytes)"},
 		{torch, isend, "send to rank 1 (64 bytes)"},
+		// A negative count is named as passed, not as its bytes.
+		{nil, negative, "Recv from rank 1 tag 2 (count -1)"},
+		{nil, negColl, "Bcast root 0 (count -2)"},
 	} {
 		if got := sim.DescribeIn(tc.names, tc.op); got != tc.want {
 			t.Errorf("DescribeIn(%s, %v) = %q, want %q", tc.names.API(), tc.op.Kind, got, tc.want)

@@ -76,7 +76,7 @@ func (op *Op) notePayload() {
 func (e *Engine) negativeCount(op *Op, t int64) {
 	op.Err = trace.ErrInvalid
 	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
-		Message: fmt.Sprintf("rank %d: %s with count %d: a count is never negative", op.Rank, e.describe(op), op.Count)})
+		Message: fmt.Sprintf("rank %d: %s: a count is never negative", op.Rank, e.describe(op))})
 	e.complete(op, t)
 }
 

@@ -125,7 +125,7 @@ func DescribeIn(names *trace.Names, op *Op) string {
 		if op.Comm != 0 {
 			fmt.Fprintf(&b, " on comm %d", op.Comm)
 		}
-		fmt.Fprintf(&b, " (%d bytes)", op.Bytes)
+		writeSize(&b, op)
 	}
 	if (op.Kind.IsSend() || receives(op.Kind)) && op.Comm != CommStreams {
 		if op.Tag == trace.AnyTag {
@@ -135,9 +135,20 @@ func DescribeIn(names *trace.Names, op *Op) string {
 		}
 	}
 	if op.Kind.IsSend() || op.Kind.IsRecv() {
-		fmt.Fprintf(&b, " (%d bytes)", op.Bytes)
+		writeSize(&b, op)
 	}
 	return b.String()
+}
+
+// writeSize writes the size of op's message: its bytes, or, for a negative
+// count (an invalid call, whose bytes are count times the extent: "-4
+// bytes" says nothing a user wrote), the count the call passed.
+func writeSize(b *strings.Builder, op *Op) {
+	if op.Count < 0 {
+		fmt.Fprintf(b, " (count %d)", op.Count)
+		return
+	}
+	fmt.Fprintf(b, " (%d bytes)", op.Bytes)
 }
 
 // Ref names op for a finding, its site resolved by site (which may be nil).
