@@ -302,17 +302,18 @@ func battery(ranks int, fn func(*gpu.Rank) error, c *config, run checked, known 
 // rerunForced re-runs fn as the checked run ran, with one AnySource
 // receive forced to the alternative sender: a race is a bug when the
 // program fails that way (its own error, a crash, a hang, any finding the
-// checked run did not have).
+// checked run did not have), unless the forced match did not happen and
+// the run only hung (replay.RerunProvesNothing).
 func rerunForced(ranks int, fn func(*gpu.Rank) error, c *config, run checked, m replay.ForcedMatch) replay.RerunOutcome {
 	col := replay.NewCollector()
 	err := launch(ranks, fn, c, nil, run.seed, col, gpu.ForceMatch(m.Rank, m.Seq, m.Src))
 	if errors.Is(err, gpu.ErrWatchdog) {
 		return replay.RerunOutcome{Failed: true, Evidence: err.Error()}
 	}
-	if src, _, ok := col.Matched(m.Rank, m.Seq); !ok || src != m.Src {
-		if err == nil {
-			return replay.RerunOutcome{Illegal: true}
-		}
+	src, _, ok := col.Matched(m.Rank, m.Seq)
+	var re *gpu.RunError
+	if replay.RerunProvesNothing(ok && src == m.Src, err != nil && !errors.As(err, &re), findingsOf(err)) {
+		return replay.RerunOutcome{Illegal: true}
 	}
 	var old verdict.Set
 	old.Add(run.live...)

@@ -254,18 +254,23 @@ func rerun(ctx context.Context, h trace.Header, recorded []verdict.Finding, m re
 	return judgeRerun(out, sum, stderr.String(), recorded, matched)
 }
 
-// judgeRerun says how a re-run recorded in out ended: illegal when the
-// forced receive did not match the forced sender (and nothing failed),
-// failed on a non-zero exit, a hang or crash, or findings the recording
-// did not have.
+// judgeRerun says how a re-run recorded in out ended (see judgeOutcome).
 func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Finding, matched func(*trace.Reader) bool) (replay.RerunOutcome, error) {
 	tr, err := replay.OpenTrace(out)
 	if err != nil {
 		return replay.RerunOutcome{}, err
 	}
 	defer tr.Close()
-	if !matched(tr.Reader()) && sum.ProgramError == "" && len(sum.Header.Findings) == 0 {
-		return replay.RerunOutcome{Illegal: true}, nil
+	return judgeOutcome(sum, stderr, recorded, matched(tr.Reader())), nil
+}
+
+// judgeOutcome says how a re-run ended, from its summary and whether the
+// forced receive matched the forced sender: illegal (no evidence either
+// way) as replay.RerunProvesNothing says, else failed on a non-zero exit,
+// a crash, a hang, or findings the recording did not have.
+func judgeOutcome(sum *Summary, stderr string, recorded []verdict.Finding, matched bool) replay.RerunOutcome {
+	if replay.RerunProvesNothing(matched, sum.ProgramError != "", sum.Header.Findings) {
+		return replay.RerunOutcome{Illegal: true}
 	}
 	var old verdict.Set
 	old.Add(recorded...)
@@ -291,7 +296,7 @@ func judgeRerun(out string, sum *Summary, stderr string, recorded []verdict.Find
 	if len(parts) > 0 {
 		o.Failed, o.Evidence = true, strings.Join(parts, "; ")
 	}
-	return o, nil
+	return o
 }
 
 // matchedFrom reports whether rank's receive or probe seq matched (found)

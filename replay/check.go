@@ -237,7 +237,8 @@ type Rerunner func(m ForcedMatch) (RerunOutcome, error)
 // RerunOutcome is how a re-execution with a forced match ended.
 type RerunOutcome struct {
 	// Illegal: the forced receive never matched the forced sender in the
-	// real run: no evidence either way.
+	// real run, which failed in no other way than hanging: no evidence
+	// either way (RerunProvesNothing).
 	Illegal bool
 	// Unjudged, if set, says why the program could not be re-run at all
 	// (it changed since it was recorded...): the race stays unconfirmed.
@@ -250,6 +251,17 @@ type RerunOutcome struct {
 	Evidence string
 	// Findings are those of the re-run the recording did not have.
 	Findings []Finding
+}
+
+// RerunProvesNothing reports whether a re-run with a forced match is no
+// evidence either way: the forced receive did not match the forced sender,
+// and the run failed in no way (exited cleanly: !exitedBadly) but, at most,
+// by hanging. A pinned receive waits for its sender's message alone, which
+// another receive may have taken first in a real run (an earlier receive
+// from MPI_ANY_SOURCE, the messages come in the other order): the pin, not
+// the program, hung that run. Every door that re-runs judges by this rule.
+func RerunProvesNothing(matched, exitedBadly bool, found []verdict.Finding) bool {
+	return !matched && !exitedBadly && !slices.ContainsFunc(found, func(f verdict.Finding) bool { return !f.Kind.Stuck() })
 }
 
 // CheckResult is what Check found.

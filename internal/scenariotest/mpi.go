@@ -318,6 +318,12 @@ var MPIScenarios = []MPIScenario{
 	// as here, leaves it an unconfirmed note).
 	{Name: "anysource-race", Ranks: 3, Record: complete, Plain: PlainOK},
 	{Name: "anysource-race-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "anysource-race"},
+	// anysource-irecv-pair: two nonblocking receives from MPI_ANY_SOURCE,
+	// either taking either message: correct. A re-run that pins the second
+	// to a sender whose message the first took hangs by the pin, which is
+	// no evidence (replay.RerunProvesNothing): no finding (recorder's
+	// TestMPIRaceJudgedByRerunningTheJob, TestJudgeOutcome).
+	{Name: "anysource-irecv-pair", Ranks: 3, Record: complete, Plain: PlainOK},
 	// anysource-assume: the race whose other order aborts (only the data
 	// tells): the battery alone leaves it unconfirmed; check's re-run with
 	// the receive pinned to rank 2 finds it (recorder's
