@@ -820,7 +820,18 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "unlock")},
 	{Name: "rma-sync", Ranks: 2, Args: []string{"wait"}, Plain: PlainHang,
 		Record: rec(StatusHung, verdict.Hang, []int{0, 1}, "wait", "free")},
+	// lock-in-fence: a lock epoch inside a fence epoch (sec. 11.5.3):
+	// Open MPI runs it; the shim notes the lock at the fence that ends the
+	// fence epoch, and the record names it (mixedEpochFindings).
+	{Name: "rma-sync", Ranks: 2, Args: []string{"lock-in-fence"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.InvalidCall, []int{1}, "lock-in-fence")},
+	// lock-all: MPI_Win_lock_all while the rank holds a lock of the window
+	// (sec. 11.5: an origin's access epochs are disjoint): Open MPI runs
+	// it; the shim fails it with MPI_ERR_RMA_SYNC.
+	{Name: "rma-sync", Ranks: 2, Args: []string{"lock-all"}, Plain: PlainOK, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "lock-all")},
 	{Name: "rma-sync-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
+	{Name: "rma-sync-fixed", Ranks: 2, Args: []string{"lock-in-fence"}, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
 
 	// rma-conflict: conflicting one-sided accesses in one fence epoch
 	// (MPI-3.1 sec. 11.7), which Open MPI runs without a word, an epoch

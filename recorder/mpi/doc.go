@@ -350,8 +350,11 @@
 // req: the access's ordinal), or a Get's origin buffer the program
 // wrote while the Get was pending (op 5, call: the call at whose entry the
 // watch saw it; req: the access's ordinal; flag set: the result buffer of
-// an accumulate that fetches, written while it was pending). The rules: rmaFindings,
-// concurrentEpochFindings, originFindings.
+// an accumulate that fetches, written while it was pending), or a lock
+// epoch opened inside a fence epoch (op 6, call: the Win_lock or
+// Win_lock_all, with its pc; index: the fences on the window before it;
+// written at the fence that closed that epoch). The rules: rmaFindings,
+// concurrentEpochFindings, originFindings, mixedEpochFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,

@@ -26,6 +26,11 @@ const (
 	// rmaWritten: a Get's origin buffer the program wrote before the access
 	// completed (Req: the access's ordinal; Call, PC: the call that saw it).
 	rmaWritten
+	// rmaMixed: a lock epoch opened inside a fence epoch (Call, PC: the
+	// MPI_Win_lock or MPI_Win_lock_all; Index: the fences on the window
+	// before it), written at the fence that closed that epoch: see
+	// mixedEpochFindings.
+	rmaMixed
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the
@@ -156,6 +161,7 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 	for r, rd := range ranks {
 		if rd != nil {
 			fs = append(fs, originFindings(r, rd, siteText)...)
+			fs = append(fs, mixedEpochFindings(r, rd, siteText)...)
 		}
 	}
 	type epochKey struct {
@@ -371,6 +377,32 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 		if requestAccess(a.Call) {
 			f.Hint = "do not write the origin buffer of " + callName(uint32(a.Call)) + " until the wait or test that completes its request (or the MPI_Win_unlock or flush that ends the access) returned"
 		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// mixedEpochFindings reports rank r's lock epochs opened inside a fence
+// epoch of the same window (its rmaMixed records): MPI_Win_lock or
+// MPI_Win_lock_all between two MPI_Win_fence calls, the first not asserting
+// MPI_MODE_NOSUCCEED, the second not MPI_MODE_NOPRECEDE. A fence starts an
+// epoch that the next fence ends (MPI-3.1 sec. 11.5.1), and "it is
+// erroneous to have a window locked and exposed (in an exposure epoch)
+// concurrently" (sec. 11.5.3): active and passive target synchronization
+// of one window do not mix. Open MPI runs such a program.
+func mixedEpochFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	var fs []verdict.Finding
+	for i := range rd.seg.recs {
+		p := &rd.seg.recs[i]
+		if p.Type != recRMA || p.Op != rmaMixed {
+			continue
+		}
+		ref := rmaRef(r, rd, siteText, p, trace.NoRank)
+		msg := fmt.Sprintf("rank %d: %s opened a lock epoch between the window's MPI_Win_fence calls %d and %d, inside their fence epoch: "+
+			"active and passive target synchronization of one window do not mix (MPI-3.1 sec. 11.5.3: it is erroneous to have a window locked and exposed concurrently)",
+			r, callAt(ref), p.Index, p.Index+1)
+		f := verdict.New(verdict.InvalidCall, []int{r}, msg, ref)
+		f.Hint = "end the fence epoch before locking: give the fence before the lock MPI_MODE_NOSUCCEED (and the fence after it MPI_MODE_NOPRECEDE), or synchronize this window with fences or with locks, not both"
 		fs = append(fs, f)
 	}
 	return fs

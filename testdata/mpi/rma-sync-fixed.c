@@ -1,8 +1,10 @@
 /* rma-sync-fixed (2 ranks): rma-sync with each RMA call inside an access
  * epoch (MPI-3.1 sec. 11.5), every mode in one run (an argument runs one):
  * put between two MPI_Win_fence calls, lock and unlock around a Put, and
- * a post-start-complete-wait epoch from rank 1 to rank 0. Rank 0 checks
- * the values it was given. */
+ * a post-start-complete-wait epoch from rank 1 to rank 0, and a lock epoch
+ * between fences whose assertions end the fence epoch before it
+ * (MPI_MODE_NOSUCCEED) and start none after it (MPI_MODE_NOPRECEDE) until
+ * the next fence. Rank 0 checks the values it was given. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +33,7 @@ int main(int argc, char **argv)
 		MPI_Win_fence(0, win);
 		if (rank == 1)
 			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
-		MPI_Win_fence(0, win);
+		MPI_Win_fence(MPI_MODE_NOSUCCEED, win); /* (no fence epoch after it: the lock epochs below are not inside one) */
 		bad |= rank == 0 && buf[0] != 2;
 	}
 	if (want(mode, "unlock")) {
@@ -63,9 +65,21 @@ int main(int argc, char **argv)
 		MPI_Group_free(&peer);
 		MPI_Group_free(&world);
 	}
+	if (want(mode, "lock-in-fence")) {
+		MPI_Win_fence(0, win);
+		MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+		if (rank == 1) {
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, 3, 1, MPI_INT, win);
+			MPI_Win_unlock(0, win);
+		}
+		MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+		MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+		bad |= rank == 0 && buf[3] != 2;
+	}
 	MPI_Win_free(&win);
 	if (bad) {
-		fprintf(stderr, "rma-sync-fixed: rank %d: wrong values %d %d %d\n", rank, buf[0], buf[1], buf[2]);
+		fprintf(stderr, "rma-sync-fixed: rank %d: wrong values %d %d %d %d\n", rank, buf[0], buf[1], buf[2], buf[3]);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	if (rank == 0)

@@ -20,6 +20,14 @@
  *   wait: rank 0 exposes its window (MPI_Win_post to rank 1) and waits for
  *     the access epoch to end (MPI_Win_wait), but rank 1 never starts one:
  *     it goes on to MPI_Win_free, which is collective: Open MPI hangs.
+ *   lock-in-fence: rank 1 locks rank 0's window, puts and unlocks between
+ *     two MPI_Win_fence calls, inside their fence epoch (sec. 11.5.3: a
+ *     window is not locked and exposed at once): Open MPI runs it; the
+ *     record names the lock.
+ *   lock-all: rank 1 holds a lock of rank 0's window and calls
+ *     MPI_Win_lock_all, whose epoch overlaps it (sec. 11.5: an origin's
+ *     access epochs on a window are disjoint): Open MPI runs it; the shim
+ *     fails it with MPI_ERR_RMA_SYNC.
  * Fix: rma-sync-fixed (every mode with its epoch: fence, lock and unlock,
  * post-start-complete-wait). */
 #include <mpi.h>
@@ -69,6 +77,22 @@ int main(int argc, char **argv)
 		}
 		MPI_Group_free(&peer);
 		MPI_Group_free(&world);
+	} else if (strcmp(mode, "lock-all") == 0) {
+		if (rank == 1) {
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+			MPI_Win_lock_all(0, win); // culprit: lock-all
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+			MPI_Win_unlock_all(win);
+			MPI_Win_unlock(0, win);
+		}
+	} else if (strcmp(mode, "lock-in-fence") == 0) {
+		MPI_Win_fence(0, win);
+		if (rank == 1) {
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win); // culprit: lock-in-fence
+			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+			MPI_Win_unlock(0, win);
+		}
+		MPI_Win_fence(0, win);
 	} else {
 		if (rank == 1)
 			MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: put

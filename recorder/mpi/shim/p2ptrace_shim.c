@@ -62,8 +62,12 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * end (MPI_Win_unlock, MPI_Win_unlock_all or MPI_Win_complete returned:
  * req = the epoch's ordinal, t0 = when); RMA_WRITTEN is the record of a
  * Get's origin buffer the program wrote before the access completed (req =
- * the access's ordinal; call, pc = the call that saw it). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN };
+ * the access's ordinal; call, pc = the call that saw it); RMA_MIXED is the
+ * record of a lock epoch opened inside a fence epoch (call, pc = the
+ * MPI_Win_lock or MPI_Win_lock_all; index = the fences on the window
+ * before it; written at the fence that closes that fence epoch: see
+ * win_fenced). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -2370,6 +2374,11 @@ enum { WIN_LOCKS = 16 };
 struct win {
     MPI_Win h; /* MPI_WIN_NULL once freed (kept: it counts for the next id) */
     int id, comm, size, fences, held;
+    /* open: the last fence did not assert MPI_MODE_NOSUCCEED, so a fence
+     * epoch is open until the next one; mixed_call, mixed_pc: the first
+     * lock epoch opened since then (0: none). See win_fenced. */
+    int open, mixed_call;
+    uintptr_t mixed_pc;
     int *world; /* the members' world ranks; NULL: the world's */
     struct win_lock locks[WIN_LOCKS]; /* the lock and start epochs this rank holds (more go untracked) */
     int nlocks;
@@ -2578,13 +2587,47 @@ static void rma_reqs_done(int call, uintptr_t pc, int n, const MPI_Request *befo
         npends = kept;
     }
 }
-/* win_lock notes a lock or start epoch (kind) opened on win (target -1:
- * MPI_Win_lock_all, -2: MPI_Win_start). Lock not held. */
-static void win_lock(int rc, MPI_Win win, int target, int kind) {
+/* win_lock_at notes a lock or start epoch (kind) opened on win (target
+ * -1: MPI_Win_lock_all, -2: MPI_Win_start) by call at pc (0: not a lock
+ * epoch's), and a lock epoch opened while a fence epoch is open (see
+ * win_fenced). Lock not held. */
+static void win_lock_at(int rc, MPI_Win win, int target, int kind, int call, uintptr_t pc) {
     if (rc != MPI_SUCCESS) return;
     lock();
     struct win *w = win_find(win);
     if (w && w->nlocks < WIN_LOCKS) w->locks[w->nlocks++] = (struct win_lock){target, kind, ++lock_ord};
+    if (w && call && w->open && !w->mixed_call) {
+        w->mixed_call = call;
+        w->mixed_pc = pc;
+    }
+    unlock();
+}
+/* win_lock is win_lock_at of a start epoch. */
+static void win_lock(int rc, MPI_Win win, int target, int kind) {
+    win_lock_at(rc, win, target, kind, 0, 0);
+}
+/* win_fenced notes a fence on win that returned rc, with assertion: when
+ * it closes a fence epoch (the fence before it did not assert
+ * MPI_MODE_NOSUCCEED, and it does not assert MPI_MODE_NOPRECEDE) in which
+ * this rank opened a lock epoch on the window, it writes that lock's
+ * RMA_MIXED record. MPI-3.1 sec. 11.5.1: a fence starts an epoch that the
+ * next fence ends; sec. 11.5.3: "It is erroneous to have a window locked
+ * and exposed (in an exposure epoch) concurrently". Only the next fence
+ * tells: a lock after the last fence is no error. Open MPI runs it. */
+static void win_fenced(int rc, MPI_Win win, int assertion) {
+    if (rc != MPI_SUCCESS) return;
+    lock();
+    struct win *w = win_find(win);
+    if (w) {
+        struct rec *r = w->mixed_call && !(assertion & MPI_MODE_NOPRECEDE) ? rec_begin(0) : NULL;
+        if (r) {
+            r->type = R_RMA; r->call = w->mixed_call; r->op = RMA_MIXED; r->comm = w->id; r->index = w->fences - 1;
+            r->pc = w->mixed_pc; r->module = module_of(w->mixed_pc); r->t0 = tnow();
+            rec_commit(r);
+        }
+        w->mixed_call = 0;
+        w->open = !(assertion & MPI_MODE_NOSUCCEED);
+    }
     unlock();
 }
 /* win_unlock closes the epoch of target on win (-1: the MPI_Win_lock_all
@@ -2681,7 +2724,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 }
 int MPI_Win_fence(int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_FENCE, PMPI_Win_fence(assertion, win),
-                  { rma_done(C_WIN_FENCE, pc_, rc_, win, -1); win_sync(rc_, win, 1, 0); });
+                  { rma_done(C_WIN_FENCE, pc_, rc_, win, -1); win_sync(rc_, win, 1, 0); win_fenced(rc_, win, assertion); });
 }
 /* free_why says why freeing window h now is erroneous, NULL if it is
  * not. MPI-3.1 sec. 11.2.5: MPI_WIN_FREE "can be invoked by a process only
@@ -2849,16 +2892,33 @@ int MPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *
 int MPI_Win_lock(int type, int target, int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_LOCK, PMPI_Win_lock(type, target, assertion, win),
                   { win_sync(rc_, win, 0, 1);
-                    win_lock(rc_, win, target, type == MPI_LOCK_SHARED ? RMA_EPOCH_SHARED : RMA_EPOCH_EXCL); });
+                    win_lock_at(rc_, win, target, type == MPI_LOCK_SHARED ? RMA_EPOCH_SHARED : RMA_EPOCH_EXCL, C_WIN_LOCK, pc_); });
 }
 int MPI_Win_unlock(int target, MPI_Win win) {
     UNTRACED_THEN(C_WIN_UNLOCK, PMPI_Win_unlock(target, win),
                   { rma_done(C_WIN_UNLOCK, pc_, rc_, win, target); win_sync(rc_, win, 0, -1);
                     win_unlock(C_WIN_UNLOCK, pc_, rc_, win, target); });
 }
+/* lockall_why says why an MPI_Win_lock_all on win is erroneous, NULL if
+ * it is not: this rank holds an access epoch on the window already (a lock
+ * of one target, an MPI_Win_lock_all, an MPI_Win_start), and lock_all
+ * starts one to every member, that target too: MPI-3.1 sec. 11.5,
+ * "distinct access epochs for win at the same process must be disjoint".
+ * Open MPI refuses a second MPI_Win_lock of one target, and a lock after
+ * MPI_Win_lock_all, but lets this one through. */
+static const char *lockall_why(MPI_Win win) {
+    lock();
+    struct win *w = win_find(win);
+    int held = w && w->nlocks > 0;
+    unlock();
+    return held ? refusal(MPI_ERR_RMA_SYNC, "this rank holds an access epoch on the window already (an MPI_Win_lock, MPI_Win_lock_all or "
+                                            "MPI_Win_start without its unlock or complete), which MPI_Win_lock_all would overlap: an origin's "
+                                            "access epochs on a window must be disjoint (MPI-3.1 sec. 11.5)")
+                : NULL;
+}
 int MPI_Win_lock_all(int assertion, MPI_Win win) {
-    UNTRACED_THEN(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assertion, win),
-                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -1, RMA_EPOCH_SHARED); });
+    CHECKED_THEN(C_WIN_LOCK_ALL, win, lockall_why(win), PMPI_Win_lock_all(assertion, win),
+                  { win_sync(rc_, win, 0, 1); win_lock_at(rc_, win, -1, RMA_EPOCH_SHARED, C_WIN_LOCK_ALL, pc_); });
 }
 int MPI_Win_unlock_all(MPI_Win win) {
     UNTRACED_THEN(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win),
