@@ -11,6 +11,10 @@
  * null: rank 1 puts 4 ints from a NULL origin buffer (a predefined
  *   datatype: no buffer); Open MPI's copy fails with EFAULT and retries for
  *   ever (plain mpirun hangs).
+ * win-null: every rank makes its window of 32 bytes at NULL (sec. 11.2.1:
+ *   no memory there); Open MPI makes it, and rank 1's Put fails with EFAULT
+ *   for ever (plain mpirun hangs). p2ptrace fails the MPI_Win_create
+ *   (MPI_ERR_BUFFER).
  * p2ptrace fails the call as an MPI that checked would (MPI_ERR_TRUNCATE,
  * MPI_ERR_BUFFER, under MPI_ERRORS_ARE_FATAL): a truncation (an invalid
  * call) at its line.
@@ -34,7 +38,10 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	if (strcmp(mode, "win-null") == 0)
+		MPI_Win_create(NULL, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win); // culprit: win-null
+	else
+		MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	MPI_Win_fence(0, win);
 	if (rank == 1) {
 		if (strcmp(mode, "get") == 0)
@@ -43,6 +50,8 @@ int main(int argc, char **argv)
 			MPI_Put(NULL, 4, MPI_INT, 0, 0, 4, MPI_INT, win); // culprit: null
 		else if (strcmp(mode, "getacc") == 0)
 			MPI_Get_accumulate(v, 4, MPI_INT, got, 2, MPI_INT, 0, 0, 4, MPI_INT, MPI_SUM, win); // culprit: getacc
+		else if (strcmp(mode, "win-null") == 0)
+			MPI_Put(v, 4, MPI_INT, 0, 0, 4, MPI_INT, win);
 		else
 			MPI_Put(v, 4, MPI_INT, 0, 0, 2, MPI_INT, win); // culprit: put
 	}

@@ -2705,9 +2705,36 @@ static int rma_refused(MPI_Win win, const char *why) {
         if (!why_) { AFTER; } \
         return rc_; \
     } while (0)
+/* wincreate_why says why MPI_Win_create's memory is no memory, NULL if
+ * it is memory: a NULL base (in Open MPI, MPI_BOTTOM) with a size above
+ * zero. MPI-3.1 sec. 11.2.1: base is "the initial address of window" of
+ * size bytes; there are none at NULL (a window of no memory passes size
+ * 0). Open MPI makes the window; an access to it fails (EFAULT) or
+ * corrupts. */
+static const char *wincreate_why(const void *base, MPI_Aint size) {
+    if (base != NULL || size <= 0) return NULL;
+    snprintf(fits_why, sizeof fits_why, "the window's base is NULL, with a size of %lld bytes: no memory (MPI-3.1 sec. 11.2.1)",
+             (long long)size);
+    return refusal(MPI_ERR_BUFFER, fits_why);
+}
+/* comm_refused fails an untraced call on comm that a check refused (why,
+ * with its class), as rma_refused does on a window: through comm's error
+ * handler. */
+static int comm_refused(MPI_Comm comm, const char *why) {
+    int code = why_class;
+    err_why = why;
+    PMPI_Comm_call_errhandler(comm, code);
+    err_why = NULL;
+    return code;
+}
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    UNTRACED_THEN(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win),
-                  win_made(C_WIN_CREATE, pc_, rc_, comm, base, size, disp_unit, win));
+    if (PASS) return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+    uintptr_t pc_ = PC();
+    untraced_enter(C_WIN_CREATE, pc_);
+    const char *why_ = wincreate_why(base, size);
+    int rc_ = untraced_leave(why_ ? comm_refused(comm, why_) : PMPI_Win_create(base, size, disp_unit, info, comm, win));
+    if (!why_) win_made(C_WIN_CREATE, pc_, rc_, comm, base, size, disp_unit, win);
+    return rc_;
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win),
