@@ -172,6 +172,11 @@ func (c *vCall) disagreement(siteText siteTextFunc) (verdict.Finding, bool) {
 					return c.finding(siteText, x, m, fmt.Sprintf("rank %d expects %d bytes from rank %d, which sends %d",
 						x.rank, vc[j], m.rank, own), sizes+" (MPI-3.1 sec. 5.7)")
 				}
+				if vc[j] > 0 && m != x {
+					if f, ok := c.typeDisagreement(siteText, m, x, "5.7"); ok {
+						return f, true
+					}
+				}
 			}
 		}
 	case trace.OpAlltoallv:
@@ -185,6 +190,11 @@ func (c *vCall) disagreement(siteText siteTextFunc) (verdict.Finding, bool) {
 				if len(yv) == 2*c.n && xv[j] != yv[c.n+xi] {
 					return c.finding(siteText, x, y, fmt.Sprintf("rank %d sends %d bytes to rank %d, which expects %d",
 						x.rank, xv[j], y.rank, yv[c.n+xi]), sizes+" (MPI-3.1 sec. 5.8)")
+				}
+				if len(yv) == 2*c.n && xv[j] > 0 && x != y {
+					if f, ok := c.typeDisagreement(siteText, x, y, "5.8"); ok {
+						return f, true
+					}
 				}
 			}
 		}
@@ -239,6 +249,23 @@ func (c *vCall) disagreement(siteText siteTextFunc) (verdict.Finding, bool) {
 		}
 	}
 	return verdict.Finding{}, false
+}
+
+// typeDisagreement is the finding of a v collective whose member from
+// sends elements of one basic type to member to, which receives another:
+// the type signatures differ though their sizes agree (MPI-3.1 sec. 5.7,
+// 5.8: the type signature of what one sends must equal what the other
+// receives). The types compared are the C types the shim noted for the
+// send buffer (from's CType) and the receive buffer (to's CType2): known
+// only where the records have them, MPI_BYTE and MPI_PACKED none. The
+// caller saw the sizes agree and above zero.
+func (c *vCall) typeDisagreement(siteText siteTextFunc, from, to vMember, sec string) (verdict.Finding, bool) {
+	s, r := c.rec(from).CType, c.rec(to).CType2
+	if s == 0 || r == 0 || s.class() == ctAny || r.class() == ctAny || s == r {
+		return verdict.Finding{}, false
+	}
+	return c.finding(siteText, from, to, fmt.Sprintf("rank %d sends %s to rank %d, which receives %s from it", from.rank, s, to.rank, r),
+		"the type signatures differ (MPI-3.1 sec. "+sec+")")
 }
 
 // sizes says why two sides that differ in size disagree.

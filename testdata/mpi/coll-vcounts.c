@@ -10,8 +10,10 @@
  *   allgatherv:     rank 1 sends 1 int, both expect 2 from it;
  *   alltoallv:      rank 0 sends rank 1 one int, rank 1 expects 2;
  *   igatherv:       gatherv's bug in MPI_Igatherv;
+ *   alltoallv-type: rank 0 sends ints, rank 1 receives floats (and sends
+ *                   them): the sizes agree, the type signatures do not;
  *   reduce-scatter: rank 1's recvcounts give itself 1 int, rank 0's 2.
- * Without a mode, every mode in turn (six collective calls, six findings).
+ * Without a mode, every mode in turn (seven collective calls, seven findings).
  * The recording's collective-mismatch names the call on both ranks. Plain
  * mpirun passes. Fix: coll-vcounts-fixed. */
 #include <mpi.h>
@@ -22,6 +24,7 @@
 static int run(const char *mode, int rank)
 {
 	int sbuf[8] = {1, 2, 3, 4, 5, 6, 7, 8}, rbuf[8] = {0};
+	float fsbuf[8] = {1, 2, 3, 4, 5, 6, 7, 8}, frbuf[8] = {0};
 	int counts[2], displs[2] = {0, 4}, rcounts[2], rdispls[2] = {0, 4};
 	MPI_Request req;
 
@@ -38,6 +41,12 @@ static int run(const char *mode, int rank)
 		counts[0] = 2, counts[1] = rank == 0 ? 1 : 2;
 		rcounts[0] = rcounts[1] = 2;
 		MPI_Alltoallv(sbuf, counts, displs, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, MPI_COMM_WORLD); // culprit: alltoallv
+	} else if (strcmp(mode, "alltoallv-type") == 0) {
+		counts[0] = counts[1] = rcounts[0] = rcounts[1] = 2;
+		if (rank == 0)
+			MPI_Alltoallv(sbuf, counts, displs, MPI_INT, rbuf, rcounts, rdispls, MPI_INT, MPI_COMM_WORLD); // culprit: alltoallv-int
+		else
+			MPI_Alltoallv(fsbuf, counts, displs, MPI_FLOAT, frbuf, rcounts, rdispls, MPI_FLOAT, MPI_COMM_WORLD); // culprit: alltoallv-float
 	} else if (strcmp(mode, "igatherv") == 0) {
 		counts[0] = 2, counts[1] = 3;
 		MPI_Igatherv(sbuf, 2, MPI_INT, rbuf, counts, displs, MPI_INT, 0, MPI_COMM_WORLD, &req); // culprit: igatherv
@@ -51,7 +60,7 @@ static int run(const char *mode, int rank)
 	return 0;
 }
 
-static const char *modes[] = {"gatherv", "scatterv", "allgatherv", "alltoallv", "igatherv", "reduce-scatter"};
+static const char *modes[] = {"gatherv", "scatterv", "allgatherv", "alltoallv", "alltoallv-type", "igatherv", "reduce-scatter"};
 
 int main(int argc, char **argv)
 {

@@ -54,6 +54,15 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			out[N] = -1;
 	}
+	if (all || strcmp(argv[1], "allgatherv") == 0) {
+		int counts[2] = {N / 2, N / 2}, displs[2] = {0, N};
+		known = 1;
+		MPI_Iallgatherv(in, N / 2, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD, &req);
+		sum = in[0]; /* reading a send buffer is allowed */
+		out[N - 1] = -1; /* between the members' blocks ([0, N/2) and [N, 3N/2)): not the collective's */
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
+		out[N + 1] = -1;
+	}
 	if (!known) {
 		if (rank == 0)
 			fprintf(stderr, "icoll-buffers-fixed: unknown mode %s\n", argv[1]);

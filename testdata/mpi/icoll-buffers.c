@@ -8,7 +8,10 @@
  *   allreduce: rank 1 writes its MPI_Iallreduce receive buffer before
  *              MPI_Wait: recv-buffer-write on rank 1;
  *   gather:    the root writes its MPI_Igather receive buffer before
- *              MPI_Wait: recv-buffer-write on rank 0.
+ *              MPI_Wait: recv-buffer-write on rank 0;
+ *   allgatherv: rank 0 writes its MPI_Iallgatherv receive buffer before
+ *              MPI_Wait: recv-buffer-write on rank 0 (a v collective's
+ *              buffers reach as far as its counts and displacements).
  * Plain mpirun passes: the values are not checked (what the program gets is
  * undefined, not an error Open MPI reports). Fix: icoll-buffers-fixed. */
 #include <mpi.h>
@@ -28,7 +31,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (size != 2 || argc != 2) {
 		if (rank == 0)
-			fprintf(stderr, "usage: icoll-buffers bcast|allreduce|gather (2 ranks)\n");
+			fprintf(stderr, "usage: icoll-buffers bcast|allreduce|gather|allgatherv (2 ranks)\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -50,6 +53,12 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			out[N] = -1; // culprit: write-gather
 		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: wait-gather
+	} else if (strcmp(argv[1], "allgatherv") == 0) {
+		int counts[2] = {N / 2, N / 2}, displs[2] = {0, N};
+		MPI_Iallgatherv(in, N / 2, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD, &req); // culprit: iallgatherv
+		if (rank == 0)
+			out[1] = -1; // culprit: write-allgatherv
+		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: wait-allgatherv
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "icoll-buffers: unknown mode %s\n", argv[1]);

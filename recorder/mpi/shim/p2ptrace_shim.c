@@ -3764,6 +3764,40 @@ static struct side side_of(const void *buf, int count, MPI_Datatype dt) {
     struct side s = {buf, count, dt};
     return s;
 }
+static int cmp_run(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+/* vside is the side of a nonblocking v collective's buffer: the first run
+ * of elements its counts and displacements cover without a hole (the
+ * members' blocks, sorted by displacement, joined while they touch or
+ * overlap). The holes between blocks are the program's (MPI-3.1 sec. 5.12
+ * makes the collective's buffers MPI's, not what lies between them), so
+ * the side watched or hashed is that run alone: a write there is the
+ * collective's; one elsewhere in the buffer may be none of its business. */
+static struct side vside(const void *buf, MPI_Comm comm, const int *counts, const int *displs, MPI_Datatype dt) {
+    if (!buf || buf == MPI_IN_PLACE || buf == MPI_BOTTOM || !counts || !displs || dt == MPI_DATATYPE_NULL || inter(comm)) return none;
+    int n = size_in(comm), k = 0;
+    int64_t (*iv)[2] = n > 0 ? malloc(sizeof *iv * n) : NULL;
+    if (!iv) return none;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0 && displs[i] >= 0) {
+            iv[k][0] = displs[i];
+            iv[k][1] = (int64_t)displs[i] + counts[i];
+            k++;
+        }
+    int64_t lo = 0, hi = 0;
+    if (k > 0) {
+        qsort(iv, k, sizeof *iv, cmp_run);
+        lo = iv[0][0], hi = iv[0][1];
+        for (int j = 1; j < k && iv[j][0] <= hi; j++)
+            if (iv[j][1] > hi) hi = iv[j][1];
+    }
+    free(iv);
+    MPI_Aint lb = 0, ext = 0;
+    if (hi - lo <= 0 || hi - lo > INT_MAX || PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS || ext <= 0) return none;
+    return side_of((const char *)buf + lo * ext, (int)(hi - lo), dt);
+}
 /* side_n is the side of n blocks of count elements of dt at buf (a Gather
  * root's receive buffer: one block per member); none past an int's range. */
 static struct side side_n(const void *buf, int count, int n, MPI_Datatype dt) {
@@ -3814,9 +3848,6 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
  * coll_refused). */
 #define ICOLL_BUFS(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, WHY, PMPI_CALL) \
     ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, NULL, WHY, PMPI_CALL)
-/* ICOLL_V is ICOLL with the per-member counts VC (a struct vcounts *) and WHY. */
-#define ICOLL_V(CALL, OP, ROOT, BYTES, DT, REDOP, VC, WHY, PMPI_CALL) \
-    ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, none, none, VC, WHY, PMPI_CALL)
 /* ICOLL_FULL: a refused call (WHY) reaches neither the library nor the
  * trace (icoll_track records successes only). */
 #define ICOLL_FULL(CALL, OP, ROOT, BYTES, DT, REDOP, SND, RCV, VC, WHY, PMPI_CALL) do { \
@@ -3951,8 +3982,9 @@ int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, c
     int me = me_in(comm);
     int inplace = sbuf == MPI_IN_PLACE && me == root && me >= 0 && rcounts;
     struct vcounts vc = vc_of(comm, me == root ? rcounts : NULL, rtype, NULL, rtype);
-    ICOLL_V(C_IGATHERV, OP_IGATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-            inplace ? rtype : stype, RED_NONE, &vc,
+    ICOLL_FULL(C_IGATHERV, OP_IGATHERV, root, inplace ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+            inplace ? rtype : stype, RED_NONE, side_of(sbuf, scount, stype),
+            me == root ? vside(rbuf, comm, rcounts, displs, rtype) : none, &vc,
             coll_bufs(sbuf, scount, stype, 1, rbuf, me == root ? vsum(comm, rcounts) : 0, rtype, me == root),
             PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req));
 }
@@ -3963,8 +3995,9 @@ int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI
     int me = me_in(comm);
     int inplace = rbuf == MPI_IN_PLACE && me == root && me >= 0 && scounts;
     struct vcounts vc = vc_of(comm, me == root ? scounts : NULL, stype, NULL, stype);
-    ICOLL_V(C_ISCATTERV, OP_ISCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
-            inplace ? stype : rtype, RED_NONE, &vc,
+    ICOLL_FULL(C_ISCATTERV, OP_ISCATTERV, root, inplace ? bytes_of(scounts[me], stype) : bytes_of(rcount, rtype),
+            inplace ? stype : rtype, RED_NONE, me == root ? vside(sbuf, comm, scounts, displs, stype) : none,
+            side_of(rbuf, rcount, rtype), &vc,
             coll_bufs(sbuf, me == root ? vsum(comm, scounts) : 0, stype, me == root, rbuf, rcount, rtype, 1),
             PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req));
 }
@@ -3974,8 +4007,9 @@ int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
     uintptr_t pc = PC();
     int me = sbuf == MPI_IN_PLACE ? me_in(comm) : -1;
     struct vcounts vc = vc_of(comm, rcounts, rtype, NULL, rtype);
-    ICOLL_V(C_IALLGATHERV, OP_IALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
-            me >= 0 ? rtype : stype, RED_NONE, &vc, coll_bufs(sbuf, scount, stype, 1, rbuf, vsum(comm, rcounts), rtype, 1),
+    ICOLL_FULL(C_IALLGATHERV, OP_IALLGATHERV, -1, me >= 0 && rcounts ? bytes_of(rcounts[me], rtype) : bytes_of(scount, stype),
+            me >= 0 ? rtype : stype, RED_NONE, side_of(sbuf, scount, stype), vside(rbuf, comm, rcounts, displs, rtype), &vc,
+            coll_bufs(sbuf, scount, stype, 1, rbuf, vsum(comm, rcounts), rtype, 1),
             PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
 }
 int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
@@ -3988,7 +4022,8 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
     struct vcounts vc = sbuf == MPI_IN_PLACE ? vc_of(comm, rcounts, rtype, rcounts, rtype)
                                              : vc_of(comm, scounts, stype, rcounts, rtype);
     if (!vc.b) vc.n = 0;
-    ICOLL_V(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE, &vc,
+    ICOLL_FULL(C_IALLTOALLV, OP_IALLTOALLV, -1, bytes_of(total, rtype), rtype, RED_NONE,
+            vside(sbuf, comm, scounts, sdispls, stype), vside(rbuf, comm, rcounts, rdispls, rtype), &vc,
             coll_bufs(sbuf, sbuf == MPI_IN_PLACE ? 0 : vsum(comm, scounts), stype, 1, rbuf, vsum(comm, rcounts), rtype, 1),
             PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req));
 }
