@@ -11,10 +11,10 @@
  * null: rank 1 puts 4 ints from a NULL origin buffer (a predefined
  *   datatype: no buffer); Open MPI's copy fails with EFAULT and retries for
  *   ever (plain mpirun hangs).
- * win-null: every rank makes its window of 32 bytes at NULL (sec. 11.2.1:
- *   no memory there); Open MPI makes it, and rank 1's Put fails with EFAULT
- *   for ever (plain mpirun hangs). p2ptrace fails the MPI_Win_create
- *   (MPI_ERR_BUFFER).
+ * win-null: rank 0 makes its part of the window of 32 bytes at NULL (sec.
+ *   11.2.1: no memory there); Open MPI makes it, and rank 1's Put into it
+ *   fails with EFAULT for ever (plain mpirun hangs). p2ptrace fails rank
+ *   0's MPI_Win_create (MPI_ERR_BUFFER).
  * p2ptrace fails the call as an MPI that checked would (MPI_ERR_TRUNCATE,
  * MPI_ERR_BUFFER, under MPI_ERRORS_ARE_FATAL): a truncation (an invalid
  * call) at its line.
@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	if (strcmp(mode, "win-null") == 0)
+	if (strcmp(mode, "win-null") == 0 && rank == 0)
 		MPI_Win_create(NULL, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win); // culprit: win-null
 	else
 		MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
