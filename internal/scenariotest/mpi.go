@@ -852,7 +852,8 @@ var MPIScenarios = []MPIScenario{
 	// the fence; fetch: the same for an MPI_Fetch_and_op's result buffer
 	// (sec. 11.3.4); rput and rget: the same for MPI_Rput's and MPI_Rget's
 	// origin buffers written before the MPI_Wait that completes their
-	// requests (sec. 11.3.5). lock: two Puts to one int in
+	// requests (sec. 11.3.5). getget: rank 2's two Gets into one int,
+	// both pending: a buffer-overlap naming both. lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
 	// inside them); pscw: likewise in two origins' access epochs of one
 	// exposure epoch (MPI_Win_post/start/complete/wait). The fixed
@@ -871,6 +872,7 @@ var MPIScenarios = []MPIScenario{
 			find("", verdict.InFlightMutation, []int{1}, "rput-put", "rput-wait"),
 			find("", verdict.RecvBufferWrite, []int{2}, "rget-get", "rget-wait"),
 			find("", verdict.RecvBufferWrite, []int{1}, "fetch-op", "fetch-fence"),
+			find("", verdict.BufferOverlap, []int{2}, "getget-1", "getget-2"),
 		}},
 	{Name: "rma-conflict-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "rma-conflict"},
 

@@ -353,7 +353,10 @@
 // an accumulate that fetches, written while it was pending), or a lock
 // epoch opened inside a fence epoch (op 6, call: the Win_lock or
 // Win_lock_all, with its pc; index: the fences on the window before it;
-// written at the fence that closed that epoch). The rules: rmaFindings,
+// written at the fence that closed that epoch), or an access whose buffer
+// the library writes overlapping the one of a pending access of the rank
+// (op 7, call: the new access, with its pc; req: its ordinal; source: the
+// pending one's; bytes: the bytes in common). The rules: rmaFindings,
 // concurrentEpochFindings, originFindings, mixedEpochFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,

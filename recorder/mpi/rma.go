@@ -31,6 +31,11 @@ const (
 	// before it), written at the fence that closed that epoch: see
 	// mixedEpochFindings.
 	rmaMixed
+	// rmaOverlap: an access whose origin or result buffer, which the
+	// library writes, overlaps the one of a pending access of the rank that
+	// writes its too (Call, PC: the new access; Req: its ordinal; Source:
+	// the pending one's; Bytes: the bytes in common). See originFindings.
+	rmaOverlap
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the
@@ -354,6 +359,12 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd {
 			continue
 		}
+		if p.Op == rmaOverlap {
+			if a, b := byOrd[uint64(p.Source)], byOrd[p.Req]; a != nil && b != nil {
+				fs = append(fs, overlapFinding(r, rd, siteText, a, b, p.Bytes))
+			}
+			continue
+		}
 		if accessCall(p.Call) {
 			if byOrd == nil {
 				byOrd = map[uint64]*record{}
@@ -406,6 +417,21 @@ func mixedEpochFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fi
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// overlapFinding words two pending one-sided accesses of rank r, a then b,
+// whose buffers the library writes (a Get's origin buffer, a fetching
+// accumulate's result buffer) share n bytes: both write them, in an order
+// MPI does not define, as two pending receives into one buffer (MPI-3.1
+// sec. 11.3: the buffer is not to be accessed until the operation
+// completes; sec. 11.7).
+func overlapFinding(r int, rd *rankData, siteText siteTextFunc, a, b *record, n int64) verdict.Finding {
+	ra, rb := rmaRef(r, rd, siteText, a, int(a.Peer)), rmaRef(r, rd, siteText, b, int(b.Peer))
+	msg := fmt.Sprintf("rank %d: %s and %s, both pending, write overlapping buffers (%d bytes in common): which data they end with is undefined (MPI-3.1 sec. 11.3: a get's buffer is the library's until the access completes)",
+		r, callAt(ra), callAt(rb), n)
+	f := verdict.New(verdict.BufferOverlap, []int{r}, msg, ra, rb)
+	f.Hint = "give each pending get its own buffer, or complete the first (MPI_Win_fence, MPI_Win_unlock, a flush) before the second"
+	return f
 }
 
 // getWrittenFinding words a Get's origin buffer, or an accumulate's result

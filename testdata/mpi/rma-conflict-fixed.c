@@ -11,7 +11,8 @@
  * exposure epoch of rank 0. fetch: rank 1 MPI_Fetch_and_ops int 2 and
  * reads the value fetched after the fence. rput and rget: rank 1 MPI_Rputs to int 0 and
  * rank 2 MPI_Rgets int 1, each in a lock epoch, and each touches its origin
- * buffer only after the MPI_Wait that completes the request. Rank 0 and
+ * buffer only after the MPI_Wait that completes the request. getget: rank
+ * 2 MPI_Gets ints 0 and 1 into two local ints in one lock epoch. Rank 0 and
  * rank 2 check the values. */
 #include <mpi.h>
 #include <stdio.h>
@@ -120,6 +121,13 @@ int main(int argc, char **argv)
 		MPI_Wait(&req, MPI_STATUS_IGNORE);
 		bad |= want(mode, "lock") && mine != 2;
 		mine = 9;
+		MPI_Win_unlock(0, win);
+	}
+	if (want(mode, "getget") && rank == 2) {
+		int two[2] = {0, 0};
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Get(&two[0], 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+		MPI_Get(&two[1], 1, MPI_INT, 0, 1, 1, MPI_INT, win);
 		MPI_Win_unlock(0, win);
 	}
 	MPI_Win_free(&win);

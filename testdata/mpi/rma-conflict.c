@@ -12,6 +12,8 @@
  *     the fence that completes it (sec. 11.3);
  *   getbuf: rank 2 writes the origin buffer of its MPI_Get of int 3 before
  *     the fence that completes it (sec. 11.3);
+ *   getget: rank 2 MPI_Gets ints 0 and 1 into one local int in one epoch:
+ *     both Gets write it, in no defined order (a buffer-overlap);
  *   fetch: rank 1 writes the result buffer of its MPI_Fetch_and_op before
  *     the fence that completes it (sec. 11.3.4);
  *   lock: ranks 1 and 2 each MPI_Put to int 0 in a shared lock epoch
@@ -94,6 +96,14 @@ int main(int argc, char **argv)
 			mine = 5;
 		}
 		MPI_Win_fence(0, win); // culprit: getbuf-fence
+	}
+	if (want(mode, "getget")) {
+		int mine = 0;
+		if (rank == 2) {
+			MPI_Get(&mine, 1, MPI_INT, 0, 0, 1, MPI_INT, win); // culprit: getget-1
+			MPI_Get(&mine, 1, MPI_INT, 0, 1, 1, MPI_INT, win); // culprit: getget-2
+		}
+		MPI_Win_fence(0, win);
 	}
 	if (want(mode, "fetch")) {
 		int one = 1, old = -1;

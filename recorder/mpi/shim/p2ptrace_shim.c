@@ -66,8 +66,12 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * record of a lock epoch opened inside a fence epoch (call, pc = the
  * MPI_Win_lock or MPI_Win_lock_all; index = the fences on the window
  * before it; written at the fence that closes that fence epoch: see
- * win_fenced). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED };
+ * win_fenced); RMA_OVERLAP is the record of an access whose origin or
+ * result buffer, which the library writes, overlaps the one of a pending
+ * access that writes its too (call, pc = the new access; req = its
+ * ordinal; source = the pending one's; bytes = the bytes in common: see
+ * pend_overlap). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -2487,6 +2491,29 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, const void *
  * (NULL: none); rbuf, rcount, rtype: an accumulate's result buffer,
  * likewise (NULL: none); req: a request form's request, whose completion
  * completes the access too (NULL: none). Lock not held. */
+/* pend_overlap returns the ordinal of a pending access whose buffer the
+ * library writes (a Get's origin buffer, a fetching accumulate's result
+ * buffer: watched, hash 0) and that overlaps [addr, addr+span), 0 if none,
+ * with the bytes in common in *common. Two such accesses write the same
+ * bytes in an order MPI does not define: a receive buffer pending twice
+ * (MPI-3.1 sec. 11.3: the buffer must not be accessed until the operation
+ * completes; sec. 11.7: the outcome of conflicting accesses is undefined).
+ * Lock held. */
+static uint64_t pend_overlap(uint64_t addr, int64_t span, int64_t *common) {
+    for (int i = 0; addr && span > 0 && i < npends; i++) {
+        const struct rma_pend *p = &pends[i];
+        if (p->hash) continue;
+        uint64_t a;
+        int64_t n;
+        dense_span(p->buf, p->count, p->dt, (int)bytes_of(1, p->dt), &a, &n);
+        uint64_t lo = a > addr ? a : addr, hi = a + n < addr + span ? a + n : addr + span;
+        if (a && n > 0 && lo < hi) {
+            *common = (int64_t)(hi - lo);
+            return p->ord;
+        }
+    }
+    return 0;
+}
 static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, MPI_Aint disp, int tcount,
                        MPI_Datatype ttype, int redop, const void *obuf, int ocount, MPI_Datatype otype,
                        const void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *req) {
@@ -2495,6 +2522,15 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     lock();
     uint64_t ord = ++rma_ord;
     MPI_Request rq = req ? *req : MPI_REQUEST_NULL;
+    /* (before this access's own buffers join the pending ones) */
+    uint64_t oaddr = 0, raddr = 0, before = 0;
+    int64_t ospan = 0, rspan = 0, common = 0;
+    if ((call == C_GET || call == C_RGET) && obuf && ocount > 0) dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &oaddr, &ospan);
+    if (rbuf && rcount > 0) dense_span(rbuf, rcount, rtype, (int)bytes_of(1, rtype), &raddr, &rspan);
+    if (win_find(win)) {
+        before = pend_overlap(oaddr, ospan, &common);
+        if (!before) before = pend_overlap(raddr, rspan, &common);
+    }
     if ((call == C_GET || call == C_RGET) && obuf && ocount > 0 && win_find(win)) {
         /* A Get's origin buffer is the library's until the access completes:
          * watched as a pending receive's (the watch above), until rma_done. */
@@ -2536,6 +2572,12 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
             r->source = l ? (int32_t)l->ord : 0;
         }
         rec_commit(r);
+    }
+    struct rec *o = r && before ? rec_begin(0) : NULL;
+    if (o) {
+        o->type = R_RMA; o->call = call; o->op = RMA_OVERLAP; o->comm = w->id; o->req = ord; o->source = (int32_t)before;
+        o->bytes = common; o->pc = pc; o->module = module_of(pc); o->t0 = tnow();
+        rec_commit(o);
     }
     unlock();
 }
