@@ -2400,6 +2400,8 @@ struct rma_pend {
     uint64_t hash, ord; /* hash 0: a Get's, watched instead (watch_add) */
     int result; /* a result buffer (Get_accumulate, Fetch_and_op, Compare_and_swap), watched */
     MPI_Request req; /* a request-based access's request (MPI_Rput...), whose completion completes it too; else MPI_REQUEST_NULL */
+    uint64_t addr; /* a watched buffer's bytes (dense_span; 0: not dense), for pend_overlap */
+    int64_t span;
 };
 static struct rma_pend *pends;
 static int npends, cappends;
@@ -2415,17 +2417,15 @@ static void pend_add(struct rma_pend p) {
     pends[npends++] = p;
 }
 
-/* pend_watch watches buf (count elements of dt), which the library writes
+/* pend_watch watches buf (count elements of dt: its bytes addr, span, from
+ * dense_span), which the library writes
  * for access ord until the access completes: a Get's origin buffer, or
  * (result set) an accumulate's result buffer. Lock held. */
-static void pend_watch(MPI_Win win, int target, const void *buf, int count, MPI_Datatype dt, uint64_t ord,
-                       MPI_Request rq, int result) {
-    uint64_t addr;
-    int64_t span;
-    dense_span(buf, count, dt, (int)bytes_of(1, dt), &addr, &span);
+static void pend_watch(MPI_Win win, int target, const void *buf, int count, MPI_Datatype dt, uint64_t addr,
+                       int64_t span, uint64_t ord, MPI_Request rq, int result) {
     int before = nwatch;
     watch_add(WATCH_RMA | (result ? WATCH_RESULT : 0) | ord, 0, addr, span);
-    if (nwatch > before) pend_add((struct rma_pend){win, target, buf, count, dt, 0, ord, result, rq});
+    if (nwatch > before) pend_add((struct rma_pend){win, target, buf, count, dt, 0, ord, result, rq, addr, span});
 }
 /* pend_unwatch stops watching the buffer of pending p (hash 0). Lock held. */
 static void pend_unwatch(const struct rma_pend *p) {
@@ -2503,9 +2503,8 @@ static uint64_t pend_overlap(uint64_t addr, int64_t span, int64_t *common) {
     for (int i = 0; addr && span > 0 && i < npends; i++) {
         const struct rma_pend *p = &pends[i];
         if (p->hash) continue;
-        uint64_t a;
-        int64_t n;
-        dense_span(p->buf, p->count, p->dt, (int)bytes_of(1, p->dt), &a, &n);
+        uint64_t a = p->addr;
+        int64_t n = p->span;
         uint64_t lo = a > addr ? a : addr, hi = a + n < addr + span ? a + n : addr + span;
         if (a && n > 0 && lo < hi) {
             *common = (int64_t)(hi - lo);
@@ -2522,25 +2521,28 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
     lock();
     uint64_t ord = ++rma_ord;
     MPI_Request rq = req ? *req : MPI_REQUEST_NULL;
-    /* (before this access's own buffers join the pending ones) */
+    /* The origin's and result buffer's bytes (the record's, and what a
+     * Get's or a result buffer overlaps among the pending ones before this
+     * access's own join them). */
     uint64_t oaddr = 0, raddr = 0, before = 0;
     int64_t ospan = 0, rspan = 0, common = 0;
-    if ((call == C_GET || call == C_RGET) && obuf && ocount > 0) dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &oaddr, &ospan);
+    int gets = call == C_GET || call == C_RGET;
+    if (obuf && ocount > 0) dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &oaddr, &ospan);
     if (rbuf && rcount > 0) dense_span(rbuf, rcount, rtype, (int)bytes_of(1, rtype), &raddr, &rspan);
     if (win_find(win)) {
-        before = pend_overlap(oaddr, ospan, &common);
+        before = gets ? pend_overlap(oaddr, ospan, &common) : 0;
         if (!before) before = pend_overlap(raddr, rspan, &common);
     }
-    if ((call == C_GET || call == C_RGET) && obuf && ocount > 0 && win_find(win)) {
+    if (gets && obuf && ocount > 0 && win_find(win)) {
         /* A Get's origin buffer is the library's until the access completes:
          * watched as a pending receive's (the watch above), until rma_done. */
-        pend_watch(win, target, obuf, ocount, otype, ord, rq, 0);
+        pend_watch(win, target, obuf, ocount, otype, oaddr, ospan, ord, rq, 0);
     } else if (obuf && ocount > 0 && win_find(win)) {
         uint64_t h = hash_data(obuf, ocount, otype);
-        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord, 0, rq});
+        if (h) pend_add((struct rma_pend){win, target, obuf, ocount, otype, h, ord, 0, rq, oaddr, ospan});
     }
     /* So is the result buffer of an accumulate that fetches (sec. 11.3.4). */
-    if (rbuf && rcount > 0 && win_find(win)) pend_watch(win, target, rbuf, rcount, rtype, ord, rq, 1);
+    if (rbuf && rcount > 0 && win_find(win)) pend_watch(win, target, rbuf, rcount, rtype, raddr, rspan, ord, rq, 1);
     struct win *w = win_find(win);
     quiet++;
     int ok = w && target >= 0 && target < w->size && PMPI_Type_get_extent(ttype, &lb, &ext) == MPI_SUCCESS &&
@@ -2559,8 +2561,8 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
         /* The origin's bytes (a Get writes them) and an accumulate's result
          * buffer, with the caller's frame: the merge checks them against the
          * variables they point into (buffer-overrun). */
-        if (obuf && ocount > 0) dense_span(obuf, ocount, otype, (int)bytes_of(1, otype), &r->addr, &r->span);
-        if (rbuf && rcount > 0) dense_span(rbuf, rcount, rtype, (int)bytes_of(1, rtype), &r->addr2, &r->span2);
+        r->addr = oaddr; r->span = ospan;
+        r->addr2 = raddr; r->span2 = rspan;
         r->ctype = obuf ? ctype_of(otype) : 0;
         r->ctype2 = rbuf ? ctype_of(rtype) : 0;
         r->frame = call_fp;
@@ -3527,12 +3529,9 @@ static int64_t vext(MPI_Comm comm, const int *counts, const int *displs) {
  * the call refused for its argument, and aborts), where Open MPI would
  * crash in it. */
 static int coll_refused(MPI_Comm comm, const char *why) {
-    int code = why_class;
-    err_why = why;
     refusing_post = 1;
-    PMPI_Comm_call_errhandler(comm, code);
+    int code = comm_refused(comm, why);
     refusing_post = 0;
-    err_why = NULL;
     return code;
 }
 
