@@ -1,15 +1,42 @@
 package recorder
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/p2ptrace/p2ptrace/internal/proc"
 )
+
+// outputGrace bounds how long the recorder waits, once its child has
+// exited, for the child's output to end. Output that goes to a writer other
+// than a file is copied from a pipe, and exec's Wait returns when every
+// holder of the pipe has closed it: a process that left the job's session
+// (a daemon a rank started) could hold it for ever, past every kill of the
+// session, and the recorder would never return.
+const outputGrace = 2 * time.Second
+
+// waitBounded starts cmd's Wait in a goroutine, its wait for output bounded
+// by outputGrace (set before cmd.Start: see exec.Cmd.WaitDelay), and
+// returns the channel its result comes on. Output cut short that way is no
+// error of the program's: exec.ErrWaitDelay becomes nil.
+func waitBounded(cmd *exec.Cmd) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil
+		}
+		done <- err
+	}()
+	return done
+}
 
 // childAttr ties a child's life to the recorder's: the kernel sends it
 // SIGTERM when the recorder dies, by any signal, kill -9 included

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,5 +118,58 @@ func TestRecordMPIWaitsForRanksComputingAfterFinalize(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "did not exit") || sum.Header.Status != trace.StatusComplete || !sum.Clean() {
 		t.Errorf("the job was ended early or is not clean:\n%s\n%s", log.String(), sum.Text())
+	}
+}
+
+// TestRecordMPIDoesNotWaitForOutputHeldOutsideTheJob: the launcher exits,
+// but a process that left its session (a daemon) holds the launcher's
+// output open. Output going to a writer other than a file is copied from a
+// pipe, and a Wait for the pipe's end would never return: the recording
+// must end once the launcher has, and a little grace.
+func TestRecordMPIDoesNotWaitForOutputHeldOutsideTheJob(t *testing.T) {
+	mpitest.RequireMPI(t)
+	t.Parallel()
+	dir := t.TempDir()
+	exe, _ := mpiProgram(t, dir, "finalize", finalizeThenCompute)
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "daemon.pid")
+	launcher := filepath.Join(dir, "mpirun-leaves-a-daemon")
+	script := "#!/bin/sh\n\"" + mpirun + "\" \"$@\"\nstatus=$?\nsetsid sleep 600 &\necho $! >\"" + pidFile + "\"\nexit $status\n"
+	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	var stdout, log bytes.Buffer // (not files: the launcher writes into pipes)
+	done := make(chan struct{})
+	var sum *recorder.Summary
+	go func() {
+		defer close(done)
+		sum, err = recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+			Program: exe, Ranks: 2, Output: filepath.Join(dir, "daemon.db"), MPIRun: launcher,
+			HangTimeout: time.Second, Stdout: &stdout, Stderr: &log, Log: &log,
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("RecordMPI has not returned 90 s after it started: it waits for output a process outside the job holds open\n%s", log.String())
+	}
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if _, err := os.Stat(pidFile); err != nil {
+		t.Fatalf("the launcher left no daemon (%v): the test tests nothing", err)
+	}
+	if sum.Header.Status != trace.StatusComplete || !sum.Clean() {
+		t.Errorf("status %q, clean %v; want complete and clean:\n%s", sum.Header.Status, sum.Clean(), sum.Text())
 	}
 }

@@ -115,6 +115,7 @@ func RecordMPI(ctx context.Context, o MPIOptions) (*Summary, error) {
 	// ending the session reaches every local rank. Signals to p2ptrace's
 	// group (a terminal's ^C) are forwarded once, by us.
 	cmd.SysProcAttr = childAttr(true)
+	cmd.WaitDelay = outputGrace
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, launcher, err)
 	}
@@ -337,8 +338,7 @@ type endReason struct {
 // wait watches the job until the launcher exits, ending it on a hang, a
 // forwarded signal or ctx.
 func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
-	done := make(chan error, 1)
-	go func() { done <- j.cmd.Wait() }()
+	done := waitBounded(j.cmd)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)

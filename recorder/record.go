@@ -127,14 +127,14 @@ func Record(ctx context.Context, o Options) (*Summary, error) {
 	if o.PollLimit != 0 {
 		cmd.Env = append(cmd.Env, gpu.EnvPollLimit+"="+strconv.Itoa(o.PollLimit))
 	}
+	cmd.WaitDelay = outputGrace
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, o.Program, err)
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := waitBounded(cmd)
 	var runErr error
 	interrupted, killed := false, false
 wait:

@@ -134,6 +134,7 @@ func recordPython(ctx context.Context, o MPIOptions, l pythonLaunch) (*Summary, 
 	}
 	cmd.Env = append(recorderEnv(o, pyDir, segdir), l.env...)
 	cmd.SysProcAttr = childAttr(true) // its own session; ended when the recorder dies
+	cmd.WaitDelay = outputGrace
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrUsage, l.path, err)
 	}
