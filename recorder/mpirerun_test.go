@@ -26,7 +26,9 @@ const mpiJobs = 4
 // order the model replays cleanly is judged by re-running the job with the
 // receive pinned to the other sender (the shim's P2PTRACE_FORCE_MATCH):
 // testdata/mpi/anysource-assume aborts that way: a message-race with the
-// evidence; so does probe-race, its race a probe's (MPI_Probe from
+// evidence; so does anysource-last-sender, whose three senders share a
+// line (only the re-run that pins its first receive to rank 3, a further
+// sender of that pair of lines, aborts); so does probe-race, its race a probe's (MPI_Probe from
 // MPI_ANY_SOURCE, then a receive from the status's source), the probe
 // pinned. anysource-race, master-worker, probe-race-fixed and
 // anysource-irecv-pair are correct with MPI_ANY_SOURCE: a note, no finding
@@ -38,7 +40,7 @@ func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 	dir := t.TempDir()
 	root := scenariotest.ModuleRoot(t)
 	// Each program is built once, before the jobs run (several record it).
-	for _, name := range []string{"anysource-assume", "probe-race", "anysource-race", "master-worker", "probe-race-fixed", "anysource-irecv-pair"} {
+	for _, name := range []string{"anysource-assume", "anysource-last-sender", "probe-race", "anysource-race", "master-worker", "probe-race-fixed", "anysource-irecv-pair"} {
 		build := exec.Command("mpicc", "-g", "-O0", "-o", filepath.Join(dir, name), "testdata/mpi/"+name+".c")
 		build.Dir = root // sites read testdata/mpi/NAME.c
 		if out, err := build.CombinedOutput(); err != nil {
@@ -98,6 +100,27 @@ func TestMPIRaceJudgedByRerunningTheJob(t *testing.T) {
 			}
 		}})
 	}
+
+	// Senders of one line: the pair's first re-run pins the first receive
+	// to rank 2 (2, 1, 3: clean); the next sender's, to rank 3, aborts.
+	jobs = append(jobs, testjobs.Job{Name: "anysource-last-sender", F: func(t *testing.T) {
+		rep := check(t, "anysource-last-sender", 4)
+		line := scenariotest.MPICulprit(t, root, "anysource-last-sender", "recv-any")
+		send := scenariotest.MPICulprit(t, root, "anysource-last-sender", "send")
+		var race *verdict.Finding
+		for i := range rep.Findings {
+			if f := &rep.Findings[i]; f.Kind == verdict.MessageRace && f.Ops[0].Site == line {
+				race = f
+			}
+		}
+		if race == nil || race.Ranks[0] != 0 || !slices.Equal(sites(race), []string{line, send}) ||
+			!strings.Contains(race.Message, "re-run with this match forced, the program failed") || !strings.Contains(race.Message, "MPI_Abort") {
+			t.Fatalf("want a message-race at %s with the re-run's abort as evidence:\n%s", line, rep.Text())
+		}
+		if len(rep.Notes) != 0 {
+			t.Errorf("a receive whose re-run failed gets no note: %q", rep.Notes)
+		}
+	}})
 
 	// A probe from MPI_ANY_SOURCE is pinned the same way (the shim counts it
 	// among the calls from MPI_ANY_SOURCE): probe-race receives the probed

@@ -609,37 +609,26 @@ type cleanRace struct {
 }
 
 // judgeRaces settles the races whose model replay was clean by re-running
-// the program (opts.Rerun), deduplicated by (receive site, alternative
-// sender's site) and capped at opts.MaxReruns: a failed re-run is a
-// message-race finding with its evidence, added to all; receives whose
-// re-runs were all clean, and races left unjudged, are notes.
+// the program (opts.Rerun), capped at opts.MaxReruns (rerunOrder says which
+// run): a failed re-run is a message-race finding with its evidence, added
+// to all; receives whose re-runs were all clean, and races left unjudged,
+// are notes.
 func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]string, error) {
 	limit := opts.MaxReruns
 	if limit <= 0 {
 		limit = MaxReruns
 	}
-	type key struct{ recv, alt string }
-	seen := map[key]bool{}
 	type perRecv struct {
-		at          string
-		clean, left int
-		model       string // what the model made of the other orders
+		at                  string
+		clean, left, failed int
+		model               string // what the model made of the other orders
 	}
 	var order []string
 	recvs := map[string]*perRecv{}
 	reruns := 0
 	unjudged := "" // why the program could not be re-run, when it could not
-	for _, c := range races {
-		recvSite, altSite := c.race.Ops[0].Site, ""
-		if n := len(c.race.Ops); n > 1 {
-			altSite = c.race.Ops[n-1].Site
-		}
-		k := key{recvSite, altSite}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		recv := fmt.Sprintf("rank %d's %s%s", c.race.Ops[0].Rank, c.race.Ops[0].Op, atSite(recvSite))
+	for _, c := range rerunOrder(races, limit) {
+		recv := fmt.Sprintf("rank %d's %s%s", c.race.Ops[0].Rank, c.race.Ops[0].Op, atSite(c.race.Ops[0].Site))
 		pr := recvs[recv]
 		if pr == nil {
 			pr = &perRecv{at: recv, model: "the model replays those orders cleanly"}
@@ -674,6 +663,7 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 		case o.Illegal:
 			pr.left++
 		case o.Failed:
+			pr.failed++
 			f := c.race
 			f.RevealedBy = "--force-match " + c.match.String() + " (re-run)"
 			f.Message += "\nre-run with this match forced, the program failed: " + o.Evidence
@@ -690,6 +680,9 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 	for _, recv := range order {
 		pr := recvs[recv]
 		switch {
+		case pr.failed > 0:
+			// A re-run failed: the receive's race is a finding, and what
+			// its other alternatives did adds nothing to it.
 		case pr.clean > 0 && pr.left == 0:
 			notes = append(notes, fmt.Sprintf("%s is nondeterministic: %d alternative(s) re-run, all clean", pr.at, pr.clean))
 		case pr.left > 0:
@@ -707,6 +700,52 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 		}
 	}
 	return notes, nil
+}
+
+// rerunOrder picks the races to re-run, in the order to run them. A race
+// names a wildcard receive and a sender it could have taken instead; a
+// (receive site, sender site) pair stands for the races of those sites,
+// and each pair is re-run once, first. Then, while fewer than limit are
+// picked, each further sender rank of a pair: two senders of one site run
+// the same code but send different data (a rank's own number, its part of
+// the work), and a program that sorts what its wildcard receives get by
+// sender can fail with one sender's message first and not with another's.
+func rerunOrder(races []cleanRace, limit int) []cleanRace {
+	type key struct {
+		recv, alt string
+		rank      int // the sender's rank, in the second round; -1 in the first
+	}
+	keyOf := func(c cleanRace, byRank bool) key {
+		k := key{recv: c.race.Ops[0].Site, rank: -1}
+		if n := len(c.race.Ops); n > 1 {
+			k.alt = c.race.Ops[n-1].Site
+			if byRank {
+				k.rank = c.race.Ops[n-1].Rank
+			}
+		}
+		return k
+	}
+	seen := map[key]bool{}
+	var picked, rest []cleanRace
+	for _, c := range races {
+		if k := keyOf(c, false); !seen[k] {
+			seen[k] = true
+			picked = append(picked, c)
+			seen[keyOf(c, true)] = true
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	for _, c := range rest {
+		if len(picked) >= limit {
+			break
+		}
+		if k := keyOf(c, true); k.rank >= 0 && !seen[k] {
+			seen[k] = true
+			picked = append(picked, c)
+		}
+	}
+	return picked
 }
 
 // CheckTrace is check's whole verdict on a trace file: the findings the

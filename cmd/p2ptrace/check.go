@@ -52,9 +52,10 @@ shim pinning that MPI_ANY_SOURCE receive or probe to the other sender; a
 probe's race is always judged so: the model cannot know what the program does
 with the message a probe found). A failed re-run (non-zero exit, crash,
 hang, or findings the recording did not have) is a message-race finding with
-the evidence; receives whose re-runs were all clean are a note. Re-runs are
-deduplicated by (receive line, other sender's line) and capped at
---max-reruns (default %d); each costs one run of the program. When the program
+the evidence; receives whose re-runs were all clean are a note. Each pair
+of (receive line, other sender's line) is re-run once, then, while under
+--max-reruns (default %d), each further sender rank of a pair (senders of
+one line may send different data); each costs one run of the program. When the program
 changed or is gone, for torch traces (not yet supported), or with --no-rerun,
 such a race is reported as unconfirmed (a note; --strict makes it a finding).
 

@@ -332,6 +332,11 @@ var MPIScenarios = []MPIScenario{
 	// Its correct version is anysource-race.
 	{Name: "anysource-assume", Ranks: 3, Record: complete, Plain: PlainOK},
 	{Name: "anysource-assume", Ranks: 3, Args: []string{"persistent"}, Record: complete, Plain: PlainOK},
+	// anysource-last-sender: the same kind of race, the senders of one
+	// line: only the re-run that pins the first receive to rank 3 aborts
+	// (recorder's TestMPIRaceJudgedByRerunningTheJob); the recording is
+	// clean, the senders staggered.
+	{Name: "anysource-last-sender", Ranks: 4, Record: complete, Plain: PlainOK},
 	// master-worker: results collected from MPI_ANY_SOURCE on purpose,
 	// correct whatever their order: clean, every re-run clean.
 	{Name: "master-worker", Ranks: 4, Record: complete, Plain: PlainOK},
