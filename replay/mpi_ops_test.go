@@ -166,21 +166,28 @@ func TestBarrierRecordsAndReplays(t *testing.T) {
 // names the message on the other communicator as the nearest candidate,
 // and the hint says so (not to reorder the calls), whether the receive
 // waits alone (the send was eager: a hang) or the synchronous send waits
-// too (a deadlock).
+// too (a deadlock). The peer a call names need not be the other side's
+// rank: a split that reverses the ranks, one side left on the world (the
+// MPI Bugs Initiative's P2PComMatching programs), has rank 1 receive from
+// its split's rank 0, world rank 1 itself, what world rank 0 sent it.
 func TestReplayOtherCommunicatorIsTheCandidate(t *testing.T) {
 	for _, c := range []struct {
-		name      string
-		send      trace.Op
-		eager     int64
-		kind      string
-		candidate string
+		name               string
+		send               trace.Op
+		sendComm, recvComm int
+		recvPeer           int32
+		eager              int64
+		kind               string
+		candidate          string
 	}{
-		{"receive waits", trace.OpSend, 1 << 20, "[1] hang", "nearest candidate: rank 0 sent tag 0 to rank 1 on comm 7; rank 1 waits for Recv from rank 0 tag 0 (16 bytes) on the world, and a message matches only a receive on its own communicator"},
-		{"send waits", trace.OpSsend, 0, "[1] deadlock", "nearest candidate: rank 1 posted Recv from rank 0 tag 0 (16 bytes) on the world; rank 0 sends Ssend to rank 1 tag 0 (16 bytes) on comm 7, and a message matches only a receive on its own communicator"},
+		{"receive waits", trace.OpSend, 7, 0, 0, 1 << 20, "[1] hang", "nearest candidate: rank 0 sent tag 0 to rank 1 on comm 7; rank 1 waits for Recv from rank 0 tag 0 (16 bytes) on the world, and a message matches only a receive on its own communicator"},
+		{"send waits", trace.OpSsend, 7, 0, 0, 0, "[1] deadlock", "nearest candidate: rank 1 posted Recv from rank 0 tag 0 (16 bytes) on the world; rank 0 sends Ssend to rank 1 tag 0 (16 bytes) on comm 7, and a message matches only a receive on its own communicator"},
+		{"receive waits, other peer", trace.OpSend, 0, 7, 1, 1 << 20, "[1] deadlock", "nearest candidate: rank 0 sent tag 0 to rank 1 on the world; rank 1 waits for Recv from rank 1 tag 0 (16 bytes) on comm 7, and a message matches only a receive on its own communicator"},
+		{"send waits, other peer", trace.OpSsend, 0, 7, 1, 0, "[1] deadlock", "nearest candidate: rank 1 posted Recv from rank 1 tag 0 (16 bytes) on comm 7; rank 0 sends Ssend to rank 1 tag 0 (16 bytes) on the world, and a message matches only a receive on its own communicator"},
 	} {
 		ev := mpiTrace(
-			[]trace.Event{{Op: c.send, Peer: 1, Comm: 7, Dtype: trace.Int32, Count: 4, Bytes: 16}},
-			[]trace.Event{{Op: trace.OpRecv, Peer: 0, Dtype: trace.Int32, Count: 4, Bytes: 16}},
+			[]trace.Event{{Op: c.send, Peer: 1, Comm: int32(c.sendComm), Dtype: trace.Int32, Count: 4, Bytes: 16}},
+			[]trace.Event{{Op: trace.OpRecv, Peer: c.recvPeer, Comm: int32(c.recvComm), Dtype: trace.Int32, Count: 4, Bytes: 16}},
 		)
 		out, err := replay.Replay(ev.Source(), replay.Config{EagerLimit: c.eager})
 		if err != nil {

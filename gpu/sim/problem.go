@@ -306,13 +306,12 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 				}
 			}
 		}
-		// A message from the peer on another communicator (a dup or split
-		// of it, or the world): MPI-3.1 sec. 3.5, communicators never mix.
-		for s := range me.unexpected.all {
-			if s.Comm != op.Comm && s.Comm != CommStreams && op.Comm != CommStreams && (op.Peer == trace.AnySource || s.Rank == op.Peer) {
-				return fmt.Sprintf("rank %d sent tag %d to rank %d on %s; rank %d waits for %s on %s, and a message matches only a receive on its own communicator",
-					s.Rank, s.Tag, op.Rank, commName(s.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
-			}
+		// A message on another communicator (a dup or split of it, or the
+		// world): MPI-3.1 sec. 3.5, communicators never mix. The peer's
+		// first, else any (see otherComm).
+		if s := otherComm(me.unexpected.all, op, func(s *Op) bool { return op.Peer == trace.AnySource || s.Rank == op.Peer }); s != nil {
+			return fmt.Sprintf("rank %d sent tag %d to rank %d on %s; rank %d waits for %s on %s, and a message matches only a receive on its own communicator",
+				s.Rank, s.Tag, op.Rank, commName(s.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
 		}
 		return "", false
 	}
@@ -323,17 +322,37 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 				return fmt.Sprintf("rank %d posted %s; rank %d sends %s", r.Rank, e.describe(r), op.Rank, e.describe(op)), false
 			}
 		}
-		for r := range dst.posted.all {
-			if r.Comm != op.Comm && r.Comm != CommStreams && op.Comm != CommStreams && (r.Peer == trace.AnySource || r.Peer == op.Rank) {
-				return fmt.Sprintf("rank %d posted %s on %s; rank %d sends %s on %s, and a message matches only a receive on its own communicator",
-					r.Rank, e.describe(r), commName(r.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
-			}
+		if r := otherComm(dst.posted.all, op, func(r *Op) bool { return r.Peer == trace.AnySource || r.Peer == op.Rank }); r != nil {
+			return fmt.Sprintf("rank %d posted %s on %s; rank %d sends %s on %s, and a message matches only a receive on its own communicator",
+				r.Rank, e.describe(r), commName(r.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
 		}
 		if dst.state == stateDone {
 			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, e.describe(op), dst.id), false
 		}
 	}
 	return "", false
+}
+
+// otherComm returns the first op of ops on a communicator other than op's
+// (neither of them a stream's) for which peer holds, else the first on
+// another communicator at all: a split may number its ranks otherwise than
+// the world does, so the peer a call names in its communicator need not be
+// the other side's world rank (a split that reverses the ranks, one side
+// left on the world: MPI-3.1 sec. 6.4.2).
+func otherComm(ops func(func(*Op) bool), op *Op, peer func(*Op) bool) *Op {
+	var first *Op
+	for o := range ops {
+		if o.Comm == op.Comm || o.Comm == CommStreams || op.Comm == CommStreams {
+			continue
+		}
+		if peer(o) {
+			return o
+		}
+		if first == nil {
+			first = o
+		}
+	}
+	return first
 }
 
 // crossCommHint is the hint of a stuck run whose waits have candidates on
