@@ -855,7 +855,9 @@ var MPIScenarios = []MPIScenario{
 	// mutation at the Put and the fence; getbuf: rank 2 writes its Get's
 	// origin buffer before that fence, a recv-buffer-write at the Get and
 	// the fence; fetch: the same for an MPI_Fetch_and_op's result buffer
-	// (sec. 11.3.4); rput and rget: the same for MPI_Rput's and MPI_Rget's
+	// (sec. 11.3.4); ownwin: rank 2 MPI_Gets into its own window's int 0
+	// while rank 1 MPI_Puts to it, one fence epoch: an rma-conflict (the
+	// Get's origin buffer is window memory it writes); rput and rget: the same for MPI_Rput's and MPI_Rget's
 	// origin buffers written before the MPI_Wait that completes their
 	// requests (sec. 11.3.5). getget: rank 2's two Gets into one int,
 	// both pending: a buffer-overlap naming both. lock: two Puts to one int in
@@ -870,7 +872,7 @@ var MPIScenarios = []MPIScenario{
 	// and lines together; TestRMAConflictRule pins which pairs.)
 	{Name: "rma-conflict", Ranks: 3, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max",
-			"lock-1", "lock-2", "pscw-1", "pscw-2"),
+			"ownwin-put", "ownwin-get", "lock-1", "lock-2", "pscw-1", "pscw-2"),
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
 			find("", verdict.RecvBufferWrite, []int{2}, "getbuf-get", "getbuf-fence"),

@@ -45,6 +45,10 @@ type rmaAccess struct {
 	rank   int
 	rec    *record
 	lo, hi int64
+	// local names the buffer of the origin's own access whose bytes lie in
+	// its own window ("origin buffer", "result buffer"); "" for an access
+	// of the target's window. See ownWindowAccesses.
+	local string
 }
 
 // winKey is one member's view of a window: its world rank and the window's id.
@@ -88,6 +92,9 @@ func requestAccess(call uint8) bool {
 // request forms, which may touch one location concurrently with the same
 // op and basic datatype (MPI-3.1 sec. 11.7.1).
 func (a *rmaAccess) atomic() bool {
+	if a.local != "" {
+		return false // the library copies to or from the buffer
+	}
 	switch a.rec.Call {
 	case callAccumulate, callRaccumulate, callGetAccumulate, callRgetAccumulate, callFetchAndOp, callCompareAndSwap:
 		return true
@@ -98,6 +105,11 @@ func (a *rmaAccess) atomic() bool {
 // writes reports whether the access updates the target's bytes: all but a
 // get and an accumulate that fetches with MPI_NO_OP.
 func (a *rmaAccess) writes() bool {
+	if a.local != "" {
+		// A Get writes its origin buffer, a fetch its result buffer; the
+		// others read their origin buffer.
+		return a.local == "result buffer" || a.rec.Call == callGet || a.rec.Call == callRget
+	}
 	switch a.rec.Call {
 	case callGet, callRget:
 		return false
@@ -191,6 +203,10 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 			epochs[k] = append(epochs[k], rmaAccess{rank: r, rec: p, lo: lo, hi: lo + p.Bytes})
 		}
 	}
+	for _, a := range ownWindowAccesses(ranks) {
+		k := epochKey{a.rec.Comm, int32(a.rank), a.rec.Index}
+		epochs[k] = append(epochs[k], a)
+	}
 	keys := make([]epochKey, 0, len(epochs))
 	for k := range epochs {
 		keys = append(keys, k)
@@ -208,6 +224,9 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 	pairs:
 		for i := range acc {
 			for j := i + 1; j < len(acc) && acc[j].lo < acc[i].hi; j++ {
+				if acc[i].local != "" && acc[j].local != "" {
+					continue // one rank's own buffers: originFindings' (rmaOverlap)
+				}
 				if why, ok := rmaConflict(&acc[i], &acc[j]); ok {
 					epoch := fmt.Sprintf("in one fence epoch (between the window's MPI_Win_fence calls %d and %d)", k.epoch, k.epoch+1)
 					fs = append(fs, rmaFinding(ranks, siteText, &acc[i], &acc[j], why, made[k.win], epoch))
@@ -217,6 +236,65 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 		}
 	}
 	return append(fs, concurrentEpochFindings(ranks, siteText, units, made)...)
+}
+
+// ownWindowAccesses are the origin's own accesses to its window memory
+// that its one-sided calls make: a Put's (or an accumulate's) origin buffer
+// that lies in the origin's part of the window the call accesses is read by
+// the library, a Get's origin buffer or a fetch's result buffer there is
+// written, while the epoch is open, as a remote access of those bytes would
+// be. So each is compared as an access of the origin's own window bytes in
+// the call's fence epoch (MPI-3.1 sec. 11.7: a location a put or an
+// accumulate updates must not be accessed by any other operation of the
+// epoch, nor a location a get's buffer lands in updated by one): a Get into
+// its own window's bytes that another rank Puts to conflicts. Only fence
+// epochs (the epoch is then the same on every member), and only the window
+// the call accesses (whose fence count the record holds); a window whose
+// memory the shim does not know (MPI_Win_create_dynamic) has none.
+func ownWindowAccesses(ranks []*rankData) []rmaAccess {
+	type span struct{ lo, hi uint64 }
+	var out []rmaAccess
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		var mem map[int32]span // the rank's windows' memory, by window id
+		for i := range rd.seg.recs {
+			p := &rd.seg.recs[i]
+			if p.Type != recRMA {
+				continue
+			}
+			if makesWindow(p.Call) && p.Addr != 0 && p.Span > 0 {
+				if mem == nil {
+					mem = map[int32]span{}
+				}
+				mem[p.Comm] = span{p.Addr, p.Addr + uint64(p.Span)}
+				continue
+			}
+			if !accessCall(p.Call) || p.Flag || p.Index <= 0 || p.Op != rmaEpochFence {
+				continue
+			}
+			w, ok := mem[p.Comm]
+			if !ok {
+				continue
+			}
+			for _, b := range []struct {
+				addr uint64
+				n    int64
+				name string
+			}{{p.Addr, p.Span, "origin buffer"}, {p.Addr2, p.Span2, "result buffer"}} {
+				if b.addr == 0 || b.n <= 0 {
+					continue
+				}
+				lo, hi := max(b.addr, w.lo), min(b.addr+uint64(b.n), w.hi)
+				if lo >= hi {
+					continue
+				}
+				out = append(out, rmaAccess{rank: r, rec: p, lo: int64(lo - w.lo), hi: int64(hi - w.lo), local: b.name})
+			}
+		}
+	}
+	return out
 }
 
 // lockedAccess is an access made in a shared lock or a start epoch, with
@@ -464,14 +542,24 @@ func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why s
 	ra := rmaRef(a.rank, ranks[a.rank], siteText, a.rec, int(a.rec.Peer))
 	rb := rmaRef(b.rank, ranks[b.rank], siteText, b.rec, int(b.rec.Peer))
 	lo, hi := max(a.lo, b.lo), min(a.hi, b.hi)
-	window := fmt.Sprintf("rank %d's window", a.rec.Peer)
+	target := a.rec.Peer
+	if a.local != "" {
+		target = int32(a.rank) // its own window
+	}
+	window := fmt.Sprintf("rank %d's window", target)
 	if m.rec != nil {
 		if s := siteText(ranks[m.rank], m.rec.Module, m.rec.PC, m.rec.Site); s != "" {
 			window += fmt.Sprintf(" (made by %s at %s)", callName(uint32(m.rec.Call)), s)
 		}
 	}
+	what := func(x *rmaAccess, ref verdict.OpRef) string {
+		if x.local == "" {
+			return callAt(ref)
+		}
+		return fmt.Sprintf("%s of %s (in its own window)", x.local, callAt(ref))
+	}
 	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch bytes %d..%d of %s %s, and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
-		a.rank, callAt(ra), b.rank, callAt(rb), lo, hi-1, window, epoch, why)
+		a.rank, what(a, ra), b.rank, what(b, rb), lo, hi-1, window, epoch, why)
 	rs := []int{a.rank}
 	if b.rank != a.rank {
 		rs = append(rs, b.rank)

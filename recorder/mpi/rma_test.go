@@ -278,3 +278,46 @@ func wantConflict(t *testing.T, i int, f verdict.Finding, a, b, text string) {
 		t.Errorf("finding %d says %q, want it to say %q", i, f.Message, text)
 	}
 }
+
+// TestRMAOwnWindowBuffers pins ownWindowAccesses: an origin's Get into
+// bytes of its own part of the window it accesses writes them in the
+// epoch, as a remote Put to them does (MPI-3.1 sec. 11.7); a Put's origin
+// buffer there is read, and conflicts only with a write. Windows of rank
+// 1 and 2 of disp_unit 4, 16 bytes each, at 0x1000.
+func TestRMAOwnWindowBuffers(t *testing.T) {
+	const win = 5
+	made := record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 16, Addr: 0x1000, Span: 16, PC: 0x10}
+	// acc: an access to rank target's int disp, 4 bytes, in fence epoch
+	// epoch, its origin buffer at addr (0: none known).
+	acc := func(call uint8, target int32, disp int64, epoch int32, addr uint64, pc uint64) record {
+		return record{Type: recRMA, Call: call, Comm: win, Peer: target, Count: disp, Bytes: 4, Index: epoch,
+			Dtype: uint8(trace.Int32), Addr: addr, Span: 4, PC: pc}
+	}
+	lockEpoch := func(r record) record { r.Flag, r.Op = true, rmaEpochExcl; return r }
+	ranks := []*rankData{
+		{seg: &segment{recs: []record{made}}},
+		{seg: &segment{recs: []record{made,
+			// epoch 1: a Put to rank 2's int 1: rank 2's Get lands there.
+			acc(callPut, 2, 1, 1, 0x9000, 0x101),
+			// epoch 2: a Get of rank 2's int 0, read only.
+			acc(callGet, 2, 0, 2, 0x9000, 0x102),
+			// epoch 3: a Put to rank 2's int 3, rank 2's own Get lands at int 2.
+			acc(callPut, 2, 3, 3, 0x9000, 0x103),
+			// epoch 4: a Put to rank 2's int 0 while rank 2 Gets in a lock epoch: not a fence epoch's.
+			acc(callPut, 2, 0, 4, 0x9000, 0x104),
+		}}},
+		{seg: &segment{recs: []record{made,
+			acc(callGet, 0, 0, 1, 0x1004, 0x201),            // into its own int 1: a conflict
+			acc(callPut, 0, 0, 2, 0x1000, 0x202),            // from its own int 0, which rank 1 only reads: none
+			acc(callGet, 0, 0, 3, 0x1008, 0x203),            // into its own int 2: disjoint
+			acc(callGet, 0, 0, 3, 0x1008, 0x204),            // and again: its own two Gets (a buffer-overlap's, not this rule's)
+			lockEpoch(acc(callGet, 0, 0, 4, 0x1000, 0x205)), // not compared
+		}}},
+	}
+	fs := rmaFindings(ranks, pcSites("r.c"))
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want the Put into the bytes of rank 2's Get:\n%v", len(fs), fs)
+	}
+	wantConflict(t, 0, fs[0], "r.c:101", "r.c:201",
+		"rank 1's MPI_Put at r.c:101 and rank 2's origin buffer of MPI_Get at r.c:201 (in its own window) touch bytes 4..7 of rank 2's window (made by MPI_Win_create at r.c:10) in one fence epoch (between the window's MPI_Win_fence calls 1 and 2), and both write")
+}

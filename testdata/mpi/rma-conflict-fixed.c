@@ -12,8 +12,9 @@
  * reads the value fetched after the fence. rput and rget: rank 1 MPI_Rputs to int 0 and
  * rank 2 MPI_Rgets int 1, each in a lock epoch, and each touches its origin
  * buffer only after the MPI_Wait that completes the request. getget: rank
- * 2 MPI_Gets ints 0 and 1 into two local ints in one lock epoch. Rank 0 and
- * rank 2 check the values. */
+ * 2 MPI_Gets ints 0 and 1 into two local ints in one lock epoch. ownwin:
+ * rank 1 MPI_Puts to rank 2's int 0 while rank 2 MPI_Gets into its own int
+ * 1, other bytes of its window. Rank 0 and rank 2 check the values. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,15 @@ int main(int argc, char **argv)
 		bad = (want(mode, "put") && (buf[0] != 2 || buf[3] != 3)) || (want(mode, "acc") && buf[2] != 5);
 	if (rank == 2)
 		bad = want(mode, "get") && got != 2;
+	if (want(mode, "ownwin")) {
+		if (rank == 1)
+			MPI_Put(&v, 1, MPI_INT, 2, 0, 1, MPI_INT, win);
+		if (rank == 2)
+			MPI_Get(&buf[1], 1, MPI_INT, 0, 3, 1, MPI_INT, win);
+		MPI_Win_fence(0, win);
+		if (rank == 2)
+			bad |= buf[0] != 2 || (want(mode, "put") && buf[1] != 3);
+	}
 	if (want(mode, "fetch")) {
 		int one = 1, old = -1;
 		MPI_Barrier(MPI_COMM_WORLD); // (rank 0 read its window above: no access may land meanwhile)

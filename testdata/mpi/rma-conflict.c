@@ -16,6 +16,9 @@
  *     both Gets write it, in no defined order (a buffer-overlap);
  *   fetch: rank 1 writes the result buffer of its MPI_Fetch_and_op before
  *     the fence that completes it (sec. 11.3.4);
+ *   ownwin: rank 1 MPI_Puts to rank 2's int 0 while rank 2 MPI_Gets rank
+ *     0's int 3 into its own int 0, the same bytes of its window: the Get
+ *     writes them as the Put does;
  *   lock: ranks 1 and 2 each MPI_Put to int 0 in a shared lock epoch
  *     (MPI_Win_lock_all), which excludes nothing, and meet in a barrier of
  *     their own before their MPI_Win_unlock_all: the epochs are open at
@@ -31,7 +34,7 @@
  *     MPI_Wait that completes its request.
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
- * the first three and lock and pscw, an in-flight-mutation naming the Put
+ * the first three, ownwin, lock and pscw, an in-flight-mutation naming the Put
  * and the fence for origin, a recv-buffer-write naming the Get and the
  * fence for getbuf and for fetch, and the same for rput and rget, naming
  * the MPI_Wait.
@@ -112,6 +115,13 @@ int main(int argc, char **argv)
 			old = 42; // (not a value the window holds: a write of the same bytes is not seen)
 		}
 		MPI_Win_fence(0, win); // culprit: fetch-fence
+	}
+	if (want(mode, "ownwin")) {
+		if (rank == 1)
+			MPI_Put(&v, 1, MPI_INT, 2, 0, 1, MPI_INT, win); // culprit: ownwin-put
+		if (rank == 2)
+			MPI_Get(&buf[0], 1, MPI_INT, 0, 3, 1, MPI_INT, win); // culprit: ownwin-get
+		MPI_Win_fence(0, win);
 	}
 	if (want(mode, "lock")) {
 		MPI_Comm_split(MPI_COMM_WORLD, rank > 0, rank, &pair);

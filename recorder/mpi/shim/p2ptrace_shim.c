@@ -2340,7 +2340,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * as trace ops. What the merge's rule of conflicting accesses needs is
  * written as RMA records (R_RMA): a window's making (call C_WIN_*: comm =
  * the window's id, index = its communicator's id, count = this rank's
- * disp_unit, bytes = its size), and each access (call C_PUT ... C_RGET_ACCUMULATE:
+ * disp_unit, bytes = its size, addr and span = its memory on this rank, of
+ * MPI_Win_create and MPI_Win_allocate(_shared)), and each access (call C_PUT ... C_RGET_ACCUMULATE:
  * comm = the window's id, peer = the target's world rank, count = the
  * target displacement in the target's disp_units, scount + bytes = the
  * bytes it touches from there (the target type's true lower bound and
@@ -2782,11 +2783,11 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win),
-                  win_made(C_WIN_ALLOCATE, pc_, rc_, comm, NULL, size, disp_unit, win));
+                  win_made(C_WIN_ALLOCATE, pc_, rc_, comm, rc_ == MPI_SUCCESS ? *(void **)baseptr : NULL, size, disp_unit, win));
 }
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
     UNTRACED_THEN(C_WIN_ALLOCATE_SHARED, PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
-                  win_made(C_WIN_ALLOCATE_SHARED, pc_, rc_, comm, NULL, size, disp_unit, win));
+                  win_made(C_WIN_ALLOCATE_SHARED, pc_, rc_, comm, rc_ == MPI_SUCCESS ? *(void **)baseptr : NULL, size, disp_unit, win));
 }
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     /* (Displacements on a dynamic window are addresses: disp_unit 1.) */
