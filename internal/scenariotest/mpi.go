@@ -863,7 +863,9 @@ var MPIScenarios = []MPIScenario{
 	// both pending: a buffer-overlap naming both. lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
 	// inside them); pscw: likewise in two origins' access epochs of one
-	// exposure epoch (MPI_Win_post/start/complete/wait). The fixed
+	// exposure epoch (MPI_Win_post/start/complete/wait); lockapart: two
+	// Puts to one int in shared lock epochs open at different times that
+	// nothing orders (recorder/mpi's syncOrder). The fixed
 	// version's accumulates share one op, which is
 	// allowed, its Puts in exclusive lock epochs are serialized, and its
 	// shared epochs are ordered by a barrier. (One job: the modes are
@@ -872,7 +874,7 @@ var MPIScenarios = []MPIScenario{
 	// and lines together; TestRMAConflictRule pins which pairs.)
 	{Name: "rma-conflict", Ranks: 3, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max",
-			"ownwin-put", "ownwin-get", "lock-1", "lock-2", "pscw-1", "pscw-2"),
+			"ownwin-put", "ownwin-get", "lock-1", "lock-2", "pscw-1", "pscw-2", "lockapart-1", "lockapart-2"),
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
 			find("", verdict.RecvBufferWrite, []int{2}, "getbuf-get", "getbuf-fence"),

@@ -331,7 +331,9 @@
 // An rma record is a window made (call Win_create, Win_allocate,
 // Win_allocate_shared or Win_create_dynamic: the window's id in comm, the
 // same on every member, its communicator's id in index, this rank's
-// disp_unit in count, its size in bytes) or a one-sided access (call Put,
+// disp_unit in count, its size in bytes, and in addr and span its memory on
+// this rank when the shim knows it: Win_create's base, Win_allocate's) or a
+// one-sided access (call Put,
 // Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap or a
 // request form: the window's id in comm, the target's world rank in peer,
 // the target displacement in the target's disp_units in count, the bytes
@@ -357,7 +359,9 @@
 // the library writes overlapping the one of a pending access of the rank
 // (op 7, call: the new access, with its pc; req: its ordinal; source: the
 // pending one's; bytes: the bytes in common). The rules: rmaFindings,
-// concurrentEpochFindings, originFindings, mixedEpochFindings.
+// concurrentEpochFindings (shared lock epochs ordered by syncOrder: vector
+// clocks over matched messages and collective calls), ownWindowAccesses,
+// originFindings, mixedEpochFindings.
 //
 // Call codes: 1 MPI_Init, 2 Init_thread, 3 Finalize, 4 Abort, 5 Comm_rank,
 // 6 Comm_size, 7 Comm_dup, 8 Comm_split, 9 Comm_free, 10 Send, 11 Ssend,

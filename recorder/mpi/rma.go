@@ -44,6 +44,7 @@ const (
 type rmaAccess struct {
 	rank   int
 	rec    *record
+	idx    int // rec's index in its rank's records
 	lo, hi int64
 	// local names the buffer of the origin's own access whose bytes lie in
 	// its own window ("origin buffer", "result buffer"); "" for an access
@@ -200,10 +201,10 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 			}
 			lo := p.Count*unit + p.SCount
 			k := epochKey{p.Comm, p.Peer, p.Index}
-			epochs[k] = append(epochs[k], rmaAccess{rank: r, rec: p, lo: lo, hi: lo + p.Bytes})
+			epochs[k] = append(epochs[k], rmaAccess{rank: r, rec: p, idx: i, lo: lo, hi: lo + p.Bytes})
 		}
 	}
-	for _, a := range ownWindowAccesses(ranks) {
+	for _, a := range ownWindowAccesses(ranks, false) {
 		k := epochKey{a.rec.Comm, int32(a.rank), a.rec.Index}
 		epochs[k] = append(epochs[k], a)
 	}
@@ -244,14 +245,16 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 // the library, a Get's origin buffer or a fetch's result buffer there is
 // written, while the epoch is open, as a remote access of those bytes would
 // be. So each is compared as an access of the origin's own window bytes in
-// the call's fence epoch (MPI-3.1 sec. 11.7: a location a put or an
-// accumulate updates must not be accessed by any other operation of the
-// epoch, nor a location a get's buffer lands in updated by one): a Get into
-// its own window's bytes that another rank Puts to conflicts. Only fence
-// epochs (the epoch is then the same on every member), and only the window
-// the call accesses (whose fence count the record holds); a window whose
-// memory the shim does not know (MPI_Win_create_dynamic) has none.
-func ownWindowAccesses(ranks []*rankData) []rmaAccess {
+// the call's epoch (MPI-3.1 sec. 11.7: a location a put or an accumulate
+// updates must not be accessed by any other operation of the epoch, nor a
+// location a get's buffer lands in updated by one): a Get into its own
+// window's bytes that another rank Puts to conflicts. Those of fence
+// epochs (locked false) go with the fence epoch's accesses; those of lock
+// and start epochs (locked) with shared lock epochs' (a lock the origin
+// holds on another rank's window does not protect its own memory). Only
+// the window the call accesses; a window whose memory the shim does not
+// know (MPI_Win_create_dynamic) has none.
+func ownWindowAccesses(ranks []*rankData, locked bool) []rmaAccess {
 	type span struct{ lo, hi uint64 }
 	var out []rmaAccess
 	for r, rd := range ranks {
@@ -271,7 +274,7 @@ func ownWindowAccesses(ranks []*rankData) []rmaAccess {
 				mem[p.Comm] = span{p.Addr, p.Addr + uint64(p.Span)}
 				continue
 			}
-			if !accessCall(p.Call) || p.Flag || p.Index <= 0 || p.Op != rmaEpochFence {
+			if !accessCall(p.Call) || p.Flag != locked || !locked && (p.Index <= 0 || p.Op != rmaEpochFence) {
 				continue
 			}
 			w, ok := mem[p.Comm]
@@ -290,7 +293,7 @@ func ownWindowAccesses(ranks []*rankData) []rmaAccess {
 				if lo >= hi {
 					continue
 				}
-				out = append(out, rmaAccess{rank: r, rec: p, lo: int64(lo - w.lo), hi: int64(hi - w.lo), local: b.name})
+				out = append(out, rmaAccess{rank: r, rec: p, idx: i, lo: int64(lo - w.lo), hi: int64(hi - w.lo), local: b.name})
 			}
 		}
 	}
@@ -301,38 +304,48 @@ func ownWindowAccesses(ranks []*rankData) []rmaAccess {
 // the wall time from its call to its epoch's end (the unlock's or the
 // complete's return: the access is complete at the origin by then, and at
 // the target before the target can order anything after it), on the run's
-// clock.
+// clock, and the index of its epoch's end record in its rank's records
+// (-1: the epoch never ended).
 type lockedAccess struct {
 	rmaAccess
 	from, to int64
+	ends     int
 }
 
 // concurrentEpochFindings reports conflicting accesses to one target
 // made in shared lock epochs (MPI_Win_lock(MPI_LOCK_SHARED),
 // MPI_Win_lock_all) or in access epochs of MPI_Win_start: such epochs of
-// different origins exclude nothing (the origins of one exposure epoch,
-// MPI_Win_post to MPI_Win_wait, access it together), so two accesses in
-// them that conflict (rmaConflict) and were in flight at the same time,
-// each from its call to its epoch's end, were concurrent (MPI-3.1 sec.
-// 11.7). Accesses of exclusive lock epochs are serialized by the lock and
-// never compared; two epochs of one origin are ordered by its own calls;
-// epochs that did not overlap in time (a barrier between them, or two
-// exposure epochs of the target) are not reported. One finding per pair
-// of concurrent epochs: its first conflicting pair of accesses, in time
-// order.
+// different origins exclude nothing (the origins of one exposure epoch
+// access it together), so two accesses in them that conflict
+// (rmaConflict) are concurrent unless something orders them (MPI-3.1 sec.
+// 11.7). Two shared lock epochs are ordered when the run's synchronization
+// (syncOrder: messages and collectives) put one's end before the other's
+// access, whatever the timing: a barrier between them, a message from the
+// first origin after its unlock to the second before its lock. An access
+// epoch of MPI_Win_start is ordered by the target's exposure epochs, which
+// syncOrder does not know, so a pair with one is concurrent when both were
+// in flight at the same time, each from its call to its epoch's end.
+// Accesses of exclusive lock epochs are serialized by the lock and never
+// compared; two epochs of one origin are ordered by its own calls. One
+// finding per pair of concurrent epochs: its first conflicting pair of
+// accesses, in time order.
 func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map[winKey]int64, made map[int32]windowMade) []verdict.Finding {
 	type lockKey struct {
 		rank int
 		ord  uint64
 	}
-	ends := map[lockKey]int64{}
+	type epochEnd struct {
+		t   int64
+		idx int
+	}
+	ends := map[lockKey]epochEnd{}
 	for r, rd := range ranks {
 		if rd == nil {
 			continue
 		}
 		for i := range rd.seg.recs {
 			if p := &rd.seg.recs[i]; p.Type == recRMA && p.Op == rmaEpochEnd {
-				ends[lockKey{r, p.Req}] = rd.offset + int64(p.T0)
+				ends[lockKey{r, p.Req}] = epochEnd{rd.offset + int64(p.T0), i}
 			}
 		}
 	}
@@ -351,20 +364,42 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 			if !ok || unit <= 0 {
 				continue
 			}
-			to, ok := ends[lockKey{r, uint64(p.Source)}]
+			end, ok := ends[lockKey{r, uint64(p.Source)}]
 			if !ok {
-				to = math.MaxInt64 // never unlocked: in flight until the end
+				end = epochEnd{math.MaxInt64, -1} // never unlocked: in flight until the end
 			}
 			lo := p.Count*unit + p.SCount
 			k := targetKey{p.Comm, p.Peer}
-			byTarget[k] = append(byTarget[k], lockedAccess{rmaAccess{rank: r, rec: p, lo: lo, hi: lo + p.Bytes}, rd.offset + int64(p.T0), to})
+			byTarget[k] = append(byTarget[k], lockedAccess{rmaAccess{rank: r, rec: p, idx: i, lo: lo, hi: lo + p.Bytes}, rd.offset + int64(p.T0), end.t, end.idx})
 		}
+	}
+	// The origins' buffers in their own windows (ownWindowAccesses), with
+	// their epochs, as shared epochs' accesses of their own window.
+	for _, a := range ownWindowAccesses(ranks, true) {
+		rd := ranks[a.rank]
+		end, ok := ends[lockKey{a.rank, uint64(a.rec.Source)}]
+		if !ok {
+			end = epochEnd{math.MaxInt64, -1}
+		}
+		k := targetKey{a.rec.Comm, int32(a.rank)}
+		byTarget[k] = append(byTarget[k], lockedAccess{a, rd.offset + int64(a.rec.T0), end.t, end.idx})
 	}
 	keys := make([]targetKey, 0, len(byTarget))
 	for k := range byTarget {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b targetKey) int { return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.target, b.target)) })
+	// The synchronization's order, made when a pair of shared lock epochs
+	// that did not overlap in time asks for it.
+	var order *syncOrder
+	ordered := func(a, b *lockedAccess) bool { // a's epoch ended before b's access
+		if order == nil {
+			order = newSyncOrder(ranks, func(r int, p *record) bool {
+				return p.Type == recRMA && (p.Op == rmaEpochEnd || accessCall(p.Call) && p.Flag)
+			})
+		}
+		return a.ends >= 0 && order.before(recRef{a.rank, a.ends}, recRef{b.rank, b.idx})
+	}
 	var fs []verdict.Finding
 	for _, k := range keys {
 		acc := byTarget[k]
@@ -376,9 +411,12 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 			ord  int32
 		}
 		seen := map[[2]epoch]bool{}
+		// (Past maxOrderedPairs accesses of one target, only those in flight
+		// together are compared: the pairs grow as the square.)
+		byOrder := len(acc) <= maxOrderedPairs
 		for i := range acc {
 			a := &acc[i]
-			for j := i + 1; j < len(acc) && acc[j].from < a.to; j++ {
+			for j := i + 1; j < len(acc) && (byOrder || acc[j].from < a.to); j++ {
 				b := &acc[j]
 				if a.rank == b.rank && a.rec.Source != b.rec.Source {
 					continue // two epochs of one origin: its own calls order them
@@ -387,15 +425,37 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 				if a.hi <= b.lo || b.hi <= a.lo || seen[pair] {
 					continue
 				}
-				if why, ok := rmaConflict(&a.rmaAccess, &b.rmaAccess); ok {
-					seen[pair] = true
-					fs = append(fs, rmaFinding(ranks, siteText, &a.rmaAccess, &b.rmaAccess, why, made[k.win], epochsWords(a.rec.Op, b.rec.Op)))
+				why, ok := rmaConflict(&a.rmaAccess, &b.rmaAccess)
+				if !ok {
+					continue
 				}
+				words := epochsWords(a.rec.Op, b.rec.Op)
+				if a.local != "" && b.local != "" {
+					continue // one rank's own buffers: originFindings' (rmaOverlap)
+				}
+				if b.from >= a.to { // not in flight together
+					shared := a.sharedLike() && b.sharedLike()
+					if !shared || a.rank == b.rank || ordered(a, b) || ordered(b, a) {
+						continue
+					}
+					words = "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) that no synchronization orders (no message or collective call between the one's end and the other's access)"
+				}
+				seen[pair] = true
+				fs = append(fs, rmaFinding(ranks, siteText, &a.rmaAccess, &b.rmaAccess, why, made[k.win], words))
 			}
 		}
 	}
 	return fs
 }
+
+// sharedLike reports whether the access excludes no other origin's: one of
+// a shared lock epoch, or an origin's buffer in its own window (whatever
+// lock it holds on another rank's window).
+func (a *lockedAccess) sharedLike() bool { return a.rec.Op == rmaEpochShared || a.local != "" }
+
+// maxOrderedPairs bounds the accesses of one target whose every pair
+// concurrentEpochFindings compares.
+const maxOrderedPairs = 4096
 
 // rmaRef is the finding's reference to rank r's record p, an access (its
 // target in Peer) or a synchronization call (peer trace.NoRank).

@@ -209,13 +209,14 @@ func TestRMARequestOriginWritten(t *testing.T) {
 }
 
 // TestRMAConcurrentEpochRule pins the rule of shared lock and start
-// epochs: conflicting accesses of two origins' shared epochs, or start
-// epochs, that were open at the same time are reported; epochs that did
-// not overlap in time (something ordered them), exclusive epochs, and one
-// origin's successive epochs are not. Each case has a window of its own
-// (findings are one per window and target).
+// epochs: conflicting accesses of two origins' shared epochs are reported
+// unless the run's synchronization ordered them (a barrier between the one's
+// end and the other's access), whether or not they were open at the same
+// time; start epochs when they were open at the same time; exclusive
+// epochs, and one origin's successive epochs, never. Each case has a
+// window of its own (findings are one per window and target).
 func TestRMAConcurrentEpochRule(t *testing.T) {
-	const overlap, ordered, exclusive, successive, start = 9, 10, 11, 12, 13
+	const overlap, ordered, exclusive, successive, start, apart = 9, 10, 11, 12, 13, 14
 	made := func(win int32) record {
 		return record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 64, PC: 0x10}
 	}
@@ -228,28 +229,33 @@ func TestRMAConcurrentEpochRule(t *testing.T) {
 	end := func(ord uint64, t uint64) record {
 		return record{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Peer: -1, Req: ord, T0: t}
 	}
-	wins := []record{made(overlap), made(ordered), made(exclusive), made(successive), made(start)}
+	barrier := record{Type: recPost, Op: uint8(trace.OpBarrier), Comm: 0, Count: 3}
+	wins := []record{made(overlap), made(ordered), made(exclusive), made(successive), made(start), made(apart)}
 	ranks := []*rankData{
-		{seg: &segment{recs: wins}},
-		{offset: 1000, seg: &segment{recs: append(slices.Clone(wins),
+		withPosts(0, append(slices.Clone(wins), barrier)),
+		withPosts(1000, append(slices.Clone(wins),
 			acc(overlap, callPut, rmaEpochShared, 1, 0, 0x101), end(1, 500), // [1000, 1500]
 			acc(ordered, callPut, rmaEpochShared, 2, 600, 0x102), end(2, 700), // [1600, 1700]
+			barrier,
 			acc(exclusive, callPut, rmaEpochExcl, 3, 800, 0x103), end(3, 900), // [1800, 1900]
 			acc(successive, callPut, rmaEpochShared, 4, 1000, 0x104), end(4, 1005),
 			acc(successive, callGet, rmaEpochShared, 5, 1010, 0x105), end(5, 1100),
 			acc(start, callPut, rmaEpochStart, 6, 2000, 0x106), end(6, 2100), // [3000, 3100]
-		)}},
-		{offset: 0, seg: &segment{recs: append(slices.Clone(wins),
+			acc(apart, callPut, rmaEpochShared, 7, 3500, 0x107), end(7, 3600), // [4500, 4600]
+		)),
+		withPosts(0, append(slices.Clone(wins),
 			acc(overlap, callPut, rmaEpochShared, 1, 1200, 0x201), end(1, 1300), // inside rank 1's
-			acc(ordered, callGet, rmaEpochShared, 2, 1750, 0x202), end(2, 1900), // after rank 1's ended
+			barrier,
+			acc(ordered, callGet, rmaEpochShared, 2, 1750, 0x202), end(2, 1900), // after the barrier that followed rank 1's
 			acc(exclusive, callPut, rmaEpochExcl, 3, 1850, 0x203), end(3, 1950), // overlapping, but exclusive
 			acc(start, callAccumulate, rmaEpochStart, 4, 3050, 0x204), end(4, 3200), // inside rank 1's
-		)}},
+			acc(apart, callGet, rmaEpochShared, 5, 4700, 0x205), end(5, 4800), // after rank 1's, nothing between
+		)),
 	}
 	site := pcSites("l.c")
 	fs := rmaFindings(ranks, site)
-	if len(fs) != 2 {
-		t.Fatalf("%d findings, want two, of the overlapping shared and start epochs: %v", len(fs), fs)
+	if len(fs) != 3 {
+		t.Fatalf("%d findings, want three, of the overlapping shared and start epochs and the unordered shared ones: %v", len(fs), fs)
 	}
 	for i, want := range []struct {
 		lines [2]string
@@ -257,9 +263,28 @@ func TestRMAConcurrentEpochRule(t *testing.T) {
 	}{
 		{[2]string{"l.c:101", "l.c:201"}, "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) open at the same time, and both write"},
 		{[2]string{"l.c:106", "l.c:204"}, "in access epochs (MPI_Win_start to MPI_Win_complete) open at the same time, and both write"},
+		{[2]string{"l.c:107", "l.c:205"}, "in shared lock epochs (MPI_LOCK_SHARED or MPI_Win_lock_all) that no synchronization orders (no message or collective call between the one's end and the other's access), and one of them writes"},
 	} {
 		wantConflict(t, i, fs[i], want.lines[0], want.lines[1], want.text)
 	}
+}
+
+// withPosts is a rank's data of records recs, starting at offset, with its
+// posts (each recPost, none matched) indexed as the merge does.
+func withPosts(offset int64, recs []record) *rankData {
+	rd := &rankData{offset: offset, seg: &segment{recs: recs}}
+	for i := range recs {
+		if recs[i].Type == recPost {
+			rd.posts = append(rd.posts, i)
+			rd.op = append(rd.op, trace.Op(recs[i].Op))
+			rd.skip = append(rd.skip, false)
+			rd.doneOf = append(rd.doneOf, -1)
+			rd.matchR = append(rd.matchR, trace.NoRank)
+			rd.matchS = append(rd.matchS, 0)
+			rd.tseq = append(rd.tseq, uint64(len(rd.tseq)))
+		}
+	}
+	return rd
 }
 
 // pcSites names a record's site file:pc (pc in hex), for rule tests.
@@ -320,4 +345,55 @@ func TestRMAOwnWindowBuffers(t *testing.T) {
 	}
 	wantConflict(t, 0, fs[0], "r.c:101", "r.c:201",
 		"rank 1's MPI_Put at r.c:101 and rank 2's origin buffer of MPI_Get at r.c:201 (in its own window) touch bytes 4..7 of rank 2's window (made by MPI_Win_create at r.c:10) in one fence epoch (between the window's MPI_Win_fence calls 1 and 2), and both write")
+}
+
+// TestRMAOwnWindowBuffersInLockEpochs: in lock epochs, an origin's Get into
+// its own window's bytes is compared with other ranks' shared lock epochs'
+// accesses of them as a shared epoch's access (its lock on another rank's
+// window does not protect its own memory): reported unless a
+// synchronization orders them.
+func TestRMAOwnWindowBuffersInLockEpochs(t *testing.T) {
+	const win = 6
+	made := record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 16, Addr: 0x1000, Span: 16, PC: 0x10}
+	acc := func(call uint8, target int32, disp int64, epoch uint8, ord int32, addr, t, pc uint64) record {
+		return record{Type: recRMA, Call: call, Comm: win, Peer: target, Count: disp, Bytes: 4, Flag: true, Op: epoch, Source: ord,
+			Dtype: uint8(trace.Int32), Addr: addr, Span: 4, T0: t, PC: pc}
+	}
+	end := func(ord uint64, t uint64) record {
+		return record{Type: recRMA, Call: callWinUnlock, Op: rmaEpochEnd, Peer: -1, Req: ord, T0: t}
+	}
+	barrier := record{Type: recPost, Op: uint8(trace.OpBarrier), Comm: 0, Count: 3}
+	ranks := []*rankData{
+		withPosts(0, []record{made, barrier}),
+		withPosts(0, []record{made,
+			acc(callPut, 2, 0, rmaEpochShared, 1, 0x9000, 100, 0x101), end(1, 200), // rank 2's int 0
+			barrier,
+			acc(callPut, 2, 1, rmaEpochShared, 2, 0x9000, 500, 0x102), end(2, 600), // rank 2's int 1
+		}),
+		withPosts(0, []record{made,
+			// Into its own int 1 before the barrier, in an exclusive epoch
+			// on rank 0: rank 1's later Put to int 1 comes after the barrier.
+			acc(callGet, 0, 0, rmaEpochExcl, 1, 0x1004, 300, 0x201), end(1, 400),
+			barrier,
+			// Into its own int 0 after the barrier: rank 1's Put to it was
+			// before the barrier: ordered. None reported.
+			acc(callGet, 0, 0, rmaEpochShared, 2, 0x1000, 700, 0x202), end(2, 800),
+		}),
+	}
+	if fs := rmaFindings(ranks, pcSites("k.c")); len(fs) != 0 {
+		t.Fatalf("ordered by the barrier, want no finding: %v", fs)
+	}
+	// Without the barrier: rank 1's first Put and rank 2's second Get touch
+	// rank 2's int 0 unordered, and rank 2's first Get and rank 1's second Put its int 1.
+	for _, rd := range ranks[1:] {
+		rd.seg.recs = slices.DeleteFunc(slices.Clone(rd.seg.recs), func(p record) bool { return p.Type == recPost })
+		*rd = *withPosts(0, rd.seg.recs)
+	}
+	fs := rmaFindings(ranks, pcSites("k.c"))
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want two: %v", len(fs), fs)
+	}
+	wantConflict(t, 0, fs[0], "k.c:101", "k.c:202",
+		"rank 1's MPI_Put at k.c:101 and rank 2's origin buffer of MPI_Get at k.c:202 (in its own window) touch bytes 0..3 of rank 2's window")
+	wantConflict(t, 1, fs[1], "k.c:102", "k.c:201", "touch bytes 4..7 of rank 2's window")
 }

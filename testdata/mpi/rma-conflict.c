@@ -27,6 +27,10 @@
  *     each MPI_Puts to int 1 in its access epoch (MPI_Win_start to
  *     MPI_Win_complete), meeting the other in a barrier inside it: the
  *     origins of one exposure epoch access it together;
+ *   lockapart: ranks 1 and 2 each MPI_Put to int 3 in a shared lock epoch
+ *     of their own, rank 2 0.2 s after rank 1 unlocked: open at different
+ *     times, but nothing orders them (no message, no collective call between
+ *     them), so they are concurrent all the same;
  *   rput: rank 1 writes the origin buffer of its MPI_Rput (in a lock
  *     epoch: request-based accesses need one) before the MPI_Wait that
  *     completes its request (sec. 11.3.5);
@@ -34,7 +38,7 @@
  *     MPI_Wait that completes its request.
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
- * the first three, ownwin, lock and pscw, an in-flight-mutation naming the Put
+ * the first three, ownwin, lock, pscw and lockapart, an in-flight-mutation naming the Put
  * and the fence for origin, a recv-buffer-write naming the Get and the
  * fence for getbuf and for fetch, and the same for rput and rget, naming
  * the MPI_Wait.
@@ -158,6 +162,21 @@ int main(int argc, char **argv)
 		MPI_Group_free(&grp);
 		MPI_Group_free(&world);
 		MPI_Comm_free(&pair);
+	}
+	if (want(mode, "lockapart")) {
+		double t;
+		if (rank == 1) {
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, 3, 1, MPI_INT, win); // culprit: lockapart-1
+			MPI_Win_unlock(0, win);
+		}
+		if (rank == 2) {
+			for (t = MPI_Wtime(); MPI_Wtime() - t < 0.2;)
+				;
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+			MPI_Put(&v, 1, MPI_INT, 0, 3, 1, MPI_INT, win); // culprit: lockapart-2
+			MPI_Win_unlock(0, win);
+		}
 	}
 	if (want(mode, "rput") && rank == 1) {
 		MPI_Request req;
