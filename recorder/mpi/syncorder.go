@@ -69,8 +69,16 @@ func newSyncOrder(ranks []*rankData, want func(r int, p *record) bool) *syncOrde
 			if !rd.skip[i] {
 				s.postAt[ri] = i
 			}
-			if j := rd.doneOf[i]; j >= 0 && !rd.skip[i] {
+			if rd.skip[i] {
+				continue
+			}
+			// A receive completes at its done record; one without (the
+			// receive of a matched probe's message, whose done record the
+			// merge placed: placeMatched) at its post.
+			if j := rd.doneOf[i]; j >= 0 {
 				s.doneAt[j] = i
+			} else if rd.op[i].IsRecv() {
+				s.doneAt[ri] = i
 			}
 		}
 		s.entered = map[int32]int{}
