@@ -627,7 +627,8 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 	recvs := map[string]*perRecv{}
 	reruns := 0
 	unjudged := "" // why the program could not be re-run, when it could not
-	for _, c := range rerunOrder(races, limit) {
+	picked, first := rerunOrder(races, limit)
+	for n, c := range picked {
 		recv := fmt.Sprintf("rank %d's %s%s", c.race.Ops[0].Rank, c.race.Ops[0].Op, atSite(c.race.Ops[0].Site))
 		pr := recvs[recv]
 		if pr == nil {
@@ -660,6 +661,9 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 		case o.Unjudged != "":
 			pr.left++
 			unjudged = o.Unjudged
+		case o.Illegal && n >= first:
+			// A further sender's re-run that proved nothing: the pair's
+			// first re-run judged it.
 		case o.Illegal:
 			pr.left++
 		case o.Failed:
@@ -702,15 +706,19 @@ func judgeRaces(races []cleanRace, opts CheckOptions, all *verdict.Set) ([]strin
 	return notes, nil
 }
 
-// rerunOrder picks the races to re-run, in the order to run them. A race
-// names a wildcard receive and a sender it could have taken instead; a
-// (receive site, sender site) pair stands for the races of those sites,
-// and each pair is re-run once, first. Then, while fewer than limit are
-// picked, each further sender rank of a pair: two senders of one site run
-// the same code but send different data (a rank's own number, its part of
-// the work), and a program that sorts what its wildcard receives get by
-// sender can fail with one sender's message first and not with another's.
-func rerunOrder(races []cleanRace, limit int) []cleanRace {
+// rerunOrder picks the races to re-run, in the order to run them, and
+// says how many of them are of the first round. A race names a wildcard
+// receive and a sender it could have taken instead; a (receive site,
+// sender site) pair stands for the races of those sites, and each pair is
+// re-run once, first. Then, while fewer than limit are picked, each further
+// sender rank of a pair: two senders of one site run the same code but send
+// different data (a rank's own number, its part of the work), and a program
+// that sorts what its wildcard receives get by sender can fail with one
+// sender's message first and not with another's. A further sender's message
+// that an earlier receive of the rank took in the recorded run is left out:
+// the re-run pins one receive, the earlier one takes that message again,
+// and the pinned one waits for ever (no evidence).
+func rerunOrder(races []cleanRace, limit int) ([]cleanRace, int) {
 	type key struct {
 		recv, alt string
 		rank      int // the sender's rank, in the second round; -1 in the first
@@ -726,6 +734,24 @@ func rerunOrder(races []cleanRace, limit int) []cleanRace {
 		return k
 	}
 	seen := map[key]bool{}
+	type opKey struct {
+		rank int
+		seq  uint64
+	}
+	takenBy := map[opKey]opKey{} // a send -> the receive that took it when recorded
+	for _, c := range races {
+		if ops := c.race.Ops; len(ops) == 3 {
+			takenBy[opKey{ops[1].Rank, ops[1].Seq}] = opKey{ops[0].Rank, ops[0].Seq}
+		}
+	}
+	takenEarlier := func(c cleanRace) bool {
+		ops := c.race.Ops
+		if len(ops) != 3 {
+			return false
+		}
+		r, ok := takenBy[opKey{ops[2].Rank, ops[2].Seq}]
+		return ok && r.rank == ops[0].Rank && r.seq < ops[0].Seq
+	}
 	var picked, rest []cleanRace
 	for _, c := range races {
 		if k := keyOf(c, false); !seen[k] {
@@ -736,16 +762,17 @@ func rerunOrder(races []cleanRace, limit int) []cleanRace {
 			rest = append(rest, c)
 		}
 	}
+	first := len(picked)
 	for _, c := range rest {
 		if len(picked) >= limit {
 			break
 		}
-		if k := keyOf(c, true); k.rank >= 0 && !seen[k] {
+		if k := keyOf(c, true); k.rank >= 0 && !seen[k] && !takenEarlier(c) {
 			seen[k] = true
 			picked = append(picked, c)
 		}
 	}
-	return picked
+	return picked, first
 }
 
 // CheckTrace is check's whole verdict on a trace file: the findings the

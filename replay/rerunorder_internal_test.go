@@ -33,7 +33,11 @@ func TestRerunOrderTriesEachSenderOfALineAfterEachPairOfLines(t *testing.T) {
 	}
 	order := func(limit int) []ForcedMatch {
 		var out []ForcedMatch
-		for _, c := range rerunOrder(races, limit) {
+		picked, first := rerunOrder(races, limit)
+		if first != 2 {
+			t.Errorf("limit %d: %d of the first round, want 2", limit, first)
+		}
+		for _, c := range picked {
 			out = append(out, c.match)
 		}
 		return out
@@ -49,5 +53,28 @@ func TestRerunOrderTriesEachSenderOfALineAfterEachPairOfLines(t *testing.T) {
 	// it cannot run as left (unconfirmed), as before the second round.
 	if got, want := order(1), []ForcedMatch{m(0, 2), m(0, 4)}; !slices.Equal(got, want) {
 		t.Errorf("limit 1: %v, want %v", got, want)
+	}
+}
+
+// TestRerunOrderLeavesOutMessagesAnEarlierReceiveTook: rank 0's two
+// wildcard receives of one line took ranks 1's and 2's messages when
+// recorded; the second receive's other sender, rank 1, was taken by the
+// first: pinned, it would wait for ever. The first receive's other sender,
+// rank 2, whose message a later receive took, is the pair's first re-run.
+func TestRerunOrderLeavesOutMessagesAnEarlierReceiveTook(t *testing.T) {
+	mk := func(seq uint64, got, alt int) cleanRace {
+		return cleanRace{
+			match: ForcedMatch{Rank: 0, Seq: seq, Src: alt},
+			race: Finding{Kind: verdict.MessageRace, Ops: []verdict.OpRef{
+				{Rank: 0, Seq: seq, Op: "Recv", Site: "a.c:10"},
+				{Rank: got, Seq: 0, Op: "Send", Site: "a.c:20"},
+				{Rank: alt, Seq: 0, Op: "Send", Site: "a.c:20"},
+			}},
+		}
+	}
+	races := []cleanRace{mk(0, 1, 2), mk(1, 2, 1), mk(2, 3, 1)}
+	picked, first := rerunOrder(races, 16)
+	if first != 1 || len(picked) != 1 || picked[0].match != (ForcedMatch{Rank: 0, Seq: 0, Src: 2}) {
+		t.Errorf("picked %v (first round %d), want the first receive's re-run alone", picked, first)
 	}
 }
