@@ -556,6 +556,12 @@ var MPIScenarios = []MPIScenario{
 	// shim fails it with MPI_ERR_BUFFER, an invalid-call at its line.
 	{Name: "rma-size", Ranks: 2, Args: []string{"null"}, Plain: PlainHang, Unchecked: true,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "null")},
+	// type-null: a Put whose target datatype is MPI_DATATYPE_NULL (sec.
+	// 2.5.1: no datatype): Open MPI fails it with MPI_ERR_TYPE; so does
+	// the shim, first (its size check took the type for one of no bytes:
+	// a truncation): an invalid-call at its line.
+	{Name: "rma-size", Ranks: 2, Args: []string{"type-null"}, Plain: PlainFail, PlainExit: 3, Unchecked: true,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "type-null")},
 	// win-null: rank 0's part of the window, 32 bytes at NULL (sec.
 	// 11.2.1: no memory): Open MPI makes it and rank 1's Put into it
 	// retries its EFAULT for ever; the shim fails rank 0's MPI_Win_create

@@ -15,9 +15,12 @@
  *   11.2.1: no memory there); Open MPI makes it, and rank 1's Put into it
  *   fails with EFAULT for ever (plain mpirun hangs). p2ptrace fails rank
  *   0's MPI_Win_create (MPI_ERR_BUFFER).
+ * type-null: rank 1 puts 4 ints with the target datatype
+ *   MPI_DATATYPE_NULL (what MPI_Type_free leaves in a handle); Open MPI
+ *   takes it for a type of no bytes.
  * p2ptrace fails the call as an MPI that checked would (MPI_ERR_TRUNCATE,
- * MPI_ERR_BUFFER, under MPI_ERRORS_ARE_FATAL): a truncation (an invalid
- * call) at its line.
+ * MPI_ERR_BUFFER, MPI_ERR_TYPE, under MPI_ERRORS_ARE_FATAL): a truncation
+ * (an invalid call) at its line.
  * Fix: rma-size-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
 			MPI_Put(NULL, 4, MPI_INT, 0, 0, 4, MPI_INT, win); // culprit: null
 		else if (strcmp(mode, "getacc") == 0)
 			MPI_Get_accumulate(v, 4, MPI_INT, got, 2, MPI_INT, 0, 0, 4, MPI_INT, MPI_SUM, win); // culprit: getacc
+		else if (strcmp(mode, "type-null") == 0)
+			MPI_Put(v, 4, MPI_INT, 0, 0, 4, MPI_DATATYPE_NULL, win); // culprit: type-null
 		else if (strcmp(mode, "win-null") == 0)
 			MPI_Put(v, 4, MPI_INT, 0, 0, 4, MPI_INT, win);
 		else

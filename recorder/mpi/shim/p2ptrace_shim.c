@@ -2873,19 +2873,38 @@ static const char *rma_null(const void *buf, int count, MPI_Datatype dt, const c
              count == 1 ? "" : "s");
     return refusal(MPI_ERR_BUFFER, fits_why);
 }
+/* rma_type says why a one-sided call's datatype is no datatype:
+ * MPI_DATATYPE_NULL (what MPI_Type_free leaves in the handle) or a NULL
+ * handle (sec. 2.5.1: a null handle is an invalid argument, MPI_ERR_TYPE).
+ * Open MPI takes MPI_DATATYPE_NULL in a Put or a Get for a type of no
+ * bytes, and the call moves nothing or fails as a truncation. */
+static const char *rma_type(MPI_Datatype dt, const char *name) {
+    if (dt != MPI_DATATYPE_NULL && dt != (MPI_Datatype)0) return NULL;
+    snprintf(fits_why, sizeof fits_why, "the %s%sdatatype is %s: no datatype", name, *name ? " " : "",
+             dt == (MPI_Datatype)0 ? "a NULL handle" : "MPI_DATATYPE_NULL");
+    return refusal(MPI_ERR_TYPE, fits_why);
+}
+/* rma_types is rma_type of an access's origin and target datatypes. */
+static const char *rma_types(MPI_Datatype otype, MPI_Datatype ttype) {
+    const char *why = rma_type(otype, "origin");
+    return why ? why : rma_type(ttype, "target");
+}
 static const char *put_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
-    const char *why = rma_null(obuf, ocount, otype, "origin");
+    const char *why = rma_types(otype, ttype);
+    if (!why) why = rma_null(obuf, ocount, otype, "origin");
     return why ? why : rma_fits(bytes_of(ocount, otype), "origin", bytes_of(tcount, ttype), "target");
 }
 static const char *get_fits_of(const void *obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype) {
-    const char *why = rma_null(obuf, ocount, otype, "origin");
+    const char *why = rma_types(otype, ttype);
+    if (!why) why = rma_null(obuf, ocount, otype, "origin");
     return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(ocount, otype), "origin");
 }
 /* getacc_fits_of: the origin's data into the target (none with
  * MPI_NO_OP), as a Put's, then the target's into the result buffer. */
 static const char *getacc_fits_of(const void *obuf, int ocount, MPI_Datatype otype, const void *rbuf, int rcount, MPI_Datatype rtype,
                                   int tcount, MPI_Datatype ttype, MPI_Op op) {
-    const char *why = op == MPI_NO_OP ? NULL : put_fits_of(obuf, ocount, otype, tcount, ttype);
+    const char *why = op == MPI_NO_OP ? rma_type(ttype, "target") : put_fits_of(obuf, ocount, otype, tcount, ttype);
+    if (!why) why = rma_type(rtype, "result");
     if (!why) why = rma_null(rbuf, rcount, rtype, "result");
     return why ? why : rma_fits(bytes_of(tcount, ttype), "target", bytes_of(rcount, rtype), "result buffer");
 }
@@ -2932,12 +2951,12 @@ int MPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *r
                   rma_access(C_GET_ACCUMULATE, pc_, rc_, win, target, disp, tcount, ttype, redop_code(op), obuf, ocount, otype, rbuf, rcount, rtype, NULL));
 }
 int MPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp, MPI_Op op, MPI_Win win) {
-    CHECKED_THEN(C_FETCH_AND_OP, win, rma_outside(win), PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
+    CHECKED_THEN(C_FETCH_AND_OP, win, ACCESS_WHY(win, rma_type(dt, "")), PMPI_Fetch_and_op(obuf, rbuf, dt, target, disp, op, win),
                   rma_access(C_FETCH_AND_OP, pc_, rc_, win, target, disp, 1, dt, redop_code(op), obuf, 1, dt, rbuf, 1, dt, NULL));
 }
 int MPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                          MPI_Win win) {
-    CHECKED_THEN(C_COMPARE_AND_SWAP, win, rma_outside(win), PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
+    CHECKED_THEN(C_COMPARE_AND_SWAP, win, ACCESS_WHY(win, rma_type(dt, "")), PMPI_Compare_and_swap(obuf, cbuf, rbuf, dt, target, disp, win),
                   rma_access(C_COMPARE_AND_SWAP, pc_, rc_, win, target, disp, 1, dt, RMA_CAS, obuf, 1, dt, rbuf, 1, dt, NULL));
 }
 int MPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
