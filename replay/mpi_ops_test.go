@@ -201,3 +201,44 @@ func TestReplayOtherCommunicatorIsTheCandidate(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayWildcardThatTookTheMessageIsTheCandidate: rank 1 posts an
+// Irecv from any rank, then one from rank 0. Rank 0's message comes first
+// and the wildcard takes it (the first posted receive that accepts it,
+// MPI-3.1 sec. 3.5); rank 2's, which only the wildcard accepts, stays
+// unreceived and the receive from rank 0 waits for ever. The nearest
+// candidate names the wildcard receive, with its line, as the race that
+// decided the hang; taking rank 2's message, both would have matched.
+func TestReplayWildcardThatTookTheMessageIsTheCandidate(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{{Op: trace.OpSend, Peer: 1, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 10}},
+		[]trace.Event{
+			{Op: trace.OpIrecv, Peer: trace.AnySource, Tag: trace.AnyTag, Dtype: trace.Int32, Count: 1, Bytes: 4, Req: 1, Site: 20},
+			{Op: trace.OpIrecv, Peer: 0, Dtype: trace.Int32, Count: 1, Bytes: 4, Req: 2, Site: 21},
+			{Op: trace.OpWaitall, Reqs: []uint64{1, 2}, Site: 22},
+		},
+		[]trace.Event{{Op: trace.OpCompute, Duration: 1000}, {Op: trace.OpSend, Peer: 1, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 30}},
+	)
+	out, err := replay.Replay(ev.Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := stuckReport(t, out)
+	for _, want := range []string{
+		"nearest candidate: rank 1's Irecv from any rank any tag (4 bytes) (op 0) at main.go:20 took rank 0's Send tag 0, the message rank 1's Irecv from rank 0 tag 0 (4 bytes) waits for, while rank 2's message tag 0, which it accepts too, waits unreceived: had it taken that one, both would have matched",
+		"hint: give the wildcard receive a source (or a tag) that excludes the other receive's message, or post the receive that names its source before the wildcard one",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	// The other order: rank 2's message first; the wildcard takes it and
+	// both match. No finding.
+	ev[0] = append([]trace.Event{{Kind: trace.KindPost, Rank: 0, Op: trace.OpCompute, Duration: 2000}}, ev[0]...)
+	for i := range ev[0] {
+		ev[0][i].Seq = uint64(i)
+	}
+	if out, err := replay.Replay(ev.Source(), replay.Config{}); err != nil || out.Stuck || len(out.Problems) != 0 {
+		t.Fatalf("rank 2's message first: %v stuck %v %+v", err, out.Stuck, out.Problems)
+	}
+}

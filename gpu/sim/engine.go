@@ -120,8 +120,12 @@ type rank struct {
 	waitSt *stream
 	// inTransit per source: sends whose envelope is still on its way (FIFO
 	// keeps non-overtaking). It and streams are made on first use.
-	inTransit  map[int]*transit
-	streams    map[int]*stream
+	inTransit map[int]*transit
+	streams   map[int]*stream
+	// wildFrom holds, by sender, the last wildcard receive of the rank that
+	// took a message of that sender (a copy, with the send's tag and
+	// communicator): made on the first such match; see wildTook.
+	wildFrom   map[int]*wildMatch
 	groupDepth int
 	groupOps   []*Op
 

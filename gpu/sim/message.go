@@ -326,6 +326,9 @@ func (e *Engine) match(s, r *Op, t int64) {
 	r.MatchRank, r.MatchSeq = s.Rank, s.Seq
 	r.Source, r.StatusTag = s.Rank, s.Tag
 	s.wildTaken = r.Peer == trace.AnySource
+	if r.Peer == trace.AnySource || r.Tag == trace.AnyTag {
+		e.noteWild(s, r)
+	}
 	if r.Dtype != trace.DtypeNone && s.Dtype != trace.DtypeNone && r.Dtype != s.Dtype {
 		r.Err = trace.ErrTypeMismatch
 		e.problem(Problem{Kind: verdict.TypeMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},

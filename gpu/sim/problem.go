@@ -21,6 +21,10 @@ type Problem struct {
 	Blocked    []Blocked
 	Cycle      []int
 	Candidates []string
+	// candidateOps holds, by the index of its candidate, an op the
+	// candidate names as "(op N)" (wildTook's wildcard receive): Finding
+	// adds its site there.
+	candidateOps map[int]*Op
 	// Hint, when set, replaces the fix hint of Kind: a deadlock whose cycle
 	// holds a collective is not fixed by reordering sends and receives.
 	Hint string
@@ -175,6 +179,12 @@ func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 		f.Collective = &c
 	}
 	f.Cycle, f.Candidates = slices.Clone(p.Cycle), slices.Clone(p.Candidates)
+	for i, op := range p.candidateOps {
+		if at := RefIn(p.names, op, site).Site; at != "" {
+			ref := fmt.Sprintf("(op %d)", op.Seq)
+			f.Candidates[i] = strings.Replace(f.Candidates[i], ref, ref+" at "+at, 1)
+		}
+	}
 	for _, op := range p.Ops {
 		f.Ops = append(f.Ops, RefIn(p.names, op, site))
 	}
@@ -195,6 +205,7 @@ func (e *Engine) stuckProblem() Problem {
 	p := Problem{Kind: verdict.Hang}
 	waits := map[int][]int{}
 	crossComm := false // a candidate is on another communicator
+	wildRace := false  // a wildcard receive took a stuck receive's message (wildTook)
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		if rk.state != stateBlocked {
@@ -237,7 +248,14 @@ func (e *Engine) stuckProblem() Problem {
 		p.Ranks = append(p.Ranks, rk.id)
 		p.Ops = append(p.Ops, bl.Call)
 		for _, op := range bl.Pending {
-			if c, other := e.candidate(op); c != "" {
+			if c, w := e.wildTook(op); w != nil {
+				if p.candidateOps == nil {
+					p.candidateOps = map[int]*Op{}
+				}
+				p.candidateOps[len(p.Candidates)] = w
+				p.Candidates = append(p.Candidates, c)
+				wildRace = true
+			} else if c, other := e.candidate(op); c != "" {
 				p.Candidates = append(p.Candidates, c)
 				crossComm = crossComm || other
 			}
@@ -260,6 +278,9 @@ func (e *Engine) stuckProblem() Problem {
 		if crossComm {
 			p.Hint = crossCommHint // (no order of the calls matches them)
 		}
+		if wildRace {
+			p.Hint = wildRaceHint
+		}
 	} else {
 		var why []string
 		for _, bl := range p.Blocked {
@@ -281,6 +302,9 @@ func (e *Engine) stuckProblem() Problem {
 		p.Message = "no rank can progress; " + strings.Join(why, "; ")
 		if crossComm {
 			p.Hint = crossCommHint
+		}
+		if wildRace {
+			p.Hint = wildRaceHint
 		}
 	}
 	return p
@@ -333,6 +357,54 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 	return "", false
 }
 
+// wildMatch is a wildcard receive that took a message: a copy of the
+// receive, and the send's envelope.
+type wildMatch struct {
+	recv           Op
+	tag, comm, seq int
+	sendKind       trace.Op
+}
+
+// noteWild remembers that wildcard receive r took send s (see wildTook).
+func (e *Engine) noteWild(s, r *Op) {
+	rk := &e.ranks[r.Rank]
+	if rk.wildFrom == nil {
+		rk.wildFrom = map[int]*wildMatch{}
+	}
+	w := rk.wildFrom[s.Rank]
+	if w == nil {
+		w = new(wildMatch)
+		rk.wildFrom[s.Rank] = w
+	}
+	*w = wildMatch{recv: r.Copy(), tag: s.Tag, comm: s.Comm, seq: int(s.Seq), sendKind: s.Kind}
+}
+
+// wildTook says, of a receive op stuck with a named source, whether a
+// wildcard receive of its rank took the message it accepts while another
+// message the wildcard accepts too still waits unreceived: had the
+// wildcard taken that one, both receives would have matched. Both
+// matchings are legal (MPI-3.1 sec. 3.5: a wildcard receive takes any
+// message its envelope accepts), so which one the run made is a message
+// race, and it decided the hang. It returns the candidate's words and the
+// wildcard receive (nil: none).
+func (e *Engine) wildTook(op *Op) (string, *Op) {
+	if op.Peer < 0 || op.Peer >= len(e.ranks) {
+		return "", nil
+	}
+	me := &e.ranks[op.Rank]
+	w := me.wildFrom[op.Peer]
+	if w == nil || !Accepts(op.Peer, op.Tag, op.Comm, op.Peer, w.tag, w.comm) {
+		return "", nil
+	}
+	for u := range me.unexpected.all {
+		if u.Rank != op.Peer && Accepts(w.recv.Peer, w.recv.Tag, w.recv.Comm, u.Rank, u.Tag, u.Comm) {
+			return fmt.Sprintf("rank %d's %s (op %d) took rank %d's %s tag %d, the message rank %d's %s waits for, while rank %d's message tag %d, which it accepts too, waits unreceived: had it taken that one, both would have matched (which message a wildcard receive takes is a race, and it decided this)",
+				op.Rank, e.describe(&w.recv), w.recv.Seq, op.Peer, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &w.recv
+		}
+	}
+	return "", nil
+}
+
 // otherComm returns the first op of ops on a communicator other than op's
 // (neither of them a stream's) for which peer holds, else the first on
 // another communicator at all: a split may number its ranks otherwise than
@@ -354,6 +426,10 @@ func otherComm(ops func(func(*Op) bool), op *Op, peer func(*Op) bool) *Op {
 	}
 	return first
 }
+
+// wildRaceHint is the hint of a stuck run whose receive's message a
+// wildcard receive took (wildTook).
+const wildRaceHint = "give the wildcard receive a source (or a tag) that excludes the other receive's message, or post the receive that names its source before the wildcard one: a message matches the first posted receive that accepts it"
 
 // crossCommHint is the hint of a stuck run whose waits have candidates on
 // other communicators.

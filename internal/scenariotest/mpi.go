@@ -337,6 +337,19 @@ var MPIScenarios = []MPIScenario{
 	// (recorder's TestMPIRaceJudgedByRerunningTheJob); the recording is
 	// clean, the senders staggered.
 	{Name: "anysource-last-sender", Ranks: 4, Record: complete, Plain: PlainOK},
+	// anysource-steal: a wildcard receive takes the message a later
+	// receive from rank 0 needed (rank 2's, which only the wildcard
+	// accepts, comes 0.2 s later): a hang at the Waitall whose nearest
+	// candidate names the wildcard receive and its line (gpu/sim's
+	// wildTook; replay's TestReplayWildcardThatTookTheMessageIsTheCandidate
+	// pins the words). Plain mpirun hangs. Its fix posts the receive
+	// from rank 0 first.
+	{Name: "anysource-steal", Ranks: 3, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Hang, []int{1}, "wait"),
+		Check: []MPIVerdict{
+			find("", verdict.Hang, []int{1}, "wait"),
+		}},
+	{Name: "anysource-steal-fixed", Ranks: 3, Record: complete, Plain: PlainOK, FixOf: "anysource-steal"},
 	// master-worker: results collected from MPI_ANY_SOURCE on purpose,
 	// correct whatever their order: clean, every re-run clean.
 	{Name: "master-worker", Ranks: 4, Record: complete, Plain: PlainOK},
