@@ -315,8 +315,7 @@
 // Request_free of a persistent request writes a post with the persistent id
 // in req: op Free with the current request in the trailer if it was active
 // (its done's flag set: freed while active, whatever a replay's timing;
-// a finding only for a receive no send ever matches: MPI-3.1 secs. 3.7.3,
-// 8.7; see sim.Config.FreeMatchedRecv),
+// a finding for a receive, not a send: MPI-3.1 sec. 3.7.3),
 // else no op. Datatypes: a derived type whose signature is one basic type
 // repeated is recorded as that type, count in basic elements; a mixed one
 // as opaque with its signature (field 25).
