@@ -60,9 +60,6 @@ type Config struct {
 	// call of the same collective (a torch.distributed trace's; see
 	// sim.Config.AsyncMatches).
 	AsyncMatches bool
-	// FreeMatchedRecv: MPI's rule for a receive freed while active (see
-	// sim.Config.FreeMatchedRecv): a trace of an MPI library's.
-	FreeMatchedRecv bool
 	// Names is the trace's vocabulary for its calls in the findings
 	// (trace.NamesOf; see sim.Config.Names).
 	Names *trace.Names
@@ -307,7 +304,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		d.late.init()
 		obs = (*transfers)(d)
 	}
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms, AsyncMatches: cfg.AsyncMatches, FreeMatchedRecv: cfg.FreeMatchedRecv, Names: cfg.Names})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms, AsyncMatches: cfg.AsyncMatches, Names: cfg.Names})
 	for i := range d.ranks {
 		c := &d.ranks[i]
 		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]

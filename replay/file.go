@@ -48,7 +48,7 @@ func (t *Trace) Incomplete() bool { return t.r.Incomplete() }
 func (t *Trace) Config() Config {
 	h := t.r.Header()
 	return Config{Seed: h.Seed, EagerLimit: h.EagerLimit, Latency: h.LatencyNS, Bandwidth: h.BandwidthBps, BsendOverhead: h.BsendOverhead, Comms: h.Comms,
-		AsyncMatches: torchTrace(h), FreeMatchedRecv: h.Backend != "sim", Names: trace.NamesOf(&h)}
+		AsyncMatches: torchTrace(h), Names: trace.NamesOf(&h)}
 }
 
 // Site renders a site id as "file:line".

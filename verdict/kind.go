@@ -84,7 +84,7 @@ var kindTable = [...]KindInfo{
 		"do not write a send buffer until its request completed (Wait or Test)"},
 	{InFlightMutation, "a nonblocking send's buffer, a nonblocking collective's send buffer, or a one-sided Put's or Accumulate's origin buffer, changed between its call and its completion (payload hashes differ)", []string{DoorLive, DoorMerge, DoorHarness},
 		"do not write a send buffer until its request completed (Wait or Test)"},
-	{MissingWait, "a request was never completed (Wait/Test), or a receive's or nonblocking collective's request was freed while still active (MPI-3.1 sec. 3.7.3: freeing an active send is legitimate; in an MPI trace a freed receive only if no send ever matches it, sec. 8.7), or a stream never synchronized, before the rank finished", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+	{MissingWait, "a request was never completed (Wait/Test), or a receive's or nonblocking collective's request was freed while still active (MPI-3.1 sec. 3.7.3: freeing an active send is legitimate), or a stream never synchronized, before the rank finished", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing"},
 	{ReadyWithoutRecv, "a ready send (Rsend) was made before its receive was posted", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"post the receive before the ready send (e.g. behind a barrier), or use Send"},

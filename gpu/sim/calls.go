@@ -163,48 +163,20 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 // MPI-3.1 sec. 3.7.3: the request is only marked for deallocation; an
 // ongoing operation goes on and completes, unseen. Freeing an active send is
 // legitimate (its completion may be learned otherwise, a reply): retiring it
-// leaves the message to match, deliver and complete as any other. Freeing a
-// nonblocking collective's active request is erroneous (sec. 5.12): a
-// missing Wait. An active receive's is legal in MPI, which only advises
-// against it (nothing tells the program when its buffer holds the data):
-// with Config.FreeMatchedRecv it is a missing Wait only if no send ever
-// matches it (see End); without, the gpu runtime's rule, it is one at once.
+// leaves the message to match, deliver and complete as any other. Freeing an
+// active receive or nonblocking collective is a missing Wait: nothing tells
+// the program when its buffer holds the result (the standard's advice).
 // call.Flag says the recording saw the request active (not completed) when
 // it was freed, whatever this run's timing.
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
-	if op.bits&bitFreed == 0 && !freeableActive(op.Kind) {
-		switch {
-		case e.cfg.FreeMatchedRecv && !op.Kind.IsCollective():
-			if !op.done {
-				rk.freedRecvs = append(rk.freedRecvs, freedRecv{op, call.Copy()})
-			}
-		case !op.done || call.Flag:
-			e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
-				Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, e.requestOf(op))})
-		}
+	if (!op.done || call.Flag) && op.bits&bitFreed == 0 && !freeableActive(op.Kind) {
+		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
+			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, e.requestOf(op))})
 	}
 	op.bits |= bitFreed
 	e.retire(rk, op)
 	e.complete(call, rk.clock)
-}
-
-// freedRecv is a receive freed while active under Config.FreeMatchedRecv,
-// and its Free call.
-type freedRecv struct {
-	op   *Op
-	free Op
-}
-
-// freedDone forgets op, a freed request that completed, if Free keeps it.
-func (e *Engine) freedDone(op *Op) {
-	rk := &e.ranks[op.Rank]
-	for i := range rk.freedRecvs {
-		if rk.freedRecvs[i].op == op {
-			rk.freedRecvs = slices.Delete(rk.freedRecvs, i, i+1)
-			return
-		}
-	}
 }
 
 // freeableActive reports whether a request of kind may be freed while
@@ -280,7 +252,6 @@ func (e *Engine) Finalize(call *Op) {
 func (e *Engine) Cut(r int) {
 	rk := &e.ranks[r]
 	rk.active, rk.activeHead = nil, 0
-	rk.freedRecvs = nil // (what was pending at the cut is its effect)
 	rk.cut = true
 	rk.state = stateDone
 	e.nDone++
@@ -288,8 +259,7 @@ func (e *Engine) Cut(r int) {
 }
 
 // End reports what is left once no rank can run: sends nobody received,
-// complete (eager) or freed (see Free: no Wait will ever report it),
-// receives freed while active that no send matched (Free), and
+// complete (eager) or freed (see Free: no Wait will ever report it), and
 // collectives that members finished without calling (missedCollectives).
 func (e *Engine) End() {
 	if !e.stuck {
@@ -297,13 +267,6 @@ func (e *Engine) End() {
 	}
 	for i := range e.ranks {
 		rk := &e.ranks[i]
-		for _, f := range rk.freedRecvs {
-			if !e.stuck && !rk.cut {
-				e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{f.op.Rank}, Ops: []*Op{f.op, &f.free},
-					Message: fmt.Sprintf("rank %d: request of %s freed while still active, and no send ever matched the receive (MPI-3.1 sec. 8.7: when the last process calls MPI_Finalize, every pending receive must be matched by a send)", f.op.Rank, e.requestOf(f.op))})
-			}
-		}
-		rk.freedRecvs = nil
 		for s := range rk.unexpected.all {
 			if (s.done || s.bits&bitFreed != 0) && !e.stuck && !rk.cut {
 				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},

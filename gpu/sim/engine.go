@@ -46,14 +46,6 @@ type Config struct {
 	// async_op=True is the same collective as one without). MPI's rule,
 	// the default, is that they never match (MPI-3.1 sec. 5.12).
 	AsyncMatches bool
-	// FreeMatchedRecv applies MPI's rule to a receive whose request is freed
-	// while active (MPI-3.1 sec. 3.7.3: the receive goes on and completes):
-	// legal, a missing Wait only if no send ever matches it (sec. 8.7: when
-	// the last process calls MPI_Finalize, every pending receive must be
-	// matched by a send). Unset, the gpu runtime's rule: freeing an active
-	// receive is a missing Wait at once (nothing tells the program when its
-	// buffer holds the data). See Free.
-	FreeMatchedRecv bool
 	// Names is the vocabulary of the reports' calls (trace.NamesOf: a
 	// torch.distributed trace's "all_reduce ReduceOp.SUM"); nil: the
 	// ops' own names.
@@ -133,10 +125,7 @@ type rank struct {
 	// wildFrom holds, by sender, the last wildcard receive of the rank that
 	// took a message of that sender (a copy, with the send's tag and
 	// communicator): made on the first such match; see wildTook.
-	wildFrom map[int]*wildMatch
-	// freedRecvs are the receives the rank freed while active that have not
-	// completed yet, each with a copy of its Free call (see Free).
-	freedRecvs []freedRecv
+	wildFrom   map[int]*wildMatch
 	groupDepth int
 	groupOps   []*Op
 
@@ -445,9 +434,6 @@ func (e *Engine) complete(op *Op, t int64) {
 	}
 	if op.bits&bitStream != 0 {
 		op.strm().opDone(e, op, t)
-	}
-	if op.bits&bitFreed != 0 {
-		e.freedDone(op)
 	}
 	if op.awaited {
 		// The rank is blocked in a wait-all that counts on this op.

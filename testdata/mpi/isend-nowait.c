@@ -2,13 +2,9 @@
  * argv[1] "leak" (the default): rank 0's MPI_Isend and rank 1's MPI_Irecv of
  * 16 floats are never waited or tested before MPI_Finalize.
  * argv[1] "free": rank 1 frees the request of its 1M-float (4 MiB) Irecv with
- * MPI_Request_free while the receive is still active, and rank 0 never sends
- * it the message. MPI-3.1 sec. 3.7.3 lets a program free an active request
- * (the operation goes on and completes; for a receive the standard advises
- * against it: nothing tells the program when the buffer holds the message),
- * but when the last process calls MPI_Finalize every pending receive must be
- * matched by a send (sec. 8.7): this one never is. (Freeing an active
- * receive that a send matches is legal: isend-nowait-fixed free-matched.)
+ * MPI_Request_free while the receive is still active; rank 0 sends. MPI-3.1
+ * sec. 3.7.3 lets a program free an active send, but advises against freeing
+ * an active receive: nothing tells it when the buffer holds the message.
  * Both exit 0 under plain mpirun. Fix: isend-nowait-fixed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,12 +41,15 @@ int main(int argc, char **argv)
 			MPI_Irecv(buf, SMALL, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, &req); // culprit: leak-irecv
 		}
 	} else {
+		/* The send is posted after the barrier, so the receive is still
+		 * active when its request is freed, however the ranks are timed. */
 		if (rank == 1) {
 			MPI_Irecv(buf, LARGE, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, &req); // culprit: free-irecv
 			MPI_Request_free(&req); // culprit: free
 			MPI_Barrier(MPI_COMM_WORLD);
 		} else {
 			MPI_Barrier(MPI_COMM_WORLD);
+			MPI_Send(buf, LARGE, MPI_FLOAT, 1, 0, MPI_COMM_WORLD); // culprit: free-send
 			printf("isend-nowait: ok, free\n");
 		}
 	}

@@ -1,4 +1,4 @@
-/* persistent-bugs (2 ranks): persistent requests misused. free: rank 1 frees its MPI_Recv_init + MPI_Start receive of 4 ints with MPI_Request_free while it is active (started, never completed by a Wait or Test), and rank 0 never sends it the message: legal as such (MPI-3.1 sec. 3.7.3: the receive goes on; sec. 3.9 advises against freeing an active receive), but when the last process calls MPI_Finalize every pending receive must be matched by a send (sec. 8.7), and this one never is; the others: rank 0 sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. Fix: persistent (set up once, Startall, Waitall, freed). */
+/* persistent-bugs (2 ranks): persistent requests misused. free: rank 1 frees its MPI_Recv_init + MPI_Start receive of 4 ints with MPI_Request_free while it is active (started, never completed by a Wait or Test; rank 0 sends after a barrier), so it can never know when the buffer holds the message (MPI-3.1 sec. 3.7.3 advises against it; freeing an active send is legitimate); the others: rank 0 sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. Fix: persistent (set up once, Startall, Waitall, freed). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,14 +19,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(mode, "free") == 0) {
+		/* The send is posted after the barrier, so the receive is still
+		 * active when its request is freed, however the ranks are timed. */
 		if (rank == 1) {
 			MPI_Recv_init(buf, 4, MPI_INT, 0, 7, MPI_COMM_WORLD, &req); // culprit: free-init
 			MPI_Start(&req); // culprit: free-start
 			MPI_Request_free(&req); // culprit: free
 		}
 		MPI_Barrier(MPI_COMM_WORLD); // culprit: free-barrier
-		if (rank == 0)
+		if (rank == 0) {
+			MPI_Send(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD); // culprit: free-send
 			printf("persistent-bugs: ok, free\n");
+		}
 		MPI_Finalize();
 		return 0;
 	}
