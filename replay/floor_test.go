@@ -61,7 +61,16 @@ type floorRound struct {
 	count     [1025]int32
 }
 
-func (g *floorRound) reset()                      { g.ents = g.ents[:0] }
+func (g *floorRound) reset() { g.ents = g.ents[:0] }
+
+// deal starts a round of posts: each of n ranks with a fresh tie.
+func (g *floorRound) deal(rng *rand.Rand, n int) {
+	g.reset()
+	for r := range n {
+		g.push(rng.Uint64(), uint32(r))
+	}
+}
+
 func (g *floorRound) push(tie uint64, ref uint32) { g.ents = append(g.ents, floorEnt{tie, ref}) }
 
 func (g *floorRound) sort() {
@@ -134,10 +143,7 @@ func benchFloor[R floorRecord](b *testing.B, n int) {
 		// The sends: round k, each rank's k-th Isend, filed at its
 		// receiver when the round's arrivals come, in their own tie order.
 		for k := int32(1); k < int32(n); k++ {
-			posts.reset()
-			for r := range n {
-				posts.push(rng.Uint64(), uint32(r))
-			}
+			posts.deal(rng, n)
 			later.reset()
 			posts.each(func(ref uint32) {
 				r := int32(ref)
@@ -167,10 +173,7 @@ func benchFloor[R floorRecord](b *testing.B, n int) {
 		// The receives: round j, each rank's j-th Irecv takes the first
 		// message from its source; the completions follow in tie order.
 		for j := int32(1); j < int32(n); j++ {
-			posts.reset()
-			for r := range n {
-				posts.push(rng.Uint64(), uint32(r))
-			}
+			posts.deal(rng, n)
 			later.reset()
 			posts.each(func(ref uint32) {
 				r := int32(ref)
