@@ -325,8 +325,7 @@ func (e *Engine) match(s, r *Op, t int64) {
 	s.MatchRank, s.MatchSeq = r.Rank, r.Seq
 	r.MatchRank, r.MatchSeq = s.Rank, s.Seq
 	r.Source, r.StatusTag = s.Rank, s.Tag
-	s.wildTaken = r.Peer == trace.AnySource
-	if r.Peer == trace.AnySource || r.Tag == trace.AnyTag {
+	if s.wildTaken = r.Peer == trace.AnySource; s.wildTaken {
 		e.noteWild(s, r)
 	}
 	if r.Dtype != trace.DtypeNone && s.Dtype != trace.DtypeNone && r.Dtype != s.Dtype {

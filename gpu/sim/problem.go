@@ -357,15 +357,18 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 	return "", false
 }
 
-// wildMatch is a wildcard receive that took a message: a copy of the
-// receive, and the send's envelope.
+// wildMatch is a receive from any source that took a message: a copy of
+// the receive, and the send's kind and envelope. (A receive of any tag from
+// one source races with nothing: messages of one sender match in the
+// order sent, MPI-3.1 sec. 3.5.)
 type wildMatch struct {
-	recv           Op
-	tag, comm, seq int
-	sendKind       trace.Op
+	recv      Op
+	tag, comm int
+	sendKind  trace.Op
 }
 
-// noteWild remembers that wildcard receive r took send s (see wildTook).
+// noteWild remembers that r, a receive from any source, took send s (see
+// wildTook).
 func (e *Engine) noteWild(s, r *Op) {
 	rk := &e.ranks[r.Rank]
 	if rk.wildFrom == nil {
@@ -376,7 +379,7 @@ func (e *Engine) noteWild(s, r *Op) {
 		w = new(wildMatch)
 		rk.wildFrom[s.Rank] = w
 	}
-	*w = wildMatch{recv: r.Copy(), tag: s.Tag, comm: s.Comm, seq: int(s.Seq), sendKind: s.Kind}
+	*w = wildMatch{recv: r.Copy(), tag: s.Tag, comm: s.Comm, sendKind: s.Kind}
 }
 
 // wildTook says, of a receive op stuck with a named source, whether a
