@@ -349,6 +349,13 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 			}
 		}
 	}
+	// endOf is the end of rank r's epoch of ordinal ord.
+	endOf := func(r int, ord int32) epochEnd {
+		if end, ok := ends[lockKey{r, uint64(ord)}]; ok {
+			return end
+		}
+		return epochEnd{math.MaxInt64, -1} // never unlocked: in flight until the end
+	}
 	type targetKey struct{ win, target int32 }
 	byTarget := map[targetKey][]lockedAccess{}
 	for r, rd := range ranks {
@@ -364,10 +371,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 			if !ok || unit <= 0 {
 				continue
 			}
-			end, ok := ends[lockKey{r, uint64(p.Source)}]
-			if !ok {
-				end = epochEnd{math.MaxInt64, -1} // never unlocked: in flight until the end
-			}
+			end := endOf(r, p.Source)
 			lo := p.Count*unit + p.SCount
 			k := targetKey{p.Comm, p.Peer}
 			byTarget[k] = append(byTarget[k], lockedAccess{rmaAccess{rank: r, rec: p, idx: i, lo: lo, hi: lo + p.Bytes}, rd.offset + int64(p.T0), end.t, end.idx})
@@ -376,11 +380,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 	// The origins' buffers in their own windows (ownWindowAccesses), with
 	// their epochs, as shared epochs' accesses of their own window.
 	for _, a := range ownWindowAccesses(ranks, true) {
-		rd := ranks[a.rank]
-		end, ok := ends[lockKey{a.rank, uint64(a.rec.Source)}]
-		if !ok {
-			end = epochEnd{math.MaxInt64, -1}
-		}
+		rd, end := ranks[a.rank], endOf(a.rank, a.rec.Source)
 		k := targetKey{a.rec.Comm, int32(a.rank)}
 		byTarget[k] = append(byTarget[k], lockedAccess{a, rd.offset + int64(a.rec.T0), end.t, end.idx})
 	}
