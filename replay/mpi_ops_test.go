@@ -242,3 +242,28 @@ func TestReplayWildcardThatTookTheMessageIsTheCandidate(t *testing.T) {
 		t.Fatalf("rank 2's message first: %v stuck %v %+v", err, out.Stuck, out.Problems)
 	}
 }
+
+// TestReplayWildcardThatTookTheMessageOfAWildcardIsTheCandidate: the stuck
+// receive is from any source too, of tag 1 (the MPI Bugs Initiative's
+// MessageRace_tag_ANY_TAG_1): the first receive, of any source and any
+// tag, took rank 0's tag-1 message; rank 2's tag-2 message, which only the
+// first accepts, waits. The candidate names the first receive.
+func TestReplayWildcardThatTookTheMessageOfAWildcardIsTheCandidate(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{{Op: trace.OpSend, Peer: 1, Tag: 1, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 10}},
+		[]trace.Event{
+			{Op: trace.OpRecv, Peer: trace.AnySource, Tag: trace.AnyTag, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 20},
+			{Op: trace.OpRecv, Peer: trace.AnySource, Tag: 1, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 21},
+		},
+		[]trace.Event{{Op: trace.OpCompute, Duration: 1000}, {Op: trace.OpSend, Peer: 1, Tag: 2, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 30}},
+	)
+	out, err := replay.Replay(ev.Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := stuckReport(t, out)
+	want := "nearest candidate: rank 1's Recv from any rank any tag (4 bytes) (op 0) at main.go:20 took rank 0's Send tag 1, the message rank 1's Recv from any rank tag 1 (4 bytes) waits for, while rank 2's message tag 2, which it accepts too, waits unreceived"
+	if !strings.Contains(report, want) {
+		t.Errorf("report lacks %q:\n%s", want, report)
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
+	"maps"
 	"slices"
 	"strings"
 
@@ -382,7 +383,7 @@ func (e *Engine) noteWild(s, r *Op) {
 	*w = wildMatch{recv: r.Copy(), tag: s.Tag, comm: s.Comm, sendKind: s.Kind}
 }
 
-// wildTook says, of a receive op stuck with a named source, whether a
+// wildTook says, of a stuck receive op, whether a
 // wildcard receive of its rank took the message it accepts while another
 // message the wildcard accepts too still waits unreceived: had the
 // wildcard taken that one, both receives would have matched. Both
@@ -391,18 +392,26 @@ func (e *Engine) noteWild(s, r *Op) {
 // race, and it decided the hang. It returns the candidate's words and the
 // wildcard receive (nil: none).
 func (e *Engine) wildTook(op *Op) (string, *Op) {
-	if op.Peer < 0 || op.Peer >= len(e.ranks) {
-		return "", nil
-	}
 	me := &e.ranks[op.Rank]
-	w := me.wildFrom[op.Peer]
-	if w == nil || !Accepts(op.Peer, op.Tag, op.Comm, op.Peer, w.tag, w.comm) {
+	if len(me.wildFrom) == 0 || !receives(op.Kind) {
 		return "", nil
 	}
-	for u := range me.unexpected.all {
-		if u.Rank != op.Peer && Accepts(w.recv.Peer, w.recv.Tag, w.recv.Comm, u.Rank, u.Tag, u.Comm) {
-			return fmt.Sprintf("rank %d's %s (op %d) took rank %d's %s tag %d, the message rank %d's %s waits for, while rank %d's message tag %d, which it accepts too, waits unreceived: had it taken that one, both would have matched (which message a wildcard receive takes is a race, and it decided this)",
-				op.Rank, e.describe(&w.recv), w.recv.Seq, op.Peer, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &w.recv
+	// The senders whose message op would take: its source, or (a receive
+	// from any source itself) each, in rank order.
+	senders := []int{op.Peer}
+	if op.Peer == trace.AnySource {
+		senders = slices.Sorted(maps.Keys(me.wildFrom))
+	}
+	for _, src := range senders {
+		w := me.wildFrom[src]
+		if w == nil || !Accepts(op.Peer, op.Tag, op.Comm, src, w.tag, w.comm) {
+			continue
+		}
+		for u := range me.unexpected.all {
+			if u.Rank != src && Accepts(w.recv.Peer, w.recv.Tag, w.recv.Comm, u.Rank, u.Tag, u.Comm) {
+				return fmt.Sprintf("rank %d's %s (op %d) took rank %d's %s tag %d, the message rank %d's %s waits for, while rank %d's message tag %d, which it accepts too, waits unreceived: had it taken that one, both would have matched (which message a wildcard receive takes is a race, and it decided this)",
+					op.Rank, e.describe(&w.recv), w.recv.Seq, src, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &w.recv
+			}
 		}
 	}
 	return "", nil
