@@ -122,10 +122,10 @@ type rank struct {
 	// keeps non-overtaking). It and streams are made on first use.
 	inTransit map[int]*transit
 	streams   map[int]*stream
-	// wildFrom holds, by sender, the last wildcard receive of the rank that
-	// took a message of that sender (a copy, with the send's tag and
-	// communicator): made on the first such match; see wildTook.
-	wildFrom   map[int]*wildMatch
+	// wildFrom holds, by sender rank, the last receive from any source of
+	// the rank that took a message of that sender: made (one entry a rank of
+	// the world) on the first such match; see wildTook.
+	wildFrom   []wildMatch
 	groupDepth int
 	groupOps   []*Op
 

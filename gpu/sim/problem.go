@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"github.com/p2ptrace/p2ptrace/verdict"
-	"maps"
 	"slices"
 	"strings"
 
@@ -358,29 +357,36 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 	return "", false
 }
 
-// wildMatch is a receive from any source that took a message: a copy of
-// the receive, and the send's kind and envelope. (A receive of any tag from
-// one source races with nothing: messages of one sender match in the
-// order sent, MPI-3.1 sec. 3.5.)
+// wildMatch is a receive from any source that took a message: the
+// receive, its Seq then (an op may be reused once released: the entry
+// holds only while the op is still that receive), and the send's kind and
+// envelope. (A receive of any tag from one source races with nothing:
+// messages of one sender match in the order sent, MPI-3.1 sec. 3.5.)
 type wildMatch struct {
-	recv      Op
+	recv      *Op
+	seq       uint64
 	tag, comm int
 	sendKind  trace.Op
 }
 
 // noteWild remembers that r, a receive from any source, took send s (see
-// wildTook).
+// wildTook). It runs at every such match, so it only stores: no copy, no
+// map.
 func (e *Engine) noteWild(s, r *Op) {
 	rk := &e.ranks[r.Rank]
 	if rk.wildFrom == nil {
-		rk.wildFrom = map[int]*wildMatch{}
+		rk.wildFrom = make([]wildMatch, len(e.ranks))
 	}
-	w := rk.wildFrom[s.Rank]
-	if w == nil {
-		w = new(wildMatch)
-		rk.wildFrom[s.Rank] = w
+	rk.wildFrom[s.Rank] = wildMatch{recv: r, seq: r.Seq, tag: s.Tag, comm: s.Comm, sendKind: s.Kind}
+}
+
+// took returns the receive w names, nil if none or if its op has been
+// reused since.
+func (w *wildMatch) took(rank int) *Op {
+	if r := w.recv; r != nil && r.Rank == rank && r.Seq == w.seq && r.Peer == trace.AnySource {
+		return r
 	}
-	*w = wildMatch{recv: r.Copy(), tag: s.Tag, comm: s.Comm, sendKind: s.Kind}
+	return nil
 }
 
 // wildTook says, of a stuck receive op, whether a
@@ -389,28 +395,30 @@ func (e *Engine) noteWild(s, r *Op) {
 // wildcard taken that one, both receives would have matched. Both
 // matchings are legal (MPI-3.1 sec. 3.5: a wildcard receive takes any
 // message its envelope accepts), so which one the run made is a message
-// race, and it decided the hang. It returns the candidate's words and the
-// wildcard receive (nil: none).
+// race, and it decided the hang. It returns the candidate's words and a
+// copy of the wildcard receive (nil: none).
 func (e *Engine) wildTook(op *Op) (string, *Op) {
 	me := &e.ranks[op.Rank]
-	if len(me.wildFrom) == 0 || !receives(op.Kind) {
+	if me.wildFrom == nil || !receives(op.Kind) {
 		return "", nil
 	}
 	// The senders whose message op would take: its source, or (a receive
 	// from any source itself) each, in rank order.
-	senders := []int{op.Peer}
+	lo, hi := op.Peer, op.Peer+1
 	if op.Peer == trace.AnySource {
-		senders = slices.Sorted(maps.Keys(me.wildFrom))
+		lo, hi = 0, len(me.wildFrom)
 	}
-	for _, src := range senders {
-		w := me.wildFrom[src]
-		if w == nil || !Accepts(op.Peer, op.Tag, op.Comm, src, w.tag, w.comm) {
+	for src := max(lo, 0); src < min(hi, len(me.wildFrom)); src++ {
+		w := &me.wildFrom[src]
+		wr := w.took(op.Rank)
+		if wr == nil || !Accepts(op.Peer, op.Tag, op.Comm, src, w.tag, w.comm) {
 			continue
 		}
 		for u := range me.unexpected.all {
-			if u.Rank != src && Accepts(w.recv.Peer, w.recv.Tag, w.recv.Comm, u.Rank, u.Tag, u.Comm) {
+			if u.Rank != src && Accepts(wr.Peer, wr.Tag, wr.Comm, u.Rank, u.Tag, u.Comm) {
+				c := wr.Copy()
 				return fmt.Sprintf("rank %d's %s (op %d) took rank %d's %s tag %d, the message rank %d's %s waits for, while rank %d's message tag %d, which it accepts too, waits unreceived: had it taken that one, both would have matched (which message a wildcard receive takes is a race, and it decided this)",
-					op.Rank, e.describe(&w.recv), w.recv.Seq, src, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &w.recv
+					op.Rank, e.describe(wr), wr.Seq, src, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &c
 			}
 		}
 	}

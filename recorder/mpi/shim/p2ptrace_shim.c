@@ -2727,7 +2727,7 @@ static const char *refusal(int cls, const char *why) {
     return why;
 }
 /* rma_refused fails a one-sided call a check refused (why, with the class
- * it gave: MPI_ERR_TRUNCATE, MPI_ERR_BUFFER, MPI_ERR_RMA_SYNC): it raises
+ * it gave: MPI_ERR_TRUNCATE, MPI_ERR_BUFFER, MPI_ERR_TYPE, MPI_ERR_RMA_SYNC): it raises
  * that class on the window as an MPI that checks would, so
  * that its handler records and aborts as for the library's own errors
  * (under MPI_ERRORS_RETURN the call returns the error). */
