@@ -3,10 +3,12 @@ package mpi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,9 +96,24 @@ func runMPI(t testing.TB, n int, bin string, wantFail bool, extraEnv ...string) 
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if (err != nil) != wantFail {
-		t.Fatalf("mpirun %s: err=%v (want failure: %v)\n%s", filepath.Base(bin), err, wantFail, out.String())
+		t.Fatalf("mpirun %s: err=%v (want failure: %v)\n%s%s", filepath.Base(bin), err, wantFail, out.String(), ranksAt(segdir, n))
 	}
 	return segdir
+}
+
+// ranksAt says where each of n ranks was when its job ended, from their
+// segments: what a test that killed a slow or hung job prints.
+func ranksAt(segdir string, n int) string {
+	var b strings.Builder
+	for r := range n {
+		st, err := ReadLiveState(SegmentPath(segdir, r))
+		if err != nil {
+			fmt.Fprintf(&b, "rank %d: %v\n", r, err)
+			continue
+		}
+		fmt.Fprintf(&b, "rank %d: state %v, %d calls, blocked in %q, polls %d..%d\n", r, st.State, st.Calls, st.Blocked, st.PollFrom, st.PollTo)
+	}
+	return b.String()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

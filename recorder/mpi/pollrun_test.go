@@ -7,7 +7,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
-// pollRunC: rank 0 polls a pending receive 100,000 times in a tight loop
+// pollRunC: rank 0 polls a pending receive 5,000 times in a tight loop
 // with each of MPI_Test, MPI_Testany, MPI_Iprobe and MPI_Request_get_status
 // before rank 1 can send (it waits for rank 0's go), then polls with
 // MPI_Test until the message is there.
@@ -19,10 +19,10 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
         MPI_Irecv(&a, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &req);
-        for (i = 0; i < 100000; i++) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-        for (i = 0; i < 100000; i++) MPI_Testany(1, &req, &idx, &flag, MPI_STATUS_IGNORE);
-        for (i = 0; i < 100000; i++) MPI_Iprobe(1, 7, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        for (i = 0; i < 100000; i++) MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
+        for (i = 0; i < 5000; i++) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        for (i = 0; i < 5000; i++) MPI_Testany(1, &req, &idx, &flag, MPI_STATUS_IGNORE);
+        for (i = 0; i < 5000; i++) MPI_Iprobe(1, 7, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        for (i = 0; i < 5000; i++) MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
         MPI_Send(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
         flag = 0;
         while (!flag) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
 
 // TestPollRunsThinned: of a run of fruitless polls that repeat the same
 // call (poll_thinned), the shim records the 1st, 2nd, 4th, 8th...: a
-// 100,000-poll run is 17 records, not 100,000 (a tight polling loop grew
+// 5,000-poll run is 13 records, not 5,000 (a tight polling loop grew
 // the segment by hundreds of MB a second), for each of MPI_Test,
 // MPI_Testany, MPI_Iprobe and MPI_Request_get_status, and the poll that
 // finds the message is recorded, with its completion.
@@ -50,8 +50,8 @@ func TestPollRunsThinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, rk, _ := loadTrace(t, out)
-	// The four runs, by the line of their call in order: 17 records each
-	// (polls 1, 2, 4 ... 65536 of 100,000).
+	// The four runs, by the line of their call in order: 13 records each
+	// (polls 1, 2, 4 ... 4096 of 5,000).
 	runs := map[uint32]int{}
 	var order []uint32
 	var last op
@@ -74,8 +74,8 @@ func TestPollRunsThinned(t *testing.T) {
 		t.Fatalf("fruitless polls by site %v, want the four loops' first", runs)
 	}
 	for i, site := range order[:4] {
-		if runs[site] != 17 {
-			t.Errorf("loop %d: %d fruitless polls recorded, want 17 (polls 1, 2, 4 ... 65536)", i+1, runs[site])
+		if runs[site] != 13 {
+			t.Errorf("loop %d: %d fruitless polls recorded, want 13 (polls 1, 2, 4 ... 4096)", i+1, runs[site])
 		}
 	}
 	if !last.hasDone || !last.done.Flag || len(last.post.Reqs) != 1 {
