@@ -56,6 +56,9 @@ type Config struct {
 	// Comms are the trace's communicators with their members
 	// (trace.Header.Comms), for the wait-for graph of a stuck run.
 	Comms []trace.CommGroup
+	// Unstarted are the trace's persistent requests never started
+	// (trace.Header.Unstarted), candidates of a stuck run's receives.
+	Unstarted []trace.Unstarted
 	// AsyncMatches: a nonblocking collective call matches the blocking
 	// call of the same collective (a torch.distributed trace's; see
 	// sim.Config.AsyncMatches).
@@ -304,7 +307,7 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		d.late.init()
 		obs = (*transfers)(d)
 	}
-	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms, AsyncMatches: cfg.AsyncMatches, Names: cfg.Names})
+	d.e = sim.New(sim.Config{Ranks: src.Ranks(), Seed: cfg.Seed, EagerLimit: eager, Latency: time.Duration(cfg.Latency), Bandwidth: cfg.Bandwidth, Faults: cfg.Faults, PollLimit: cfg.PollLimit, Observer: obs, BsendOverhead: cfg.BsendOverhead, Comms: cfg.Comms, Unstarted: cfg.Unstarted, AsyncMatches: cfg.AsyncMatches, Names: cfg.Names})
 	for i := range d.ranks {
 		c := &d.ranks[i]
 		c.held, c.scratch = c.heldBuf[:0], c.scratchBuf[:0]

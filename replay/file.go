@@ -47,7 +47,7 @@ func (t *Trace) Incomplete() bool { return t.r.Incomplete() }
 // Config is the replay configuration the recording ran with.
 func (t *Trace) Config() Config {
 	h := t.r.Header()
-	return Config{Seed: h.Seed, EagerLimit: h.EagerLimit, Latency: h.LatencyNS, Bandwidth: h.BandwidthBps, BsendOverhead: h.BsendOverhead, Comms: h.Comms,
+	return Config{Seed: h.Seed, EagerLimit: h.EagerLimit, Latency: h.LatencyNS, Bandwidth: h.BandwidthBps, BsendOverhead: h.BsendOverhead, Comms: h.Comms, Unstarted: h.Unstarted,
 		AsyncMatches: torchTrace(h), Names: trace.NamesOf(&h)}
 }
 

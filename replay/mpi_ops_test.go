@@ -267,3 +267,60 @@ func TestReplayWildcardThatTookTheMessageOfAWildcardIsTheCandidate(t *testing.T)
 		t.Errorf("report lacks %q:\n%s", want, report)
 	}
 }
+
+// TestReplayUnstartedRequestIsTheCandidate: a persistent request its rank
+// made and never started (trace.Header.Unstarted) is the candidate of the
+// stuck op it would have matched, with its init call and line: MPI-3.1
+// sec. 3.9, an inactive request transfers nothing. Rank 0 never started
+// its MPI_Send_init to rank 1 tag 7 and waits in a barrier; rank 1's
+// Recv from rank 0 waits. A request of another tag, rank or communicator
+// is no candidate; and a synchronous send whose receiver never started its
+// MPI_Recv_init names that one.
+func TestReplayUnstartedRequestIsTheCandidate(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{{Op: trace.OpBarrier, Site: 10}},
+		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Tag: 7, Dtype: trace.Int32, Count: 4, Bytes: 16, Site: 20}, {Op: trace.OpBarrier, Site: 21}},
+	)
+	never := trace.Unstarted{Rank: 0, Call: "MPI_Send_init", Op: trace.OpIsend, Peer: 1, Tag: 7, Site: "pb.c:50"}
+	others := []trace.Unstarted{
+		{Rank: 0, Call: "MPI_Send_init", Op: trace.OpIsend, Peer: 1, Tag: 8, Site: "pb.c:51"},
+		{Rank: 0, Call: "MPI_Send_init", Op: trace.OpIsend, Peer: 1, Tag: 7, Comm: 3, Site: "pb.c:52"},
+		{Rank: 0, Call: "MPI_Recv_init", Op: trace.OpIrecv, Peer: 1, Tag: 7, Site: "pb.c:53"},
+		{Rank: 1, Call: "MPI_Send_init", Op: trace.OpIsend, Peer: 0, Tag: 7, Site: "pb.c:54"},
+	}
+	out, err := replay.Replay(ev.Source(), replay.Config{Unstarted: append(others, never)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := stuckReport(t, out)
+	for _, want := range []string{
+		"nearest candidate: rank 0's MPI_Send_init to rank 1 tag 7 at pb.c:50 was never started: it would have matched rank 1's Recv from rank 0 tag 7 (16 bytes), and a persistent request sends nothing until started",
+		"hint: start the persistent request (MPI_Start or MPI_Startall) before waiting on it",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	out, err = replay.Replay(ev.Source(), replay.Config{Unstarted: others})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report := stuckReport(t, out); strings.Contains(report, "never started") || strings.Contains(report, "persistent request") {
+		t.Errorf("requests that would not have matched named:\n%s", report)
+	}
+
+	ev = mpiTrace(
+		[]trace.Event{{Op: trace.OpSsend, Peer: 1, Tag: 2, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 10}},
+		[]trace.Event{},
+	)
+	out, err = replay.Replay(ev.Source(), replay.Config{Unstarted: []trace.Unstarted{
+		{Rank: 1, Call: "MPI_Recv_init", Op: trace.OpIrecv, Peer: trace.AnySource, Tag: trace.AnyTag, Comm: 0, Site: "pb.c:60"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "nearest candidate: rank 1's MPI_Recv_init from any rank any tag at pb.c:60 was never started: it would have matched rank 0's Ssend to rank 1 tag 2 (4 bytes), and a persistent request receives nothing until started"
+	if report := stuckReport(t, out); !strings.Contains(report, want) {
+		t.Errorf("report lacks %q:\n%s", want, report)
+	}
+}

@@ -41,6 +41,11 @@ type Config struct {
 	// waits for its members that have not entered it. Of another
 	// communicator only the ranks seen using it are known.
 	Comms []trace.CommGroup
+	// Unstarted are persistent requests the program made and never
+	// started (an MPI trace's, trace.Header.Unstarted): a stuck receive
+	// or send that one of them would have matched names it as the
+	// candidate (see unstartedFor).
+	Unstarted []trace.Unstarted
 	// AsyncMatches makes a nonblocking collective call match the blocking
 	// call of the same collective (torch.distributed: a call with
 	// async_op=True is the same collective as one without). MPI's rule,

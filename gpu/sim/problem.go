@@ -206,6 +206,7 @@ func (e *Engine) stuckProblem() Problem {
 	waits := map[int][]int{}
 	crossComm := false // a candidate is on another communicator
 	wildRace := false  // a wildcard receive took a stuck receive's message (wildTook)
+	unstarted := false // a finished rank never started the request a stuck op needs (unstartedFor)
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		if rk.state != stateBlocked {
@@ -255,6 +256,9 @@ func (e *Engine) stuckProblem() Problem {
 				p.candidateOps[len(p.Candidates)] = w
 				p.Candidates = append(p.Candidates, c)
 				wildRace = true
+			} else if c := e.unstartedFor(op); c != "" {
+				p.Candidates = append(p.Candidates, c)
+				unstarted = true
 			} else if c, other := e.candidate(op); c != "" {
 				p.Candidates = append(p.Candidates, c)
 				crossComm = crossComm || other
@@ -275,6 +279,9 @@ func (e *Engine) stuckProblem() Problem {
 		}
 		p.Message = "no rank can progress; wait-for cycle: rank " + strings.Join(parts, " -> rank ")
 		p.Hint = cycleHint(p.Cycle, p.Blocked)
+		if unstarted {
+			p.Hint = unstartedHint // (the cycle waits on a message never sent)
+		}
 		if crossComm {
 			p.Hint = crossCommHint // (no order of the calls matches them)
 		}
@@ -300,6 +307,9 @@ func (e *Engine) stuckProblem() Problem {
 			}
 		}
 		p.Message = "no rank can progress; " + strings.Join(why, "; ")
+		if unstarted {
+			p.Hint = unstartedHint
+		}
 		if crossComm {
 			p.Hint = crossCommHint
 		}
@@ -356,6 +366,48 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 	}
 	return "", false
 }
+
+// unstartedFor names the persistent request that would have matched stuck
+// op (sent the message a receive waits for, received what a send waits to
+// hand over) and that its rank made and never started in the recorded run
+// (Config.Unstarted): "" if none. A persistent request is inactive until
+// MPI_Start starts it, and a Wait on an inactive request returns at once
+// (MPI-3.1 sec. 3.9), so its rank went on without it.
+func (e *Engine) unstartedFor(op *Op) string {
+	for i := range e.cfg.Unstarted {
+		u := &e.cfg.Unstarted[i]
+		var req, verb string
+		switch {
+		case receives(op.Kind) && u.Op.IsSend() && u.Peer == op.Rank && Accepts(op.Peer, op.Tag, op.Comm, u.Rank, u.Tag, u.Comm):
+			req, verb = fmt.Sprintf("to rank %d tag %d", u.Peer, u.Tag), "sends"
+		case op.Kind.IsSend() && u.Op.IsRecv() && u.Rank == op.Peer && Accepts(u.Peer, u.Tag, u.Comm, op.Rank, op.Tag, op.Comm):
+			req, verb = fmt.Sprintf("from rank %d", u.Peer), "receives"
+			if u.Peer == trace.AnySource {
+				req = "from any rank"
+			}
+			if u.Tag == trace.AnyTag {
+				req += " any tag"
+			} else {
+				req += fmt.Sprintf(" tag %d", u.Tag)
+			}
+		default:
+			continue
+		}
+		if u.Comm != 0 {
+			req += " on " + commName(u.Comm)
+		}
+		if u.Site != "" {
+			req += " at " + u.Site
+		}
+		return fmt.Sprintf("rank %d's %s %s was never started: it would have matched rank %d's %s, and a persistent request %s nothing until started",
+			u.Rank, u.Call, req, op.Rank, e.describe(op), verb)
+	}
+	return ""
+}
+
+// unstartedHint is the hint of a stuck run whose candidate is a persistent
+// request never started (unstartedFor).
+const unstartedHint = "start the persistent request (MPI_Start or MPI_Startall) before waiting on it: until started it is inactive, transfers nothing, and a Wait on it returns at once"
 
 // wildMatch is a receive from any source that took a message: the
 // receive, its Seq then (an op may be reused once released: the entry

@@ -647,6 +647,16 @@ var MPIScenarios = []MPIScenario{
 		}},
 	{Name: "persistent-bugs", Ranks: 2, Args: []string{"leak"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RequestLeak, []int{0}, "leak-init")},
+	// nostart: rank 0 never starts its persistent send; rank 1's Recv
+	// waits for ever, rank 0 in the barrier: a deadlock whose candidate
+	// names the MPI_Send_init never started, by the recording's
+	// Header.Unstarted (replay's TestReplayUnstartedRequestIsTheCandidate
+	// pins the words).
+	{Name: "persistent-bugs", Ranks: 2, Args: []string{"nostart"}, Plain: PlainHang,
+		Record: rec(StatusHung, verdict.Deadlock, []int{0, 1}, "barrier", "recv"),
+		Check: []MPIVerdict{
+			find("", verdict.Deadlock, []int{0, 1}, "barrier", "recv"),
+		}},
 	{Name: "persistent-bugs", Ranks: 2, Args: []string{"nowait"}, Plain: PlainOK,
 		Record:     rec(StatusComplete, verdict.MissingWait, []int{0}, "nowait-start"),
 		RecordAlso: []MPIVerdict{find("", verdict.RequestLeak, []int{0}, "nowait-init")},

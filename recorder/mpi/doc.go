@@ -311,7 +311,9 @@
 // the merge lists them in the trace header (Header.Comms), leaving out an
 // id whose records disagree (an intercommunicator's two sides).
 // A persistent init (Send_init...) writes a post with its op, envelope and
-// its persistent id in req, and no done: no trace op (Start is). A
+// its persistent id in req, and no done: no trace op (Start is); the
+// merge lists the inits no Start or Startall of the rank started (same
+// op, envelope and buffer) in the trace header (Header.Unstarted). A
 // Request_free of a persistent request writes a post with the persistent id
 // in req: op Free with the current request in the trailer if it was active
 // (its done's flag set: freed while active, whatever a replay's timing;

@@ -315,6 +315,9 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		}
 		w.SetHeader(func(h *trace.Header) { h.Comms = hdr.Comms })
 	}
+	if un := unstartedRequests(ranks, siteText); len(un) > 0 {
+		w.SetHeader(func(h *trace.Header) { h.Unstarted = un })
+	}
 
 	var events int64
 	for r, rd := range ranks {

@@ -334,6 +334,21 @@ type CommGroup struct {
 	Site string `json:"site,omitempty"`
 }
 
+// Unstarted is a persistent request of an MPI trace that its rank made
+// (MPI_Send_init, MPI_Recv_init ...) and never started (MPI_Start,
+// MPI_Startall): an inactive request sends or receives nothing (MPI-3.1
+// sec. 3.9), so the message a peer waits for never leaves. Peer is a
+// world rank (AnySource for a receive from any source), Tag may be AnyTag.
+type Unstarted struct {
+	Rank int    `json:"rank"`
+	Call string `json:"call"` // the init call: "MPI_Send_init"
+	Op   Op     `json:"op"`   // the request's op: OpIsend ... OpIrecv
+	Peer int    `json:"peer"`
+	Tag  int    `json:"tag"`
+	Comm int    `json:"comm"`
+	Site string `json:"site,omitempty"` // file:line of the init call ("": not known)
+}
+
 // NamedComms returns the communicators of h.Comms that the findings fs
 // name by id, with their members, for the legend under a report
 // (verdict.NamedComms).
@@ -400,6 +415,11 @@ type Header struct {
 	// uses them: a rank stuck in a collective waits for every member that
 	// has not entered it, not only the ranks seen using the communicator.
 	Comms []CommGroup `json:"comms,omitempty"`
+	// Unstarted are the persistent requests an MPI job made and never
+	// started, for the candidate of a hang: a receive whose message only
+	// such a request would have sent (nil: none, or a trace that does not
+	// know).
+	Unstarted []Unstarted `json:"unstarted,omitempty"`
 	// Events and RankEvents count the events written, set when the recording ends.
 	Events     int64   `json:"events"`
 	RankEvents []int64 `json:"rank_events,omitempty"`

@@ -1,4 +1,4 @@
-/* persistent-bugs (2 ranks): persistent requests misused. free: rank 1 frees its MPI_Recv_init + MPI_Start receive of 4 ints with MPI_Request_free while it is active (started, never completed by a Wait or Test; rank 0 sends after a barrier), so it can never know when the buffer holds the message (MPI-3.1 sec. 3.7.3 advises against it; freeing an active send is legitimate); the others: rank 0 sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. Fix: persistent (set up once, Startall, Waitall, freed). */
+/* persistent-bugs (2 ranks): persistent requests misused. free: rank 1 frees its MPI_Recv_init + MPI_Start receive of 4 ints with MPI_Request_free while it is active (started, never completed by a Wait or Test; rank 0 sends after a barrier), so it can never know when the buffer holds the message (MPI-3.1 sec. 3.7.3 advises against it; freeing an active send is legitimate); the others: rank 0 sends 4 ints (eager) with MPI_Send_init + MPI_Start to rank 1 (a plain MPI_Recv): leak: it waits, but never frees the request before MPI_Finalize; nowait: it starts it and never completes it (nor frees it). Open MPI says nothing about any of them; the message arrives. nostart: rank 0 never starts it: an inactive persistent request sends nothing, and its MPI_Wait returns at once (MPI-3.1 sec. 3.9), so rank 1's MPI_Recv waits for ever while rank 0 waits in the barrier (plain mpirun hangs). Fix: persistent (set up once, Startall, Waitall, freed). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +46,10 @@ int main(int argc, char **argv)
 		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: leak-init
 		MPI_Start(&req); // culprit: leak-start
 		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: leak-wait
+	} else if (strcmp(mode, "nostart") == 0) {
+		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: nostart-init
+		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: nostart-wait
+		MPI_Request_free(&req);
 	} else if (strcmp(mode, "nowait") == 0) {
 		MPI_Send_init(buf, 4, MPI_INT, 1, 7, MPI_COMM_WORLD, &req); // culprit: nowait-init
 		MPI_Start(&req); // culprit: nowait-start
