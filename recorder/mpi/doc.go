@@ -341,7 +341,10 @@
 // the target displacement in the target's disp_units in count, the bytes
 // it touches from there in scount (the target type's true lower bound)
 // and bytes, an accumulate's reduction op in tag (255: compare-and-swap),
-// the target type's basic type in dtype, err set when the target type has
+// the target type's basic type in dtype, an accumulate's element type in
+// stag (1 + the index of the one predefined datatype the target type is
+// made of in the shim's table, the same in every process, | its size << 8;
+// 0: mixed, not known, or not an accumulate), err set when the target type has
 // holes in that span (not compared), the number of Win_fence calls the
 // rank made on the window before it in index, flag set when made in a
 // lock or start epoch, and then the epoch in op (1 exclusive lock, 2

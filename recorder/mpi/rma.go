@@ -36,6 +36,12 @@ const (
 	// writes its too (Call, PC: the new access; Req: its ordinal; Source:
 	// the pending one's; Bytes: the bytes in common). See originFindings.
 	rmaOverlap
+	// rmaFlush: an MPI_Win_flush or MPI_Win_flush_all returned (Peer: the
+	// target's world rank, -1 for all; Req: the rank's last access ordinal
+	// then; T0: when). The rank's accesses before it to those targets are
+	// complete at their target (MPI-3.1 sec. 11.5.4): see
+	// concurrentEpochFindings.
+	rmaFlush
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the
@@ -120,6 +126,29 @@ func (a *rmaAccess) writes() bool {
 	return true
 }
 
+// sameElement reports whether two accumulates' target types are made of
+// the same predefined datatype, and their elements lie on one grid (an
+// accumulate is atomic element by element: two whose elements straddle
+// each other's are not, MPI-3.1 sec. 11.7.1). The type is the shim's
+// element code (StatTag: code | size << 8, which knows every predefined
+// type and derived types built of one), else, in a trace of an older shim,
+// the basic type (Dtype: five known).
+func sameElement(a, b *rmaAccess) bool {
+	var size int64
+	if ta, tb := a.rec.StatTag, b.rec.StatTag; ta != 0 && tb != 0 {
+		if ta&0xff != tb&0xff {
+			return false
+		}
+		size = int64(ta >> 8)
+	} else {
+		if a.rec.Dtype != b.rec.Dtype || trace.Dtype(a.rec.Dtype) == trace.Opaque || a.rec.Dtype == 0 {
+			return false
+		}
+		size = int64(trace.Dtype(a.rec.Dtype).Size())
+	}
+	return size <= 0 || (a.lo-b.lo)%size == 0
+}
+
 // rmaConflict reports whether two accesses of one epoch to overlapping
 // bytes conflict, and why. MPI-3.1 sec. 11.7: a location updated by a put
 // or an accumulate must not be accessed by another RMA operation until the
@@ -133,7 +162,7 @@ func rmaConflict(a, b *rmaAccess) (string, bool) {
 	if a.atomic() && b.atomic() {
 		opA, opB := a.rec.Tag, b.rec.Tag
 		sameOp := opA == opB || trace.ReduceOp(opA) == trace.ReduceNoOp || trace.ReduceOp(opB) == trace.ReduceNoOp
-		if a.rec.Dtype == b.rec.Dtype && trace.Dtype(a.rec.Dtype) != trace.Opaque && a.rec.Dtype != 0 && sameOp && opA != int32(trace.ReduceUser) {
+		if sameOp && opA != int32(trace.ReduceUser) && sameElement(a, b) {
 			return "", false
 		}
 		return "they accumulate with different ops or basic datatypes", true
@@ -301,11 +330,12 @@ func ownWindowAccesses(ranks []*rankData, locked bool) []rmaAccess {
 }
 
 // lockedAccess is an access made in a shared lock or a start epoch, with
-// the wall time from its call to its epoch's end (the unlock's or the
-// complete's return: the access is complete at the origin by then, and at
-// the target before the target can order anything after it), on the run's
-// clock, and the index of its epoch's end record in its rank's records
-// (-1: the epoch never ended).
+// the wall time from its call to its completion, on the run's clock: the
+// return of the first flush of its target after it (MPI_Win_flush,
+// MPI_Win_flush_all), else of its epoch's end (the unlock or complete: the
+// access is complete at the origin by then, and at the target before the
+// target can order anything after it); ends is the index of that record
+// in its rank's records (-1: neither came).
 type lockedAccess struct {
 	rmaAccess
 	from, to int64
@@ -349,12 +379,39 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 			}
 		}
 	}
-	// endOf is the end of rank r's epoch of ordinal ord.
-	endOf := func(r int, ord int32) epochEnd {
-		if end, ok := ends[lockKey{r, uint64(ord)}]; ok {
-			return end
+	// The flushes of each rank, in record order.
+	type flush struct {
+		idx       int
+		win, peer int32
+		t         int64
+	}
+	flushes := make([][]flush, len(ranks))
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
 		}
-		return epochEnd{math.MaxInt64, -1} // never unlocked: in flight until the end
+		for i := range rd.seg.recs {
+			if p := &rd.seg.recs[i]; p.Type == recRMA && p.Op == rmaFlush {
+				flushes[r] = append(flushes[r], flush{i, p.Comm, p.Peer, rd.offset + int64(p.T0)})
+			}
+		}
+	}
+	// endOf is when rank r's access p (record idx) in its epoch of ordinal
+	// ord completed at its target: the first flush of p's target after it,
+	// in the epoch, else the epoch's end.
+	endOf := func(r int, ord int32, p *record, idx int) epochEnd {
+		end, ok := ends[lockKey{r, uint64(ord)}]
+		if !ok {
+			end = epochEnd{math.MaxInt64, -1} // never unlocked: in flight until the end
+		}
+		fs := flushes[r]
+		k, _ := slices.BinarySearchFunc(fs, idx, func(f flush, i int) int { return cmp.Compare(f.idx, i) })
+		for ; k < len(fs) && (end.idx < 0 || fs[k].idx < end.idx); k++ {
+			if f := fs[k]; f.win == p.Comm && (f.peer < 0 || f.peer == p.Peer) {
+				return epochEnd{f.t, f.idx}
+			}
+		}
+		return end
 	}
 	type targetKey struct{ win, target int32 }
 	byTarget := map[targetKey][]lockedAccess{}
@@ -371,7 +428,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 			if !ok || unit <= 0 {
 				continue
 			}
-			end := endOf(r, p.Source)
+			end := endOf(r, p.Source, p, i)
 			lo := p.Count*unit + p.SCount
 			k := targetKey{p.Comm, p.Peer}
 			byTarget[k] = append(byTarget[k], lockedAccess{rmaAccess{rank: r, rec: p, idx: i, lo: lo, hi: lo + p.Bytes}, rd.offset + int64(p.T0), end.t, end.idx})
@@ -380,7 +437,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 	// The origins' buffers in their own windows (ownWindowAccesses), with
 	// their epochs, as shared epochs' accesses of their own window.
 	for _, a := range ownWindowAccesses(ranks, true) {
-		rd, end := ranks[a.rank], endOf(a.rank, a.rec.Source)
+		rd, end := ranks[a.rank], endOf(a.rank, a.rec.Source, a.rec, a.idx)
 		k := targetKey{a.rec.Comm, int32(a.rank)}
 		byTarget[k] = append(byTarget[k], lockedAccess{a, rd.offset + int64(a.rec.T0), end.t, end.idx})
 	}
@@ -395,7 +452,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 	ordered := func(a, b *lockedAccess) bool { // a's epoch ended before b's access
 		if order == nil {
 			order = newSyncOrder(ranks, func(r int, p *record) bool {
-				return p.Type == recRMA && (p.Op == rmaEpochEnd || accessCall(p.Call) && p.Flag)
+				return p.Type == recRMA && (p.Op == rmaEpochEnd || p.Op == rmaFlush || accessCall(p.Call) && p.Flag)
 			})
 		}
 		return a.ends >= 0 && order.before(recRef{a.rank, a.ends}, recRef{b.rank, b.idx})
@@ -494,7 +551,7 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	var fs []verdict.Finding
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
-		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd {
+		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush {
 			continue
 		}
 		if p.Op == rmaOverlap {

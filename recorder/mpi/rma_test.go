@@ -397,3 +397,87 @@ func TestRMAOwnWindowBuffersInLockEpochs(t *testing.T) {
 		"rank 1's MPI_Put at k.c:101 and rank 2's origin buffer of MPI_Get at k.c:202 (in its own window) touch bytes 0..3 of rank 2's window")
 	wantConflict(t, 1, fs[1], "k.c:102", "k.c:201", "touch bytes 4..7 of rank 2's window")
 }
+
+// TestAccumulateElementRule: concurrent accumulates with one op conflict
+// unless their target types are made of the same predefined datatype and
+// their elements lie on one grid (MPI-3.1 sec. 11.7.1: atomic element by
+// element), which the shim records as an element code (StatTag: MPI_SHORT's,
+// a contiguous of MPI_INTs as MPI_INT's, with the element's size), and an
+// older shim's trace, without codes, as its five basic types (Dtype).
+func TestAccumulateElementRule(t *testing.T) {
+	const intCode, shortCode = 3 | 4<<8, 2 | 2<<8 // (the shim's element_code: predefined_code | size << 8)
+	acc := func(dt trace.Dtype, code int32) *rmaAccess {
+		return &rmaAccess{rec: &record{Type: recRMA, Call: callAccumulate, Tag: int32(trace.ReduceSum), Dtype: uint8(dt), StatTag: code}}
+	}
+	at := func(a *rmaAccess, lo int64) *rmaAccess { a.lo, a.hi = lo, lo+16; return a }
+	for _, tc := range []struct {
+		name     string
+		a, b     *rmaAccess
+		conflict bool
+	}{
+		{"int and a contiguous of ints", acc(trace.Int32, intCode), acc(trace.Opaque, intCode), false},
+		{"short and short", acc(trace.Opaque, shortCode), acc(trace.Opaque, shortCode), false},
+		{"short and int", acc(trace.Opaque, shortCode), acc(trace.Int32, intCode), true},
+		{"a mixed type (no code) and int", acc(trace.Opaque, 0), acc(trace.Int32, intCode), true},
+		{"older trace: int and int", acc(trace.Int32, 0), acc(trace.Int32, 0), false},
+		{"older trace: opaque and opaque", acc(trace.Opaque, 0), acc(trace.Opaque, 0), true},
+		// (RMARaceBench's atomic/003: a window of disp_unit 1, ints at
+		// bytes 0 and 1 straddle each other's elements.)
+		{"ints one element apart", at(acc(trace.Int32, intCode), 0), at(acc(trace.Int32, intCode), 4), false},
+		{"ints a byte apart", at(acc(trace.Int32, intCode), 0), at(acc(trace.Int32, intCode), 1), true},
+		{"older trace: ints a byte apart", at(acc(trace.Int32, 0), 0), at(acc(trace.Int32, 0), 1), true},
+	} {
+		why, conflict := rmaConflict(tc.a, tc.b)
+		if conflict != tc.conflict {
+			t.Errorf("%s: conflict %v (%q), want %v", tc.name, conflict, why, tc.conflict)
+		}
+	}
+}
+
+// TestRMAFlushOrdersAccesses: an MPI_Win_flush of an access's target (or
+// MPI_Win_flush_all) completes it at the target (MPI-3.1 sec. 11.5.4), so
+// it orders the access before the origin's later ones in the same shared
+// lock epoch (RMARaceBench's sync/023), and, with a barrier after it,
+// before another origin's; a flush of another target, or none
+// (MPI_Win_flush_local completes only at the origin: no record), orders
+// nothing.
+func TestRMAFlushOrdersAccesses(t *testing.T) {
+	const flushed, flushedAll, otherTarget, unflushed, acrossRanks = 21, 22, 23, 24, 25
+	made := func(win int32) record {
+		return record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 64, PC: 0x10}
+	}
+	acc := func(win int32, call uint8, ord int32, t uint64, pc uint64) record {
+		return record{Type: recRMA, Call: call, Comm: win, Peer: 0, Count: 0, Bytes: 4, Flag: true,
+			Op: rmaEpochShared, Source: ord, Dtype: uint8(trace.Int32), T0: t, PC: pc}
+	}
+	flush := func(win int32, peer int32, t uint64) record {
+		return record{Type: recRMA, Call: callWinFlush, Op: rmaFlush, Comm: win, Peer: peer, T0: t}
+	}
+	end := func(ord uint64, t uint64) record {
+		return record{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Peer: -1, Req: ord, T0: t}
+	}
+	barrier := record{Type: recPost, Op: uint8(trace.OpBarrier), Comm: 0, Count: 3}
+	wins := []record{made(flushed), made(flushedAll), made(otherTarget), made(unflushed), made(acrossRanks)}
+	ranks := []*rankData{
+		withPosts(0, append(slices.Clone(wins), barrier)),
+		withPosts(0, append(slices.Clone(wins),
+			acc(flushed, callPut, 1, 0, 0x101), flush(flushed, 0, 10), acc(flushed, callGet, 1, 20, 0x102), end(1, 30),
+			acc(flushedAll, callPut, 2, 40, 0x103), flush(flushedAll, -1, 50), acc(flushedAll, callPut, 2, 60, 0x104), end(2, 70),
+			acc(otherTarget, callPut, 3, 80, 0x105), flush(otherTarget, 2, 90), acc(otherTarget, callGet, 3, 100, 0x106), end(3, 110),
+			acc(unflushed, callPut, 4, 120, 0x107), acc(unflushed, callGet, 4, 140, 0x108), end(4, 150),
+			acc(acrossRanks, callPut, 5, 200, 0x109), flush(acrossRanks, 0, 210), barrier, end(5, 900),
+		)),
+		withPosts(0, append(slices.Clone(wins),
+			barrier, acc(acrossRanks, callGet, 1, 300, 0x201), end(1, 800), // open while rank 1's epoch is: only the flush and the barrier order them
+		)),
+	}
+	fs := rmaFindings(ranks, pcSites("f.c"))
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want two: the flush of another target's and the unflushed pair's: %v", len(fs), fs)
+	}
+	for i, lines := range [][2]string{{"f.c:105", "f.c:106"}, {"f.c:107", "f.c:108"}} {
+		if len(fs[i].Ops) != 2 || fs[i].Ops[0].Site != lines[0] || fs[i].Ops[1].Site != lines[1] {
+			t.Errorf("finding %d: %v, want the accesses at %s and %s", i, fs[i].Ops, lines[0], lines[1])
+		}
+	}
+}

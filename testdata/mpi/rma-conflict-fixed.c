@@ -14,7 +14,12 @@
  * buffer only after the MPI_Wait that completes the request. getget: rank
  * 2 MPI_Gets ints 0 and 1 into two local ints in one lock epoch. ownwin:
  * rank 1 MPI_Puts to rank 2's int 0 while rank 2 MPI_Gets into its own int
- * 1, other bytes of its window. Rank 0 and rank 2 check the values. */
+ * 1, other bytes of its window. flush: rank 1 MPI_Puts to int 2 and
+ * MPI_Gets it back in one shared lock epoch, an MPI_Win_flush between
+ * them. acctype: accumulates of one predefined
+ * datatype through target types built differently (two MPI_INTs, one
+ * contiguous of two), and of MPI_UNSIGNED, in one fence epoch. Rank 0 and
+ * rank 2 check the values. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,12 +138,47 @@ int main(int argc, char **argv)
 		mine = 9;
 		MPI_Win_unlock(0, win);
 	}
+	if (want(mode, "flush") && rank == 1) {
+		/* One origin's Put and then Get of one int in one shared lock
+		 * epoch, ordered by the MPI_Win_flush between them: it completes
+		 * the Put at the target (MPI-3.1 sec. 11.5.4). */
+		int back = -1;
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Put(&v, 1, MPI_INT, 0, 2, 1, MPI_INT, win);
+		MPI_Win_flush(0, win);
+		MPI_Get(&back, 1, MPI_INT, 0, 2, 1, MPI_INT, win);
+		MPI_Win_unlock(0, win);
+		bad |= back != v;
+	}
 	if (want(mode, "getget") && rank == 2) {
 		int two[2] = {0, 0};
 		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
 		MPI_Get(&two[0], 1, MPI_INT, 0, 0, 1, MPI_INT, win);
 		MPI_Get(&two[1], 1, MPI_INT, 0, 1, 1, MPI_INT, win);
 		MPI_Win_unlock(0, win);
+	}
+	if (want(mode, "acctype")) {
+		/* Accumulates of one predefined datatype, however the target type
+		 * is built, are allowed together: rank 1 MPI_SUMs two MPI_INTs and
+		 * rank 2 one contiguous(2, MPI_INT) into ints 0 and 1; both
+		 * MPI_BOR an MPI_UNSIGNED into int 3. */
+		MPI_Datatype two;
+		unsigned bits = 1u << rank;
+		int add[2] = {rank, rank};
+		MPI_Type_contiguous(2, MPI_INT, &two);
+		MPI_Type_commit(&two);
+		MPI_Barrier(MPI_COMM_WORLD); // (the lock epochs above are over)
+		MPI_Win_fence(MPI_MODE_NOPRECEDE, win); // (no fence epoch around them)
+		if (rank == 1)
+			MPI_Accumulate(add, 2, MPI_INT, 0, 0, 2, MPI_INT, MPI_SUM, win);
+		if (rank == 2)
+			MPI_Accumulate(add, 1, two, 0, 0, 1, two, MPI_SUM, win);
+		if (rank > 0)
+			MPI_Accumulate(&bits, 1, MPI_UNSIGNED, 0, 3, 1, MPI_UNSIGNED, MPI_BOR, win);
+		MPI_Win_fence(0, win);
+		MPI_Type_free(&two);
+		if (rank == 0 && mode != NULL)
+			bad |= buf[0] != 3 || buf[1] != 3 || buf[3] != 6;
 	}
 	MPI_Win_free(&win);
 	if (bad) {

@@ -70,8 +70,12 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * result buffer, which the library writes, overlaps the one of a pending
  * access that writes its too (call, pc = the new access; req = its
  * ordinal; source = the pending one's; bytes = the bytes in common: see
- * pend_overlap). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP };
+ * pend_overlap); RMA_FLUSH is the record of an MPI_Win_flush or
+ * MPI_Win_flush_all that returned (peer = the target's world rank, -1 for
+ * all; req = the rank's last access ordinal then: its accesses up to it
+ * to those targets are complete at the target; t0 = when: see
+ * rma_flushed). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -493,6 +497,89 @@ static int signature(MPI_Datatype dt, struct run *runs, int cap, int level) {
     if (dv != ds) free(dv);
     quiet--;
     return k;
+}
+
+/* predefined_code is 1 + the index of dt among the predefined datatypes of
+ * C (MPI-3.1 sec. 3.2.2, 5.9.4), the same in every process (a handle is an
+ * address of this process's library); 0 if dt is none of them. A handle
+ * the library gives two names (MPI_LONG_LONG_INT, MPI_LONG_LONG) has the
+ * first's code. */
+static MPI_Datatype ptab[48]; /* the predefined datatypes of C, in code order (ptab_fill) */
+static int nptab;
+static void ptab_fill(void) {
+    const MPI_Datatype tab[] = {
+        MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR,
+        MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
+        MPI_LONG_DOUBLE, MPI_WCHAR, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+        MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+        MPI_C_LONG_DOUBLE_COMPLEX, MPI_BYTE, MPI_PACKED, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_FLOAT_INT,
+        MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT,
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0] && i < sizeof ptab / sizeof ptab[0]; i++) ptab[nptab++] = tab[i];
+}
+static int predefined_code(MPI_Datatype dt) {
+    if (!nptab) ptab_fill();
+    if (dt == MPI_DATATYPE_NULL) return 0;
+    for (int i = 0; i < nptab; i++)
+        if (ptab[i] == dt) return i + 1;
+    return 0;
+}
+/* predefined_at is the predefined datatype of code (MPI_DATATYPE_NULL if none). */
+static MPI_Datatype predefined_at(int code) {
+    if (!nptab) ptab_fill();
+    return code >= 1 && code <= nptab ? ptab[code - 1] : MPI_DATATYPE_NULL;
+}
+
+/* basic_code is the predefined_code of the one predefined datatype dt is
+ * made of: dt's own when predefined, a derived type's when every type it
+ * is built from is made of the same one; 0 when it mixes several or holds
+ * one p2ptrace does not know. Concurrent accumulates to a location are
+ * element-wise atomic only with the same predefined datatype (MPI-3.1
+ * sec. 11.7.1): the merge compares these codes. */
+static int basic_code(MPI_Datatype dt, int level) {
+    int ni, na, nd, comb, code = -1;
+    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return 0;
+    int c = predefined_code(dt);
+    if (c) return c;
+    quiet++;
+    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb == MPI_COMBINER_NAMED || nd <= 0) {
+        quiet--;
+        return 0;
+    }
+    int is[SIG_STACK];
+    MPI_Aint as[SIG_STACK];
+    MPI_Datatype ds[SIG_STACK];
+    int *iv = ni > SIG_STACK ? malloc(sizeof *iv * ni) : is;
+    MPI_Aint *av = na > SIG_STACK ? malloc(sizeof *av * na) : as;
+    MPI_Datatype *dv = nd > SIG_STACK ? malloc(sizeof *dv * nd) : ds;
+    if (iv && av && dv && PMPI_Type_get_contents(dt, ni, na, nd, iv, av, dv) == MPI_SUCCESS) {
+        for (int i = 0; i < nd && code != 0; i++) {
+            int sub = basic_code(dv[i], level + 1);
+            code = code < 0 || code == sub ? sub : 0;
+        }
+        for (int i = 0; i < nd; i++) {
+            int dni, dna, dnd, dcomb;
+            if (PMPI_Type_get_envelope(dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
+                PMPI_Type_free(&dv[i]);
+        }
+    }
+    if (iv != is) free(iv);
+    if (av != as) free(av);
+    if (dv != ds) free(dv);
+    quiet--;
+    return code < 0 ? 0 : code;
+}
+
+/* element_code is basic_code(dt) | the size of that predefined datatype
+ * << 8 (0: none): an accumulate's elements, which the merge compares by
+ * type and by where they lie. */
+static int element_code(MPI_Datatype dt) {
+    int code = basic_code(dt, 0), size = 0;
+    if (!code) return 0;
+    quiet++;
+    if (PMPI_Type_size(predefined_at(code), &size) != MPI_SUCCESS || size < 0 || size > 0xffff) size = 0;
+    quiet--;
+    return code | size << 8;
 }
 
 /* keep_type returns a handle of dt that stays valid until drop_type, even
@@ -2346,7 +2433,10 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
  * target displacement in the target's disp_units, scount + bytes = the
  * bytes it touches from there (the target type's true lower bound and
  * span), tag = the reduction op of an accumulate (RED_ code, RMA_CAS for
- * a compare-and-swap), dtype = the target type's basic type, err = set
+ * a compare-and-swap), dtype = the target type's basic type, stag = an
+ * accumulate's elements (element_code: the one predefined datatype the
+ * target type is made of, a code the same in every process, | its size <<
+ * 8; 0 = mixed or not known, and for a Put or Get), err = set
  * when the target type has holes in that span, index = how
  * many MPI_Win_fence calls this rank made on the window before (the fence
  * epoch: the same on every member, as fences are collective), flag = set
@@ -2558,6 +2648,7 @@ static void rma_access(int call, uintptr_t pc, int rc, MPI_Win win, int target, 
          * touches are not the span, and the rule does not compare it. */
         r->err = bytes_of(tcount, ttype) != r->bytes;
         r->tag = redop; r->dtype = dtype_code(ttype); r->index = w->fences; r->flag = w->held > 0;
+        r->stag = redop != RED_NONE ? element_code(ttype) : 0; /* an accumulate's element type */
         r->req = ord; r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
         /* The origin's bytes (a Get writes them) and an accumulate's result
          * buffer, with the caller's frame: the merge checks them against the
@@ -2598,6 +2689,24 @@ static void rma_done(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
         else pend_done(call, pc, p);
     }
     npends = kept;
+    unlock();
+}
+/* rma_flushed writes the record of an MPI_Win_flush (target) or
+ * MPI_Win_flush_all (target -1) of win that succeeded: every access the
+ * rank made to those targets before it is complete at its target (MPI-3.1
+ * sec. 11.5.4), which orders it before the rank's later accesses (the
+ * merge's rule of conflicting accesses). Lock not held. */
+static void rma_flushed(int call, uintptr_t pc, int rc, MPI_Win win, int target) {
+    if (rc != MPI_SUCCESS) return;
+    lock();
+    struct win *w = win_find(win);
+    struct rec *r = w ? rec_begin(0) : NULL;
+    if (r) {
+        r->type = R_RMA; r->call = call; r->op = RMA_FLUSH; r->comm = w->id; r->req = rma_ord;
+        r->peer = target < 0 ? -1 : w->world && target < w->size ? w->world[target] : target;
+        r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        rec_commit(r);
+    }
     unlock();
 }
 /* pend_done ends the pending origin buffer p, which CALL at pc completed:
@@ -3017,10 +3126,12 @@ int MPI_Win_unlock_all(MPI_Win win) {
                     win_unlock(C_WIN_UNLOCK_ALL, pc_, rc_, win, -1); });
 }
 int MPI_Win_flush(int target, MPI_Win win) {
-    UNTRACED_THEN(C_WIN_FLUSH, PMPI_Win_flush(target, win), rma_done(C_WIN_FLUSH, pc_, rc_, win, target));
+    UNTRACED_THEN(C_WIN_FLUSH, PMPI_Win_flush(target, win),
+                  (rma_done(C_WIN_FLUSH, pc_, rc_, win, target), rma_flushed(C_WIN_FLUSH, pc_, rc_, win, target)));
 }
 int MPI_Win_flush_all(MPI_Win win) {
-    UNTRACED_THEN(C_WIN_FLUSH_ALL, PMPI_Win_flush_all(win), rma_done(C_WIN_FLUSH_ALL, pc_, rc_, win, -1));
+    UNTRACED_THEN(C_WIN_FLUSH_ALL, PMPI_Win_flush_all(win),
+                  (rma_done(C_WIN_FLUSH_ALL, pc_, rc_, win, -1), rma_flushed(C_WIN_FLUSH_ALL, pc_, rc_, win, -1)));
 }
 int MPI_Win_flush_local(int target, MPI_Win win) {
     UNTRACED_THEN(C_WIN_FLUSH_LOCAL, PMPI_Win_flush_local(target, win), rma_done(C_WIN_FLUSH_LOCAL, pc_, rc_, win, target));
