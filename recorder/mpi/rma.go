@@ -42,6 +42,10 @@ const (
 	// complete at their target (MPI-3.1 sec. 11.5.4): see
 	// concurrentEpochFindings.
 	rmaFlush
+	// rmaGroup: an MPI_Win_post or MPI_Win_start returned (Call: which;
+	// Reqs: the world ranks of its group; Req: a start's epoch ordinal, as
+	// its accesses' Source). See exposures.
+	rmaGroup
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the
@@ -351,10 +355,13 @@ type lockedAccess struct {
 // 11.7). Two shared lock epochs are ordered when the run's synchronization
 // (syncOrder: messages and collectives) put one's end before the other's
 // access, whatever the timing: a barrier between them, a message from the
-// first origin after its unlock to the second before its lock. An access
-// epoch of MPI_Win_start is ordered by the target's exposure epochs, which
-// syncOrder does not know, so a pair with one is concurrent when both were
-// in flight at the same time, each from its call to its epoch's end.
+// first origin after its unlock to the second before its lock; an
+// MPI_Win_flush of the target after the first access stands for the end.
+// Access epochs of MPI_Win_start of two origins are ordered by the
+// target's exposure epochs (exposures): concurrent when they accessed the
+// same one, ordered when two; a pair with one the records do not match
+// (an older trace, a shared lock epoch) is concurrent when both were in
+// flight at the same time, each from its call to its completion.
 // Accesses of exclusive lock epochs are serialized by the lock and never
 // compared; two epochs of one origin are ordered by its own calls. One
 // finding per pair of concurrent epochs: its first conflicting pair of
@@ -457,6 +464,24 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 		}
 		return a.ends >= 0 && order.before(recRef{a.rank, a.ends}, recRef{b.rank, b.idx})
 	}
+	// Which exposure epoch of its target each start epoch accessed.
+	var exposed map[startEpoch]int
+	if slices.ContainsFunc(keys, func(k targetKey) bool {
+		return slices.ContainsFunc(byTarget[k], func(a lockedAccess) bool { return a.rec.Op == rmaEpochStart })
+	}) {
+		exposed = exposures(ranks)
+	}
+	// sameExposure says whether two accesses of start epochs of different
+	// origins to target k accessed one exposure epoch of it (known: both
+	// epochs were matched to the target's posts).
+	sameExposure := func(k targetKey, a, b *lockedAccess) (same, known bool) {
+		if a.rec.Op != rmaEpochStart || b.rec.Op != rmaEpochStart || a.local != "" || b.local != "" || a.rank == b.rank {
+			return false, false
+		}
+		ea, okA := exposed[startEpoch{a.rank, a.rec.Source, k.win, int(k.target)}]
+		eb, okB := exposed[startEpoch{b.rank, b.rec.Source, k.win, int(k.target)}]
+		return ea == eb, okA && okB
+	}
 	var fs []verdict.Finding
 	for _, k := range keys {
 		acc := byTarget[k]
@@ -490,7 +515,13 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 				if a.local != "" && b.local != "" {
 					continue // one rank's own buffers: originFindings' (rmaOverlap)
 				}
-				if b.from >= a.to { // not in flight together
+				if same, known := sameExposure(k, a, b); known {
+					// The target's exposure epochs order them, not the timing.
+					if !same {
+						continue
+					}
+					words = "in access epochs (MPI_Win_start to MPI_Win_complete) of one exposure epoch of the target (MPI_Win_post to MPI_Win_wait)"
+				} else if b.from >= a.to { // not in flight together
 					shared := a.sharedLike() && b.sharedLike()
 					if !shared || a.rank == b.rank || ordered(a, b) || ordered(b, a) {
 						continue
@@ -503,6 +534,69 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 		}
 	}
 	return fs
+}
+
+// startEpoch names an origin's access epoch of MPI_Win_start on one of its
+// targets: the origin's world rank, the epoch's ordinal (its accesses'
+// Source), the window and the target's world rank.
+type startEpoch struct {
+	origin int
+	ord    int32
+	win    int32
+	target int
+}
+
+// exposures matches each origin's access epochs (MPI_Win_start) with its
+// targets' exposure epochs (MPI_Win_post), from their rmaGroup records:
+// the m-th start of an origin whose group holds a target matches the m-th
+// post of that target whose group holds the origin (MPI-3.1 sec. 11.5.2:
+// a start waits for the matching post, in order). It returns, for each
+// matched epoch, the index of the target's post among its posts of the
+// window. Origins matched to one post access the window together; to two,
+// in turn (the target's MPI_Win_wait ends one before its next post). A
+// trace of an older shim has no such records: an empty map.
+func exposures(ranks []*rankData) map[startEpoch]int {
+	type side struct {
+		rank, win int32
+		peer      int
+	}
+	posts := map[side][]int{}    // (target, win, origin) -> the target's post indexes naming origin
+	starts := map[side][]int32{} // (origin, win, target) -> the origin's start ordinals naming target
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		nposts := map[int32]int{}
+		for i := range rd.seg.recs {
+			p := &rd.seg.recs[i]
+			if p.Type != recRMA || p.Op != rmaGroup {
+				continue
+			}
+			for _, w := range p.Reqs {
+				peer := int(int64(w))
+				k := side{int32(r), p.Comm, peer}
+				switch p.Call {
+				case callWinPost:
+					posts[k] = append(posts[k], nposts[p.Comm])
+				case callWinStart:
+					starts[k] = append(starts[k], int32(p.Req))
+				}
+			}
+			if p.Call == callWinPost {
+				nposts[p.Comm]++
+			}
+		}
+	}
+	out := map[startEpoch]int{}
+	for k, ords := range starts {
+		ps := posts[side{int32(k.peer), k.win, int(k.rank)}]
+		for m, ord := range ords {
+			if m < len(ps) {
+				out[startEpoch{int(k.rank), ord, k.win, k.peer}] = ps[m]
+			}
+		}
+	}
+	return out
 }
 
 // sharedLike reports whether the access excludes no other origin's: one of
@@ -551,7 +645,7 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	var fs []verdict.Finding
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
-		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush {
+		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush || p.Op == rmaGroup {
 			continue
 		}
 		if p.Op == rmaOverlap {

@@ -481,3 +481,41 @@ func TestRMAFlushOrdersAccesses(t *testing.T) {
 		}
 	}
 }
+
+// TestRMAStartEpochsByExposure: access epochs of MPI_Win_start of two
+// origins are concurrent when they accessed the same exposure epoch of
+// their target (MPI_Win_post to MPI_Win_wait), however far apart in time
+// (RMARaceBench's sync/035, found in some runs before), and ordered when
+// they accessed two, however they overlapped in time: each origin's m-th
+// start naming the target matches the target's m-th post naming it
+// (MPI-3.1 sec. 11.5.2).
+func TestRMAStartEpochsByExposure(t *testing.T) {
+	const win = 31
+	made := record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 64, PC: 0x10}
+	group := func(call uint8, ord uint64, ranks ...uint64) record {
+		return record{Type: recRMA, Call: call, Op: rmaGroup, Comm: win, Req: ord, Reqs: ranks}
+	}
+	acc := func(call uint8, disp int64, ord int32, t uint64, pc uint64) record {
+		return record{Type: recRMA, Call: call, Comm: win, Peer: 0, Count: disp, Bytes: 4, Flag: true,
+			Op: rmaEpochStart, Source: ord, Dtype: uint8(trace.Int32), T0: t, PC: pc}
+	}
+	end := func(ord uint64, t uint64) record {
+		return record{Type: recRMA, Call: callWinComplete, Op: rmaEpochEnd, Peer: -1, Req: ord, T0: t}
+	}
+	ranks := []*rankData{
+		withPosts(0, []record{made, group(callWinPost, 0, 1, 2), group(callWinPost, 0, 1), group(callWinPost, 0, 2)}),
+		withPosts(0, []record{made,
+			group(callWinStart, 1, 0), acc(callPut, 0, 1, 0, 0x101), end(1, 10), // exposure 0
+			group(callWinStart, 2, 0), acc(callPut, 1, 2, 100, 0x102), end(2, 110), // exposure 1
+		}),
+		withPosts(0, []record{made,
+			group(callWinStart, 1, 0), acc(callGet, 0, 1, 500, 0x201), end(1, 510), // exposure 0, long after rank 1's
+			group(callWinStart, 2, 0), acc(callPut, 1, 2, 105, 0x202), end(2, 115), // exposure 2, in flight with rank 1's second
+		}),
+	}
+	fs := rmaFindings(ranks, pcSites("s.c"))
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want one, of the epochs of one exposure: %v", len(fs), fs)
+	}
+	wantConflict(t, 0, fs[0], "s.c:101", "s.c:201", "in access epochs (MPI_Win_start to MPI_Win_complete) of one exposure epoch of the target (MPI_Win_post to MPI_Win_wait), and one of them writes")
+}

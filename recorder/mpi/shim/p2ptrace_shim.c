@@ -74,8 +74,10 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * MPI_Win_flush_all that returned (peer = the target's world rank, -1 for
  * all; req = the rank's last access ordinal then: its accesses up to it
  * to those targets are complete at the target; t0 = when: see
- * rma_flushed). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH };
+ * rma_flushed); RMA_GROUP is the record of an MPI_Win_post or
+ * MPI_Win_start (call) that succeeded: the trailer holds the world ranks
+ * of its group, req a start's epoch ordinal (see win_group). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH, RMA_GROUP };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -2756,6 +2758,33 @@ static void win_lock_at(int rc, MPI_Win win, int target, int kind, int call, uin
     }
     unlock();
 }
+/* win_group writes the record of an MPI_Win_post or MPI_Win_start (call)
+ * of win that returned rc (op RMA_GROUP; req: a start's epoch ordinal, the
+ * one its accesses carry in source, else 0; the trailer: the world ranks
+ * of group, the origins a post exposes the window to or the targets a
+ * start accesses). The merge matches each origin's starts with its
+ * targets' posts, in order (MPI-3.1 sec. 11.5.2): the origins of one
+ * exposure epoch access it together, those of two in turn. Lock not held
+ * (win_lock, before it, took the start's ordinal). */
+static void win_group(int call, uintptr_t pc, int rc, MPI_Win win, MPI_Group group, uint64_t ord) {
+    if (rc != MPI_SUCCESS || group == MPI_GROUP_NULL) return;
+    int n = 0;
+    quiet++;
+    if (PMPI_Group_size(group, &n) != MPI_SUCCESS) n = 0;
+    int *world = n > 0 ? group_world(group, n) : NULL;
+    quiet--;
+    lock();
+    struct win *w = win_find(win);
+    struct rec *r = w && world ? rec_begin((size_t)n) : NULL;
+    if (r) {
+        r->type = R_RMA; r->call = call; r->op = RMA_GROUP; r->comm = w->id; r->req = ord; r->nreqs = (uint32_t)n;
+        for (int i = 0; i < n; i++) r->reqs[i] = (uint64_t)(int64_t)world[i];
+        r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+        rec_commit(r);
+    }
+    unlock();
+    free(world);
+}
 /* win_lock is win_lock_at of a start epoch. */
 static void win_lock(int rc, MPI_Win win, int target, int kind) {
     win_lock_at(rc, win, target, kind, 0, 0);
@@ -3140,10 +3169,13 @@ int MPI_Win_flush_local_all(MPI_Win win) {
     UNTRACED_THEN(C_WIN_FLUSH_LOCAL_ALL, PMPI_Win_flush_local_all(win), rma_done(C_WIN_FLUSH_LOCAL_ALL, pc_, rc_, win, -1));
 }
 int MPI_Win_sync(MPI_Win win) { UNTRACED(C_WIN_SYNC, PMPI_Win_sync(win)); }
-int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) { UNTRACED(C_WIN_POST, PMPI_Win_post(group, assertion, win)); }
+int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) {
+    UNTRACED_THEN(C_WIN_POST, PMPI_Win_post(group, assertion, win), win_group(C_WIN_POST, pc_, rc_, win, group, 0));
+}
 int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_START, PMPI_Win_start(group, assertion, win),
-                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -2, RMA_EPOCH_START); });
+                  { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -2, RMA_EPOCH_START);
+                    win_group(C_WIN_START, pc_, rc_, win, group, lock_ord); });
 }
 int MPI_Win_complete(MPI_Win win) {
     UNTRACED_THEN(C_WIN_COMPLETE, PMPI_Win_complete(win),
