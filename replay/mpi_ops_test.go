@@ -324,3 +324,22 @@ func TestReplayUnstartedRequestIsTheCandidate(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, report)
 	}
 }
+
+// TestReplayHangWithoutCandidateHint: a receive whose message no rank sent,
+// with nothing near it to name, gets a hint that says so, not the Hang
+// kind's "against the nearest candidate".
+func TestReplayHangWithoutCandidateHint(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{{Op: trace.OpCompute, Duration: 10}},
+		[]trace.Event{{Op: trace.OpRecv, Peer: 0, Tag: 3, Dtype: trace.Int32, Count: 1, Bytes: 4, Site: 20}},
+	)
+	out, err := replay.Replay(ev.Source(), replay.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := stuckReport(t, out)
+	want := "hint: no rank sent a message the waiting call accepts (or posted a receive its send matches): check its peer rank, tag and communicator, and that the peer reaches the matching call"
+	if !strings.Contains(report, want) || strings.Contains(report, "nearest candidate") {
+		t.Errorf("report lacks %q (or names a candidate):\n%s", want, report)
+	}
+}

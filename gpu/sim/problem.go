@@ -307,6 +307,9 @@ func (e *Engine) stuckProblem() Problem {
 			}
 		}
 		p.Message = "no rank can progress; " + strings.Join(why, "; ")
+		if len(p.Candidates) == 0 && pointToPointOnly(p.Blocked) {
+			p.Hint = noCandidateHint // (the kind's hint speaks of a candidate)
+		}
 		if unstarted {
 			p.Hint = unstartedHint
 		}
@@ -403,6 +406,27 @@ func (e *Engine) unstartedFor(op *Op) string {
 			u.Rank, u.Call, req, op.Rank, e.describe(op), verb)
 	}
 	return ""
+}
+
+// noCandidateHint is the hint of a hang of sends and receives with no
+// candidate: nothing sent or posted comes near what the blocked calls wait
+// for.
+const noCandidateHint = "no rank sent a message the waiting call accepts (or posted a receive its send matches): check its peer rank, tag and communicator, and that the peer reaches the matching call"
+
+// pointToPointOnly reports whether every blocked rank waits, without
+// polling, for sends and receives alone.
+func pointToPointOnly(blocked []Blocked) bool {
+	for _, bl := range blocked {
+		if bl.Polls || len(bl.Pending) == 0 {
+			return false
+		}
+		for _, op := range bl.Pending {
+			if !op.Kind.IsSend() && !receives(op.Kind) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // unstartedHint is the hint of a stuck run whose candidate is a persistent
