@@ -363,6 +363,9 @@ func (w *world) result() error {
 		}
 		fs = append(fs, w.rankFinding(i, err))
 	}
+	// A bug at a call in a loop is one finding (the same kind and ops), as
+	// check keeps them.
+	fs = verdict.Dedup(fs)
 	if len(fs) == 0 {
 		return nil
 	}

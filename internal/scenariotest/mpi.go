@@ -300,8 +300,8 @@ var MPIScenarios = []MPIScenario{
 	{Name: "matrix-scatter", Ranks: 4, Record: complete, Plain: PlainOK},
 
 	// pipeline-chunks: 10 chunks: the Isends of chunks 8 and 9 are never
-	// waited (two missing-wait findings when recorded, one after check's
-	// deduplication: same rank, same line); 8 chunks: clean.
+	// waited: one missing-wait finding (same rank, same line: one bug, in
+	// the recording as in check); 8 chunks: clean.
 	{Name: "pipeline-chunks", Ranks: 2, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.MissingWait, []int{0}, "isend"),
 		Check: []MPIVerdict{

@@ -447,8 +447,10 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	fs = append(fs, vcountFindings(ranks, siteText)...)
 	fs = append(fs, rmaFindings(ranks, siteText)...)
 	// One bug, one finding: the MPI error a rule's finding explains (the
-	// MPI_ERR_TRUNCATE of a collective whose sizes disagree) is said in it.
-	fs = verdict.FoldEffects(fs)
+	// MPI_ERR_TRUNCATE of a collective whose sizes disagree) is said in it,
+	// and a rule's finding at a call in a loop is said once (the same kind
+	// and ops: verdict.Dedup, as check keeps them).
+	fs = verdict.Dedup(verdict.FoldEffects(fs))
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
