@@ -769,8 +769,13 @@ func rmaFinding(ranks []*rankData, siteText siteTextFunc, a, b *rmaAccess, why s
 		}
 		return fmt.Sprintf("%s of %s (in its own window)", x.local, callAt(ref))
 	}
-	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch bytes %d..%d of %s %s, and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
-		a.rank, what(a, ra), b.rank, what(b, rb), lo, hi-1, window, epoch, why)
+	bytes := fmt.Sprintf("bytes %d..%d", lo, hi-1)
+	if m.rec != nil && m.rec.Call == callWinCreateDynamic && a.local == "" {
+		// A dynamic window's displacements are addresses (MPI_Get_address).
+		bytes = fmt.Sprintf("the bytes at addresses %#x..%#x", lo, hi-1)
+	}
+	msg := fmt.Sprintf("rank %d's %s and rank %d's %s touch %s of %s %s, and %s: conflicting accesses, the outcome is undefined (MPI-3.1 sec. 11.7)",
+		a.rank, what(a, ra), b.rank, what(b, rb), bytes, window, epoch, why)
 	rs := []int{a.rank}
 	if b.rank != a.rank {
 		rs = append(rs, b.rank)

@@ -519,3 +519,26 @@ func TestRMAStartEpochsByExposure(t *testing.T) {
 	}
 	wantConflict(t, 0, fs[0], "s.c:101", "s.c:201", "in access epochs (MPI_Win_start to MPI_Win_complete) of one exposure epoch of the target (MPI_Win_post to MPI_Win_wait), and one of them writes")
 }
+
+// TestRMADynamicWindowAddresses: a dynamic window's displacements are
+// addresses (MPI_Win_create_dynamic, MPI_Get_address), and a conflict on
+// one says the addresses, not "bytes 140734724326112..".
+func TestRMADynamicWindowAddresses(t *testing.T) {
+	const win = 41
+	made := record{Type: recRMA, Call: callWinCreateDynamic, Comm: win, Count: 1, PC: 0x10}
+	put := func(pc uint64) record {
+		return record{Type: recRMA, Call: callPut, Comm: win, Peer: 0, Count: 0x7ffe1000, Bytes: 4, Index: 1, Dtype: uint8(trace.Int32), PC: pc}
+	}
+	ranks := []*rankData{
+		{seg: &segment{recs: []record{made}}},
+		{seg: &segment{recs: []record{made, put(0x101)}}},
+		{seg: &segment{recs: []record{made, put(0x201)}}},
+	}
+	fs := rmaFindings(ranks, pcSites("d.c"))
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want the two Puts' conflict: %v", len(fs), fs)
+	}
+	if want := "touch the bytes at addresses 0x7ffe1000..0x7ffe1003 of rank 0's window (made by MPI_Win_create_dynamic at d.c:10)"; !strings.Contains(fs[0].Message, want) {
+		t.Errorf("message %q lacks %q", fs[0].Message, want)
+	}
+}
