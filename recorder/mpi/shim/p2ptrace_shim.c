@@ -450,22 +450,57 @@ static int sig_append(struct run *runs, int k, int cap, const struct run *sub, i
  * contiguous(2, MPI_INT), vector(2, 1, 4, MPI_INT) and MPI_INT count 2 have
  * one signature (int32 x 2); contiguous(2, MPI_DOUBLE) another; a struct
  * {int, double} has two runs (int32 x 1, float64 x 1). */
-static int signature(MPI_Datatype dt, struct run *runs, int cap, int level) {
-    int ni, na, nd, comb, code, k = -1;
-    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return -1;
-    if ((code = dtype_code(dt)) != DT_OPAQUE) return sig_push(runs, 0, cap, code, 1);
-    quiet++;
-    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb == MPI_COMBINER_NAMED) {
-        quiet--;
-        return -1; /* a basic type p2ptrace does not know */
-    }
+/* contents holds a derived datatype's MPI_Type_get_contents, in arrays on
+ * the stack up to SIG_STACK entries each (contents_get, contents_free). */
+struct contents {
+    int ni, na, nd, comb, ok;
+    int *iv;
+    MPI_Aint *av;
+    MPI_Datatype *dv;
     int is[SIG_STACK];
     MPI_Aint as[SIG_STACK];
     MPI_Datatype ds[SIG_STACK];
-    int *iv = ni > SIG_STACK ? malloc(sizeof *iv * ni) : is;
-    MPI_Aint *av = na > SIG_STACK ? malloc(sizeof *av * na) : as;
-    MPI_Datatype *dv = nd > SIG_STACK ? malloc(sizeof *dv * nd) : ds;
-    if (iv && av && dv && PMPI_Type_get_contents(dt, ni, na, nd, iv, av, dv) == MPI_SUCCESS) {
+};
+/* contents_get reads the envelope of dt into c, and, when dt is derived,
+ * its contents (c->ok: read). It returns 0 for a named type or an envelope
+ * the library refuses, with nothing to free. quiet held by the caller. */
+static int contents_get(MPI_Datatype dt, struct contents *c) {
+    c->iv = c->is; c->av = c->as; c->dv = c->ds; c->ok = 0;
+    if (PMPI_Type_get_envelope(dt, &c->ni, &c->na, &c->nd, &c->comb) != MPI_SUCCESS || c->comb == MPI_COMBINER_NAMED)
+        return 0;
+    if (c->ni > SIG_STACK) c->iv = malloc(sizeof *c->iv * c->ni);
+    if (c->na > SIG_STACK) c->av = malloc(sizeof *c->av * c->na);
+    if (c->nd > SIG_STACK) c->dv = malloc(sizeof *c->dv * c->nd);
+    c->ok = c->iv && c->av && c->dv && PMPI_Type_get_contents(dt, c->ni, c->na, c->nd, c->iv, c->av, c->dv) == MPI_SUCCESS;
+    return 1;
+}
+/* contents_free frees what contents_get made: the derived types the
+ * contents returned (MPI-3.1 sec. 4.1.13: the caller frees them) and the
+ * arrays past the stack's. quiet held by the caller. */
+static void contents_free(struct contents *c) {
+    for (int i = 0; c->ok && i < c->nd; i++) {
+        int dni, dna, dnd, dcomb;
+        if (PMPI_Type_get_envelope(c->dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
+            PMPI_Type_free(&c->dv[i]);
+    }
+    if (c->iv != c->is) free(c->iv);
+    if (c->av != c->as) free(c->av);
+    if (c->dv != c->ds) free(c->dv);
+}
+
+static int signature(MPI_Datatype dt, struct run *runs, int cap, int level) {
+    int code, k = -1;
+    if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return -1;
+    if ((code = dtype_code(dt)) != DT_OPAQUE) return sig_push(runs, 0, cap, code, 1);
+    quiet++;
+    struct contents ct;
+    if (!contents_get(dt, &ct)) {
+        quiet--;
+        return -1; /* a basic type p2ptrace does not know */
+    }
+    int *iv = ct.iv, nd = ct.nd, comb = ct.comb;
+    MPI_Datatype *dv = ct.dv;
+    if (ct.ok) {
         struct run sub[SIG_RUNS];
         int64_t rep = 0;
         k = 0;
@@ -488,15 +523,8 @@ static int signature(MPI_Datatype dt, struct run *runs, int cap, int level) {
         default: k = -1; break; /* darray, f90 types: not flattened */
         }
         if (comb != MPI_COMBINER_STRUCT && k >= 0) k = nd >= 1 ? sig_append(runs, 0, cap, sub, signature(dv[0], sub, cap, level + 1), rep) : -1;
-        for (int i = 0; i < nd; i++) {
-            int dni, dna, dnd, dcomb;
-            if (PMPI_Type_get_envelope(dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
-                PMPI_Type_free(&dv[i]);
-        }
     }
-    if (iv != is) free(iv);
-    if (av != as) free(av);
-    if (dv != ds) free(dv);
+    contents_free(&ct);
     quiet--;
     return k;
 }
@@ -539,35 +567,21 @@ static MPI_Datatype predefined_at(int code) {
  * element-wise atomic only with the same predefined datatype (MPI-3.1
  * sec. 11.7.1): the merge compares these codes. */
 static int basic_code(MPI_Datatype dt, int level) {
-    int ni, na, nd, comb, code = -1;
+    int code = -1;
     if (dt == MPI_DATATYPE_NULL || level > SIG_DEPTH) return 0;
     int c = predefined_code(dt);
     if (c) return c;
     quiet++;
-    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb == MPI_COMBINER_NAMED || nd <= 0) {
+    struct contents ct;
+    if (!contents_get(dt, &ct)) {
         quiet--;
         return 0;
     }
-    int is[SIG_STACK];
-    MPI_Aint as[SIG_STACK];
-    MPI_Datatype ds[SIG_STACK];
-    int *iv = ni > SIG_STACK ? malloc(sizeof *iv * ni) : is;
-    MPI_Aint *av = na > SIG_STACK ? malloc(sizeof *av * na) : as;
-    MPI_Datatype *dv = nd > SIG_STACK ? malloc(sizeof *dv * nd) : ds;
-    if (iv && av && dv && PMPI_Type_get_contents(dt, ni, na, nd, iv, av, dv) == MPI_SUCCESS) {
-        for (int i = 0; i < nd && code != 0; i++) {
-            int sub = basic_code(dv[i], level + 1);
-            code = code < 0 || code == sub ? sub : 0;
-        }
-        for (int i = 0; i < nd; i++) {
-            int dni, dna, dnd, dcomb;
-            if (PMPI_Type_get_envelope(dv[i], &dni, &dna, &dnd, &dcomb) == MPI_SUCCESS && dcomb != MPI_COMBINER_NAMED)
-                PMPI_Type_free(&dv[i]);
-        }
+    for (int i = 0; ct.ok && i < ct.nd && code != 0; i++) {
+        int sub = basic_code(ct.dv[i], level + 1);
+        code = code < 0 || code == sub ? sub : 0;
     }
-    if (iv != is) free(iv);
-    if (av != as) free(av);
-    if (dv != ds) free(dv);
+    contents_free(&ct);
     quiet--;
     return code < 0 ? 0 : code;
 }
