@@ -206,7 +206,7 @@ func (e *Engine) stuckProblem() Problem {
 	waits := map[int][]int{}
 	crossComm := false // a candidate is on another communicator
 	wildRace := false  // a wildcard receive took a stuck receive's message (wildTook)
-	unstarted := false // a finished rank never started the request a stuck op needs (unstartedFor)
+	unstarted := false // a stuck op's peer never started the persistent request it needs (unstartedFor)
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		if rk.state != stateBlocked {

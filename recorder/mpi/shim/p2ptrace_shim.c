@@ -2779,8 +2779,9 @@ static void win_lock_at(int rc, MPI_Win win, int target, int kind, int call, uin
  * start accesses). The merge matches each origin's starts with its
  * targets' posts, in order (MPI-3.1 sec. 11.5.2): the origins of one
  * exposure epoch access it together, those of two in turn. Lock not held
- * (win_lock, before it, took the start's ordinal). */
-static void win_group(int call, uintptr_t pc, int rc, MPI_Win win, MPI_Group group, uint64_t ord) {
+ * (a start's epoch is the one win_lock noted before it: none, when the
+ * window holds too many epochs to note, and then no record). */
+static void win_group(int call, uintptr_t pc, int rc, MPI_Win win, MPI_Group group) {
     if (rc != MPI_SUCCESS || group == MPI_GROUP_NULL) return;
     int n = 0;
     quiet++;
@@ -2789,7 +2790,10 @@ static void win_group(int call, uintptr_t pc, int rc, MPI_Win win, MPI_Group gro
     quiet--;
     lock();
     struct win *w = win_find(win);
-    struct rec *r = w && world ? rec_begin((size_t)n) : NULL;
+    uint64_t ord = 0;
+    for (int i = 0; w && call == C_WIN_START && i < w->nlocks; i++)
+        if (w->locks[i].target == -2) ord = w->locks[i].ord;
+    struct rec *r = w && world && (call != C_WIN_START || ord) ? rec_begin((size_t)n) : NULL;
     if (r) {
         r->type = R_RMA; r->call = call; r->op = RMA_GROUP; r->comm = w->id; r->req = ord; r->nreqs = (uint32_t)n;
         for (int i = 0; i < n; i++) r->reqs[i] = (uint64_t)(int64_t)world[i];
@@ -3184,12 +3188,12 @@ int MPI_Win_flush_local_all(MPI_Win win) {
 }
 int MPI_Win_sync(MPI_Win win) { UNTRACED(C_WIN_SYNC, PMPI_Win_sync(win)); }
 int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) {
-    UNTRACED_THEN(C_WIN_POST, PMPI_Win_post(group, assertion, win), win_group(C_WIN_POST, pc_, rc_, win, group, 0));
+    UNTRACED_THEN(C_WIN_POST, PMPI_Win_post(group, assertion, win), win_group(C_WIN_POST, pc_, rc_, win, group));
 }
 int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) {
     UNTRACED_THEN(C_WIN_START, PMPI_Win_start(group, assertion, win),
                   { win_sync(rc_, win, 0, 1); win_lock(rc_, win, -2, RMA_EPOCH_START);
-                    win_group(C_WIN_START, pc_, rc_, win, group, lock_ord); });
+                    win_group(C_WIN_START, pc_, rc_, win, group); });
 }
 int MPI_Win_complete(MPI_Win win) {
     UNTRACED_THEN(C_WIN_COMPLETE, PMPI_Win_complete(win),
