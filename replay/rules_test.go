@@ -88,3 +88,27 @@ func TestParseRules(t *testing.T) {
 		t.Errorf("MPI trace: default rules %q", r)
 	}
 }
+
+// TestNCCLRulesBlockingSendReportedAsTheCall: a blocking send replayed
+// under NCCL's rules is a stream send and a wait of the same line; a rank
+// stuck there is blocked in the send, as the recording (gloo) says, not in
+// a wait the program never wrote.
+func TestNCCLRulesBlockingSendReportedAsTheCall(t *testing.T) {
+	ev := mpiTrace(
+		[]trace.Event{{Op: trace.OpSend, Peer: 1, Count: 4, Bytes: 16, Dtype: trace.Float32, Site: 6}, {Op: trace.OpRecv, Peer: 1, Count: 4, Bytes: 16, Dtype: trace.Float32, Site: 7}},
+		[]trace.Event{{Op: trace.OpSend, Peer: 0, Count: 4, Bytes: 16, Dtype: trace.Float32, Site: 6}, {Op: trace.OpRecv, Peer: 0, Count: 4, Bytes: 16, Dtype: trace.Float32, Site: 7}},
+	)
+	out, err := replay.Replay(replay.NCCLSource(ev.Source()), replay.Config{EagerLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := stuckReport(t, out)
+	for _, want := range []string{"rank 0 blocked in Stream.Send to rank 1 (16 bytes) at main.go:6", "rank 1 blocked in Stream.Send to rank 0 (16 bytes) at main.go:6"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "blocked in Wait") || strings.Contains(text, "waiting for") {
+		t.Errorf("report names the replay's own wait:\n%s", text)
+	}
+}

@@ -190,6 +190,13 @@ func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 	}
 	for _, bl := range p.Blocked {
 		b := verdict.Blocked{Rank: bl.Rank, Call: RefIn(p.names, bl.Call, site), Polls: bl.Polls}
+		if w := splitCall(&bl); w != nil {
+			// One call made of a post and its wait (a blocking send
+			// replayed as NCCL's stream send and wait): blocked in it.
+			b.Call = RefIn(p.names, w, site)
+			f.Blocked = append(f.Blocked, b)
+			continue
+		}
 		for _, op := range bl.Pending {
 			if op != bl.Call {
 				b.Waiting = append(b.Waiting, RefIn(p.names, op, site))
@@ -198,6 +205,21 @@ func (p *Problem) Finding(site SiteFunc) verdict.Finding {
 		f.Blocked = append(f.Blocked, b)
 	}
 	return f
+}
+
+// splitCall returns the op a blocked wait waits for alone when both come
+// from one call of the program (the same rank and site): a blocking call
+// that a replay posts and then waits for (replay's NCCLSource turns a
+// torch.distributed send into a stream send and a wait). nil otherwise.
+func splitCall(bl *Blocked) *Op {
+	c := bl.Call
+	if c == nil || c.Kind != trace.OpWait || len(bl.Pending) != 1 {
+		return nil
+	}
+	if op := bl.Pending[0]; op != c && op.Rank == c.Rank && op.Site != 0 && op.Site == c.Site {
+		return op
+	}
+	return nil
 }
 
 // stuckProblem builds the deadlock/hang report of a run in which no rank can run.
