@@ -270,6 +270,7 @@ func FuzzSegment(f *testing.F) {
 	f.Add(encodeSegment(0, 2, StateFinalized, sampleRecs(1)))
 	f.Add(encodeSegment(1, 2, StateBlocked, sampleRecs(0)[:3]))
 	f.Add([]byte("P2PTSEG1"))
+	f.Add(encodeSegment(0, 2, StateFinalized, rmaSeedRecs()))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		parseHeader(b)
 		s, err := decodeSegment(b)
@@ -291,6 +292,11 @@ func FuzzSegment(f *testing.F) {
 			ranks[i] = rd
 		}
 		match(ranks)
+		// The rules that read records the matching does not: one-sided
+		// accesses, flushes, post and start groups, persistent inits.
+		site := pcSites("f.c")
+		rmaFindings(ranks, site)
+		unstartedRequests(ranks, site)
 	})
 }
 
@@ -319,5 +325,19 @@ func TestMergeUninitializedSegment(t *testing.T) {
 	os.WriteFile(SegmentPath(dir, 1), make([]byte, 1<<20), 0o644)
 	if _, err := Merge(dir, filepath.Join(dir, "t2.p2ptrace"), MergeOptions{}); err == nil || !strings.Contains(err.Error(), "MPI_Init") {
 		t.Errorf("all uninitialized: %v", err)
+	}
+}
+
+// rmaSeedRecs are a rank's records of a window, a start epoch with its
+// group, an accumulate, a flush, the epoch's end and a post: a seed that
+// reaches the rules of one-sided records.
+func rmaSeedRecs() []record {
+	return []record{
+		{Type: recRMA, Call: callWinCreate, Comm: 3, Count: 4, Bytes: 64, PC: 0x10},
+		{Type: recRMA, Call: callWinStart, Op: rmaGroup, Comm: 3, Req: 1, Reqs: []uint64{0, 1}},
+		{Type: recRMA, Call: callAccumulate, Comm: 3, Peer: 1, Bytes: 4, Flag: true, Op: rmaEpochStart, Source: 1, StatTag: 3 | 4<<8, Tag: 3},
+		{Type: recRMA, Call: callWinFlush, Op: rmaFlush, Comm: 3, Peer: 1},
+		{Type: recRMA, Call: callWinComplete, Op: rmaEpochEnd, Peer: -1, Req: 1},
+		{Type: recRMA, Call: callWinPost, Op: rmaGroup, Comm: 3, Reqs: []uint64{1}},
 	}
 }
