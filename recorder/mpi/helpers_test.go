@@ -101,6 +101,19 @@ func runMPI(t testing.TB, n int, bin string, wantFail bool, extraEnv ...string) 
 	return segdir
 }
 
+// mergedJob compiles src as name, runs it on n ranks recording (the job
+// must succeed) and merges the segments: the trace's path.
+func mergedJob(t testing.TB, name, src string, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	segdir := runMPI(t, n, compile(t, dir, name, src), false)
+	out := filepath.Join(dir, name+".p2ptrace")
+	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // ranksAt says where each of n ranks was when its job ended, from their
 // segments: what a test that killed a slow or hung job prints.
 func ranksAt(segdir string, n int) string {

@@ -1,7 +1,6 @@
 package mpi
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -38,13 +37,7 @@ int main(int argc, char **argv) {
 // every pass of a loop is one finding per rank in the trace header (the
 // same kind and ops: verdict.Dedup, as check counts them), not one a pass.
 func TestMergeSaysALoopsFindingOnce(t *testing.T) {
-	dir := t.TempDir()
-	bin := compile(t, dir, "loopoverlap", loopOverlapC)
-	segdir := runMPI(t, 2, bin, false)
-	out := filepath.Join(dir, "loopoverlap.p2ptrace")
-	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	out := mergedJob(t, "loopoverlap", loopOverlapC, 2)
 	h, _, _ := loadTrace(t, out)
 	perRank := map[int]int{}
 	for _, f := range h.Findings {

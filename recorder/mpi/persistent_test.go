@@ -50,13 +50,7 @@ int main(int argc, char **argv) {
 // requests made and never started (Header.Unstarted), with their init call
 // and line, and none that an MPI_Start or MPI_Startall started.
 func TestMergeListsUnstartedRequests(t *testing.T) {
-	dir := t.TempDir()
-	bin := compile(t, dir, "unstarted", unstartedC)
-	segdir := runMPI(t, 2, bin, false)
-	out := filepath.Join(dir, "unstarted.p2ptrace")
-	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	out := mergedJob(t, "unstarted", unstartedC, 2)
 	h, _, _ := loadTrace(t, out)
 	line := 0
 	for i, l := range strings.Split(unstartedC, "\n") {

@@ -1,7 +1,6 @@
 package mpi
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
@@ -42,13 +41,7 @@ int main(int argc, char **argv) {
 // MPI_Testany, MPI_Iprobe and MPI_Request_get_status, and the poll that
 // finds the message is recorded, with its completion.
 func TestPollRunsThinned(t *testing.T) {
-	dir := t.TempDir()
-	bin := compile(t, dir, "pollrun", pollRunC)
-	segdir := runMPI(t, 2, bin, false)
-	out := filepath.Join(dir, "pollrun.p2ptrace")
-	if _, err := Merge(segdir, out, MergeOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	out := mergedJob(t, "pollrun", pollRunC, 2)
 	_, rk, _ := loadTrace(t, out)
 	// The four runs, by the line of their call in order: 13 records each
 	// (polls 1, 2, 4 ... 4096 of 5,000).
