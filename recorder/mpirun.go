@@ -628,7 +628,7 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 		// One bug, one finding: what the replay or the payload hashes saw
 		// of a bug the merge named (a pending receive that overlaps a
 		// send changes the send's buffer) is said in the merge's finding.
-		h.Findings = verdict.Dedup(verdict.FoldEffects(append(h.Findings, fs...)))
+		h.Findings = verdict.OnePerBug(append(h.Findings, fs...))
 	})
 }
 
@@ -655,7 +655,7 @@ func crashCauses(path string) error {
 	return trace.UpdateHeader(path, func(h *trace.Header) {
 		// The MPI error that killed a member of the mismatched call is
 		// the mismatch's effect: one finding, the mismatch, says both.
-		h.Findings = verdict.Dedup(verdict.FoldEffects(append(h.Findings, fs...)))
+		h.Findings = verdict.OnePerBug(append(h.Findings, fs...))
 	})
 }
 

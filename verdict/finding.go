@@ -166,6 +166,11 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 	return note, true
 }
 
+// OnePerBug is what a door keeps of the findings it made: each bug's
+// effects said in its finding (FoldEffects), and one finding of each
+// signature (Dedup: a bug at a call in a loop is said once).
+func OnePerBug(fs []Finding) []Finding { return Dedup(FoldEffects(fs)) }
+
 // FoldEffects returns fs without the findings that another of fs explains
 // (see Explains), each said in the message of the first that explains it.
 // Findings that explain nothing and are explained by none are unchanged and

@@ -450,7 +450,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	// MPI_ERR_TRUNCATE of a collective whose sizes disagree) is said in it,
 	// and a rule's finding at a call in a loop is said once (the same kind
 	// and ops: verdict.Dedup, as check keeps them).
-	fs = verdict.Dedup(verdict.FoldEffects(fs))
+	fs = verdict.OnePerBug(fs)
 	w.SetHeader(func(h *trace.Header) { h.Findings = fs })
 	if err := w.Close(status, msg); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)

@@ -464,19 +464,18 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 		}
 		return a.ends >= 0 && order.before(recRef{a.rank, a.ends}, recRef{b.rank, b.idx})
 	}
-	// Which exposure epoch of its target each start epoch accessed.
+	// Which exposure epoch of its target each start epoch accessed, made
+	// when a pair of start epochs asks for it.
 	var exposed map[startEpoch]int
-	if slices.ContainsFunc(keys, func(k targetKey) bool {
-		return slices.ContainsFunc(byTarget[k], func(a lockedAccess) bool { return a.rec.Op == rmaEpochStart })
-	}) {
-		exposed = exposures(ranks)
-	}
 	// sameExposure says whether two accesses of start epochs of different
 	// origins to target k accessed one exposure epoch of it (known: both
 	// epochs were matched to the target's posts).
 	sameExposure := func(k targetKey, a, b *lockedAccess) (same, known bool) {
 		if a.rec.Op != rmaEpochStart || b.rec.Op != rmaEpochStart || a.local != "" || b.local != "" || a.rank == b.rank {
 			return false, false
+		}
+		if exposed == nil {
+			exposed = exposures(ranks)
 		}
 		ea, okA := exposed[startEpoch{a.rank, a.rec.Source, k.win, int(k.target)}]
 		eb, okB := exposed[startEpoch{b.rank, b.rec.Source, k.win, int(k.target)}]
