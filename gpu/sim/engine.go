@@ -167,6 +167,9 @@ type Engine struct {
 	scribble            bool // mutate:scribble=true: pending receive buffers hold garbage until delivery
 	slab                []Op
 	slabSize            int
+	// nextSlab brings the big slab after this one, made and touched on
+	// another goroutine (see bigSlabAhead); nil until the first big slab.
+	nextSlab chan []Op
 	// freeOps is the last op released, reused before the slab; each free
 	// op's match is the one released before it. (A list through the ops,
 	// not a slice: a replay releasing millions of ops would grow a slice of
@@ -400,8 +403,7 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 				// a likely TLB miss. Huge pages for the slab and for the
 				// rest of the heap mapped around it (a 1024-rank
 				// all-to-all: 185 K faults a replay -> 50 K).
-				e.slab = hugepage.Make[Op](bigSlab)
-				hugepage.AdviseArena(unsafe.Pointer(&e.slab[0]))
+				e.slab = e.takeBigSlab()
 			} else {
 				e.slab = make([]Op, e.slabSize)
 			}
@@ -417,6 +419,42 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		e.changed(rk.clock) // a call that may change the world: parked ranks poll again
 	}
 	return op
+}
+
+// takeBigSlab returns a big slab, made and touched ahead on another
+// goroutine, and starts making the one after it.
+//
+// Why ahead: the first touch of each page of a fresh slab is a page fault
+// in which the kernel zeroes the page (and, on a VM, the host backs it):
+// a fresh process's 1024-rank all-to-all spent an eighth of its time
+// there, in the middle of its posts. Made on another goroutine, the
+// faults are taken on another core while the engine works; the engine
+// waits only if it outruns the maker. At most one slab is made ahead,
+// and the goroutine ends once it has handed it over (the channel holds
+// it), so an engine dropped mid-replay leaves nothing running.
+func (e *Engine) takeBigSlab() []Op {
+	var s []Op
+	if e.nextSlab == nil {
+		e.nextSlab = make(chan []Op, 1)
+		s = makeBigSlab()
+	} else {
+		s = <-e.nextSlab
+	}
+	go func(c chan<- []Op) { c <- makeBigSlab() }(e.nextSlab)
+	return s
+}
+
+// makeBigSlab makes a slab of bigSlab ops on huge pages (and advises the
+// heap mapped around it), and writes to each of its pages so that they
+// are backed by the time the engine takes it.
+func makeBigSlab() []Op {
+	s := hugepage.Make[Op](bigSlab)
+	hugepage.AdviseArena(unsafe.Pointer(&s[0]))
+	const perPage = 4096 / int(unsafe.Sizeof(Op{}))
+	for i := 0; i < len(s); i += perPage {
+		s[i].Rank = 0
+	}
+	return s
 }
 
 // describe is Describe in the engine's vocabulary (Config.Names).
