@@ -267,10 +267,23 @@ func TestReadLiveStateErrors(t *testing.T) {
 // FuzzSegment feeds the decoder and the merge's preparation arbitrary
 // bytes: errors, never panics.
 func FuzzSegment(f *testing.F) {
-	f.Add(encodeSegment(0, 2, StateFinalized, sampleRecs(1)))
-	f.Add(encodeSegment(1, 2, StateBlocked, sampleRecs(0)[:3]))
+	valid := [][]byte{
+		encodeSegment(0, 2, StateFinalized, sampleRecs(1)),
+		encodeSegment(1, 2, StateBlocked, sampleRecs(0)[:3]),
+		encodeSegment(0, 2, StateFinalized, rmaSeedRecs()),
+	}
+	for i, b := range valid {
+		// A seed the decoder refuses reaches none of the rules after it.
+		s, err := decodeSegment(b)
+		if err == nil {
+			_, err = prepare(s)
+		}
+		if err != nil {
+			f.Fatalf("seed %d does not decode: %v", i, err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte("P2PTSEG1"))
-	f.Add(encodeSegment(0, 2, StateFinalized, rmaSeedRecs()))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		parseHeader(b)
 		s, err := decodeSegment(b)
@@ -333,7 +346,8 @@ func TestMergeUninitializedSegment(t *testing.T) {
 // reaches the rules of one-sided records.
 func rmaSeedRecs() []record {
 	return []record{
-		{Type: recRMA, Call: callWinCreate, Comm: 3, Count: 4, Bytes: 64, PC: 0x10},
+		{Type: recModule, Module: 1, PC: 0x1000, Path: "/nonexistent/a.out"},
+		{Type: recRMA, Call: callWinCreate, Comm: 3, Count: 4, Bytes: 64, Module: 1, PC: 0x1010},
 		{Type: recRMA, Call: callWinStart, Op: rmaGroup, Comm: 3, Req: 1, Reqs: []uint64{0, 1}},
 		{Type: recRMA, Call: callAccumulate, Comm: 3, Peer: 1, Bytes: 4, Flag: true, Op: rmaEpochStart, Source: 1, StatTag: 3 | 4<<8, Tag: 3},
 		{Type: recRMA, Call: callWinFlush, Op: rmaFlush, Comm: 3, Peer: 1},
