@@ -11,7 +11,8 @@ import (
 // TestBlockedRanksHint: the hang of a job whose replay did not stop where it
 // did names each blocked rank's call and line, and gets the collectives' hint
 // when every blocked rank is in a collective (calls the trace may not hold:
-// MPI_Neighbor_allgather against MPI_Barrier), the hang's own otherwise.
+// MPI_Neighbor_allgather against MPI_Barrier), one that says where to look
+// otherwise (the hang kind's own speaks of a candidate, and there is none).
 func TestBlockedRanksHint(t *testing.T) {
 	nbr := mpi.RankEnd{Rank: 0, State: mpi.StateBlocked, Blocked: "MPI_Neighbor_allgather", Site: "u.c:45"}
 	bar := mpi.RankEnd{Rank: 1, State: mpi.StateBlocked, Blocked: "MPI_Barrier", Site: "u.c:47"}
@@ -26,12 +27,12 @@ func TestBlockedRanksHint(t *testing.T) {
 		hint  string
 	}{
 		{"collectives", []mpi.RankEnd{nbr, bar, done}, verdict.CollectiveMismatch.Hint()},
-		{"a receive among them", []mpi.RankEnd{nbr, recv}, verdict.Hang.Hint()},
+		{"a receive among them", []mpi.RankEnd{nbr, recv}, libraryHangHint},
 		// MPI_Win_free is collective, MPI_Win_wait is not: it waits for
 		// the MPI_Win_complete of the ranks its post named.
 		{"one-sided synchronization", []mpi.RankEnd{winWait, winFree, done}, mpi.RMASyncHint},
 		// A poll is no collective call (it was, as a marked call).
-		{"a poll among them", []mpi.RankEnd{getStatus, bar}, verdict.Hang.Hint()},
+		{"a poll among them", []mpi.RankEnd{getStatus, bar}, libraryHangHint},
 	} {
 		f := blockedRanks(&mpi.MergeResult{Ranks: tc.ranks}, 3*time.Second)
 		if f.Kind != verdict.Hang || f.Hint != tc.hint {

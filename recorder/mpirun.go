@@ -694,9 +694,17 @@ func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding
 		// A rank waits for another's half of an epoch (MPI_Win_wait for
 		// MPI_Win_complete...), which point-to-point's hint does not say.
 		f.Hint = mpi.RMASyncHint
+	default:
+		// The kind's hint speaks of a candidate, which only a replay that
+		// hangs names.
+		f.Hint = libraryHangHint
 	}
 	return f
 }
+
+// libraryHangHint is the hint of a job that hung where the replay of its
+// trace did not: no candidate or cycle to name, so it says where to look.
+const libraryHangHint = "replayed from the trace, these calls complete: the MPI library waited where the model does not (a send it did not buffer, a message a poll never saw); `p2ptrace check` replays the trace with zero buffering and in other orders, and names a cycle or a missing message if there is one"
 
 func stuck(f replay.Finding) bool { return f.Kind.Stuck() }
 
