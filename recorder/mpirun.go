@@ -704,7 +704,7 @@ func blockedRanks(res *mpi.MergeResult, hungAfter time.Duration) verdict.Finding
 
 // libraryHangHint is the hint of a job that hung where the replay of its
 // trace did not: no candidate or cycle to name, so it says where to look.
-const libraryHangHint = "replayed from the trace, these calls complete: the MPI library waited where the model does not (a send it did not buffer, a message a poll never saw); `p2ptrace check` replays the trace with zero buffering and in other orders, and names a cycle or a missing message if there is one"
+const libraryHangHint = "replayed from the trace, these calls complete: the MPI library waited where the model does not (a send it did not buffer, a wildcard receive that took another message, a message a poll never saw); `p2ptrace check` replays the trace with zero buffering and in other orders, and names a cycle or a missing message if there is one"
 
 func stuck(f replay.Finding) bool { return f.Kind.Stuck() }
 
