@@ -152,6 +152,19 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 		note = "so the call died of it: " + rec.Message
 	case (f.Kind == CollectiveMismatch || f.Kind == TypeMismatch) && rec.Kind == HostTypeMismatch:
 		note = "the wrong datatype: " + rec.Message
+	case f.Kind == ReleasedBuffer && (rec.Kind == InFlightMutation || rec.Kind == RecvBufferWrite):
+		// The memory's next owner wrote it: the change is the release's
+		// effect. Only the pending call must be the same: the call that saw
+		// the change (its Wait) is no release.
+		note = "so the buffer changed before the operation completed"
+		if len(rec.Ops) == 0 || rec.RevealedBy != f.RevealedBy {
+			return "", false
+		}
+		o := rec.Ops[0]
+		if o.Site == "" || !slices.ContainsFunc(f.Ops, func(p OpRef) bool { return p.Rank == o.Rank && p.Site == o.Site }) {
+			return "", false
+		}
+		return note, true
 	default:
 		return "", false
 	}

@@ -47,6 +47,10 @@ const (
 	// HostTypeMismatch: a call's datatype does not name the C type of the
 	// variable its buffer holds (MPI-3.1 sec. 3.3.1).
 	HostTypeMismatch Kind = "host-type-mismatch"
+	// ReleasedBuffer: the program released a pending operation's buffer,
+	// or a window's memory while the window lived: the stack frame that
+	// held it returned, or free() released its heap block.
+	ReleasedBuffer Kind = "released-buffer"
 )
 
 // Doors that can produce a finding, as KindInfo.Doors lists them.
@@ -116,6 +120,8 @@ var kindTable = [...]KindInfo{
 		"make the variable large enough for count elements of the datatype (count x its extent bytes), or pass a smaller count or the datatype the variable holds"},
 	{HostTypeMismatch, "a call's predefined datatype does not name the C type of the elements of the program variable its buffer lies in (MPI-3.1 sec. 3.3.1: the type of each variable in a buffer matches the type its datatype names; MPI_BYTE and MPI_PACKED match any type, and 1-byte types, C's bytes, any on either side): MPI_UNSIGNED on an int, MPI_FLOAT on an int of the same size; known from the program's debug info as buffer-overrun's variables are", []string{DoorMerge},
 		"pass the datatype that names the variable's type (MPI_INT for int, MPI_UNSIGNED for unsigned int, MPI_DOUBLE for double...), or MPI_BYTE to move raw bytes"},
+	{ReleasedBuffer, "the program released the buffer of a pending nonblocking send or receive (MPI-3.1 sec. 3.7.2: it is the library's until the request completes), or the memory of a window before MPI_Win_free: the function whose local variable held it returned, or free() released the heap block it starts; the library then reads or writes memory that belongs to something else", []string{DoorMerge},
+		"keep the buffer alive until the request completes (Wait or Test before the function returns, or a buffer that outlives it: a static, the heap, the caller's), and free a window's memory only after MPI_Win_free"},
 	{NoProgress, "a rank stopped calling the runtime for longer than the wall-clock timeout (it spins or blocks in code of its own)", []string{DoorLive, DoorHarness},
 		"the rank is busy or blocked outside p2ptrace after its last call: a loop, a lock or a channel of its own"},
 }

@@ -288,11 +288,18 @@ func TestExplainsEffects(t *testing.T) {
 	killedLater := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Recv", verdict.OpRef{Rank: 0, Op: "MPI_Recv", Site: "c.c:21"})
 	hostType := verdict.New(verdict.HostTypeMismatch, []int{1}, "rank 1: MPI_Bcast at a.c:5 receives into a (int[4]) as 4-byte floating-point numbers", verdict.OpRef{Rank: 1, Op: "MPI_Bcast", Site: "a.c:5"})
 	hostTypeElsewhere := verdict.New(verdict.HostTypeMismatch, []int{1}, "rank 1: MPI_Recv at a.c:9 receives into b (int) as 4-byte unsigned integers", verdict.OpRef{Rank: 1, Op: "MPI_Recv", Site: "a.c:9"})
+	released := verdict.New(verdict.ReleasedBuffer, []int{0}, "rank 0: the buffer of MPI_Isend at b.c:26 was freed",
+		verdict.OpRef{Rank: 0, Op: "MPI_Isend", Site: "b.c:26"}, verdict.OpRef{Rank: 0, Op: "free", Site: "b.c:27"})
+	mutatedSeenAtWait := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed",
+		verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:26"}, verdict.OpRef{Rank: 0, Op: "Wait", Site: "b.c:28"})
 	for _, tc := range []struct {
 		name   string
 		f, rec verdict.Finding
 		want   bool
 	}{
+		{"mutation of the released send's buffer", released, mutatedSeenAtWait, true},
+		{"mutation of another send than the released one", released, mutatedElsewhere, false},
+		{"a release does not explain an MPI error", released, truncated, false},
 		{"truncation in the collective", mismatch, truncated, true},
 		{"truncation of another run (a fault's)", mismatch, underSync, false},
 		{"invalid call in the collective", mismatch, invalid, true},

@@ -748,6 +748,18 @@ var MPIScenarios = []MPIScenario{
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"irecv"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 	{Name: "recv-buffer-write-fixed", Ranks: 2, Args: []string{"persistent"}, Record: complete, Plain: PlainOK, FixOf: "recv-buffer-write"},
 
+	// released-buffer: the program releases a pending Isend's buffer before
+	// its Wait (frame: the posting function returns, its caller waits;
+	// freed: free() between the Isend and the Wait): the recording's
+	// finding, naming the Isend and the call made from above the frame,
+	// or the free. Fixed: the Wait comes first.
+	{Name: "released-buffer", Ranks: 2, Args: []string{"frame"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.ReleasedBuffer, []int{0}, "frame-isend", "wait")},
+	{Name: "released-buffer", Ranks: 2, Args: []string{"freed"}, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.ReleasedBuffer, []int{0}, "freed-isend", "free")},
+	{Name: "released-buffer-fixed", Ranks: 2, Args: []string{"frame"}, Record: complete, Plain: PlainOK, FixOf: "released-buffer"},
+	{Name: "released-buffer-fixed", Ranks: 2, Args: []string{"freed"}, Record: complete, Plain: PlainOK, FixOf: "released-buffer"},
+
 	// cancel-recv: MPI_Cancel (MPI 4.0 sec. 3.8.4). unmatched: a receive
 	// nobody sends to and an AnySource receive posted before any message
 	// could come, both cancelled and waited: clean under every replay of

@@ -20,6 +20,7 @@ var knownKinds = []verdict.Kind{
 	verdict.UnsafeBuffering, verdict.InvalidCall, verdict.BufferOverlap, verdict.RequestLeak, verdict.RecvBufferWrite,
 	verdict.BsendBuffer,
 	verdict.CollectiveMismatch, verdict.RMAConflict, verdict.ResourceLeak, verdict.BufferOverrun, verdict.HostTypeMismatch,
+	verdict.ReleasedBuffer,
 }
 
 // TestMPIScenarioTable checks the table against itself and the sources, and

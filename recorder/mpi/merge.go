@@ -405,6 +405,7 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 		fs = append(fs, overlapFindings(r, rd, siteText)...)
 		overruns = append(overruns, overrunFindings(r, rd, sites, siteText)...)
 		fs = append(fs, recvWriteFindings(r, rd, siteText)...)
+		fs = append(fs, releasedFindings(r, rd, siteText)...)
 		// (A rank killed after MPI_Finalize returned had finalized: what
 		// it never freed is leaked all the same.)
 		if re.State == StateFinalized || h.State == StateSignaled && h.ErrCall == callNone && h.CurCall == callFinalize {

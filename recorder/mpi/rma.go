@@ -46,6 +46,11 @@ const (
 	// Reqs: the world ranks of its group; Req: a start's epoch ordinal, as
 	// its accesses' Source). See exposures.
 	rmaGroup
+	// rmaReleased: the program released a window's memory while the window
+	// lived (Comm: the window's id; Flag: free() released it, PC: where it
+	// was called; else the frame that held it returned, PC: the call made
+	// from above it; Call: the call that saw it). See releasedFindings.
+	rmaReleased
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the

@@ -432,7 +432,7 @@ func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fin
 	recs := rd.seg.recs
 	for i := range recs {
 		w := &recs[i]
-		if w.Type != recWrite || int(w.Seq) >= len(rd.posts) {
+		if w.Type != recWrite || w.Op != writeProgram || int(w.Seq) >= len(rd.posts) {
 			continue
 		}
 		recv := &recs[rd.posts[w.Seq]]
@@ -458,6 +458,90 @@ func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fin
 			callRef(r, rd, recv, sr), notice))
 	}
 	return fs
+}
+
+// releasedFindings reports the buffers of rank r's pending nonblocking
+// sends and receives, and the memory of its windows, that the program
+// released while the library still owned them (MPI-3.1 sec. 3.7.2: a
+// pending operation's buffer until its request completes; a window's
+// memory until MPI_Win_free): the shim saw a recorded call made from a
+// frame above the stack buffer (the function that held it returned), or
+// free() release the heap block it starts (write records of op writeFrame,
+// writeFreed; RMA records rmaReleased; see the shim's "buffers released
+// while in use"). released-buffer: one finding per pair of sites (the
+// post, where it was released or seen).
+func releasedFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+	var fs []verdict.Finding
+	seen := map[[2]uint64]bool{}
+	recs := rd.seg.recs
+	for i := range recs {
+		w := &recs[i]
+		var made *record // the post, or the window's making
+		switch {
+		case w.Type == recWrite && (w.Op == writeFrame || w.Op == writeFreed) && int(w.Seq) < len(rd.posts):
+			made = &recs[rd.posts[w.Seq]]
+		case w.Type == recRMA && w.Op == rmaReleased:
+			made = windowMaking(recs[:i], w.Comm)
+		}
+		if made == nil {
+			continue
+		}
+		key := [2]uint64{made.PC ^ uint64(made.Site)<<32, w.PC}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		sm, sw := siteText(rd, made.Module, made.PC, made.Site), siteText(rd, w.Module, w.PC, w.Site)
+		var what, until string
+		ref := callRef(r, rd, made, sm)
+		if w.Type == recRMA {
+			what = fmt.Sprintf("the memory of the window %s made at %s", callName(uint32(made.Call)), siteOr(sm))
+			until = "the window was freed"
+			ref = verdict.OpRef{Rank: r, Op: callName(uint32(made.Call)), Peer: trace.NoRank, Tag: -1, Site: sm, Call: callName(uint32(made.Call)), Untraced: true}
+		} else {
+			what = fmt.Sprintf("the buffer of %s at %s", callName(uint32(made.Call)), siteOr(sm))
+			if trace.Op(made.Op).IsSend() {
+				what += fmt.Sprintf(" (to rank %d, tag %d)", made.Peer, made.Tag)
+			} else {
+				what += fmt.Sprintf(" (from rank %d, tag %d)", made.Peer, made.Tag)
+			}
+			until = "its request completed"
+		}
+		at := callName(uint32(w.Call))
+		var msg string
+		var where verdict.OpRef
+		if w.Flag {
+			msg = fmt.Sprintf("rank %d: %s was freed (free() at %s) before %s: the library %s when the heap may have given that memory to something else", r, what, siteOr(sw), until, libraryUse(w, made))
+			where = verdict.OpRef{Rank: r, Op: "free", Peer: trace.NoRank, Tag: -1, Site: sw, Call: "free", Untraced: true}
+		} else {
+			msg = fmt.Sprintf("rank %d: %s lay in a stack frame that returned before %s (%s at %s was called from a frame above it): the library %s when later calls' frames may hold other variables there", r, what, until, at, siteOr(sw), libraryUse(w, made))
+			where = verdict.OpRef{Rank: r, Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at, Untraced: true}
+		}
+		fs = append(fs, verdict.New(verdict.ReleasedBuffer, []int{r}, msg, ref, where))
+	}
+	return fs
+}
+
+// libraryUse says what the library does with released memory.
+func libraryUse(w, made *record) string {
+	switch {
+	case w.Type == recRMA:
+		return "exposes it to one-sided accesses"
+	case trace.Op(made.Op).IsSend():
+		return "reads it for the send"
+	}
+	return "writes the message into it"
+}
+
+// windowMaking is the record of the making of window id among recs, nil
+// if none.
+func windowMaking(recs []record, id int32) *record {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if p := &recs[i]; p.Type == recRMA && p.Comm == id && makesWindow(p.Call) {
+			return p
+		}
+	}
+	return nil
 }
 
 // noticeSeq is the post (shim number) of the call that wrote write record

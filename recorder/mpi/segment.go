@@ -98,10 +98,21 @@ const (
 	recModule = 3
 	recComm   = 4
 	recSite   = 5 // version 3: a source site (Python file:line)
-	recWrite  = 6 // version 3: a pending receive's buffer the program wrote (Seq: its post; Call, PC: the call that saw it)
+	recWrite  = 6 // version 3: a pending receive's buffer the program wrote, or a pending op's buffer it released (Op: writeFrame, writeFreed; see releasedFindings) (Seq: its post; Call, PC: the call that saw it)
 	recRMA    = 7 // version 3: a window made, or a one-sided access (see rmaFindings)
 	recFree   = 8 // version 3: an object the program freed (Call: the free call; Comm: its id; see resourceLeaks)
 	recObj    = 9 // version 3: a datatype, group or reduction op the program made (Comm: its id; Tag: its kind)
+)
+
+// The Op of a write record (the shim's WRITE_*): the program wrote the
+// buffer of a pending receive (recvWriteFindings), or released the buffer
+// of a pending operation: the stack frame that held it returned, or free()
+// released the heap block it starts (Flag; PC: where free() was called).
+// See releasedFindings.
+const (
+	writeProgram = iota
+	writeFrame
+	writeFreed
 )
 
 // Call codes of the shim (enum C_* in p2ptrace_shim.c).

@@ -271,6 +271,7 @@ func FuzzSegment(f *testing.F) {
 		encodeSegment(0, 2, StateFinalized, sampleRecs(1)),
 		encodeSegment(1, 2, StateBlocked, sampleRecs(0)[:3]),
 		encodeSegment(0, 2, StateFinalized, rmaSeedRecs()),
+		encodeSegment(0, 2, StateFinalized, releasedSeedRecs()),
 	}
 	for i, b := range valid {
 		// A seed the decoder refuses reaches none of the rules after it.
@@ -310,6 +311,8 @@ func FuzzSegment(f *testing.F) {
 		site := pcSites("f.c")
 		rmaFindings(ranks, site)
 		unstartedRequests(ranks, site)
+		recvWriteFindings(0, rd, site)
+		releasedFindings(0, rd, site)
 	})
 }
 
@@ -339,6 +342,18 @@ func TestMergeUninitializedSegment(t *testing.T) {
 	if _, err := Merge(dir, filepath.Join(dir, "t2.p2ptrace"), MergeOptions{}); err == nil || !strings.Contains(err.Error(), "MPI_Init") {
 		t.Errorf("all uninitialized: %v", err)
 	}
+}
+
+// releasedSeedRecs are a rank's records of a post whose heap block was
+// freed and a window whose frame returned, both while in use: a seed that
+// reaches releasedFindings.
+func releasedSeedRecs() []record {
+	recs := sampleRecs(1)
+	return append(recs[:len(recs)-2:len(recs)-2],
+		record{Type: recWrite, Op: writeFreed, Flag: true, Call: callRecv, Seq: 0, Module: 1, PC: 0x1248},
+		record{Type: recRMA, Call: callWinCreate, Comm: 3, Count: 4, Bytes: 64, Module: 1, PC: 0x1010},
+		record{Type: recRMA, Op: rmaReleased, Call: callWinFree, Comm: 3, Module: 1, PC: 0x1020},
+		recs[len(recs)-2], recs[len(recs)-1])
 }
 
 // rmaSeedRecs are a rank's records of a window, a start epoch with its

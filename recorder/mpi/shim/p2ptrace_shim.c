@@ -76,8 +76,10 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * to those targets are complete at the target; t0 = when: see
  * rma_flushed); RMA_GROUP is the record of an MPI_Win_post or
  * MPI_Win_start (call) that succeeded: the trailer holds the world ranks
- * of its group, req a start's epoch ordinal (see win_group). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH, RMA_GROUP };
+ * of its group, req a start's epoch ordinal (see win_group); RMA_RELEASED is
+ * the record of a window's memory the program released while the window
+ * lived (comm = the window's id; see "buffers released while in use"). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH, RMA_GROUP, RMA_RELEASED };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -824,6 +826,7 @@ static int64_t heap_block(uint64_t addr) {
     }
     return 0;
 }
+static void rel_freed(void *p, uintptr_t pc); /* (buffers released while in use) */
 void *malloc(size_t n) {
     if (!heap_resolve()) return boot_alloc(n);
     void *p = next_malloc(n);
@@ -857,6 +860,7 @@ void *realloc(void *old, size_t n) {
 }
 void free(void *p) {
     if (!p || from_boot(p)) return;
+    rel_freed(p, (uintptr_t)__builtin_return_address(0));
     heap_forget(p);
     if (heap_resolve()) next_free(p);
 }
@@ -1598,10 +1602,119 @@ static inline void watch_exit(void) {
     if (nwatch) watch_rebase();
 }
 
+/* ---- buffers released while in use ----
+ * A pending nonblocking operation's buffer, and a window's memory, belong
+ * to the library until the operation completes (MPI-3.1 sec. 3.7.2) or the
+ * window is freed: memory the program releases before then is memory the
+ * library reads for a send, writes for a receive or an access, after its
+ * owner is gone. The shim notes each such buffer that lies in the calling
+ * thread's stack, in a frame live at the post (between the caller's stack
+ * pointer, the wrapper's canonical frame address, and the stack's top), or
+ * that starts a heap block it noted (malloc...). A stack buffer is released
+ * when a recorded call of the same thread is made from a frame above it
+ * (the frame that held it returned); a heap one when free() releases its
+ * block. The recorded call that sees it (enter_call) writes a write record
+ * (R_WRITE, op WRITE_FRAME or WRITE_FREED) naming the post, or an RMA
+ * record (RMA_RELEASED) naming the window (flag: freed; pc: free()'s
+ * caller then, else the call's), and the buffer is forgotten
+ * (reported once). At most REL_MAX buffers are noted at once. free() looks
+ * only while buffers are noted, and only when it gets the lock (the shim's
+ * own frees, under it, are not the program's). */
+#define REL_MAX 64
+#define REL_WIN (1ULL << 63) /* id of a window's memory: REL_WIN | the window's id */
+enum { WRITE_PROGRAM = 0, WRITE_FRAME, WRITE_FREED };
+struct relbuf {
+    uint64_t id;
+    uint32_t seq;
+    uintptr_t lo, block;       /* the buffer's first byte; the heap block it starts (0: a stack buffer) */
+    uintptr_t stack_lo, stack_hi; /* a stack buffer's stack */
+    uintptr_t freed_pc;        /* set by free() (atomic): where the program freed the block */
+};
+static struct relbuf rels[REL_MAX];
+static int nrel;
+/* call_cfa is the canonical frame address of the wrapper of the current
+ * call: the caller's stack pointer before the call (PC sets it). */
+static __thread uintptr_t call_cfa;
+static __thread uintptr_t thr_stack_lo, thr_stack_hi; /* this thread's stack, once known */
+static __thread int thr_stack_known;
+static void thread_stack(void) {
+    if (thr_stack_known) return;
+    thr_stack_known = 1;
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t n = 0;
+    if (pthread_getattr_np(pthread_self(), &a) != 0) return;
+    if (pthread_attr_getstack(&a, &lo, &n) == 0 && lo && n) {
+        thr_stack_lo = (uintptr_t)lo;
+        thr_stack_hi = (uintptr_t)lo + n;
+    }
+    pthread_attr_destroy(&a);
+}
+/* rel_add notes the buffer at addr of request id (post seq), or of window
+ * id | REL_WIN, if it is a live stack buffer or starts a heap block. Lock held. */
+static void rel_add(uint64_t id, uint32_t seq, uint64_t addr) {
+    if (!addr || nrel == REL_MAX) return;
+    uintptr_t a = (uintptr_t)addr, block = 0;
+    thread_stack();
+    int stack = call_cfa && thr_stack_hi && a >= call_cfa && a < thr_stack_hi;
+    if (!stack) {
+        if (heap_block(addr) <= 0) return;
+        block = a;
+    }
+    struct relbuf *b = &rels[nrel];
+    b->id = id; b->seq = seq; b->lo = a; b->block = block;
+    b->stack_lo = thr_stack_lo; b->stack_hi = thr_stack_hi;
+    __atomic_store_n(&b->freed_pc, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&nrel, nrel + 1, __ATOMIC_RELEASE);
+}
+/* rel_del forgets the buffer of request or window id. Lock held. */
+static void rel_del(uint64_t id) {
+    for (int i = 0; i < nrel; i++)
+        if (rels[i].id == id) {
+            rels[i] = rels[nrel - 1];
+            __atomic_store_n(&nrel, nrel - 1, __ATOMIC_RELEASE);
+            return;
+        }
+}
+/* rel_freed, in free(), marks the noted heap buffers that block p starts. */
+static void rel_freed(void *p, uintptr_t pc) {
+    if (!__atomic_load_n(&nrel, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&mu) != 0) return;
+    for (int i = 0; i < nrel; i++)
+        if (rels[i].block == (uintptr_t)p && !rels[i].freed_pc) __atomic_store_n(&rels[i].freed_pc, pc, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&mu);
+}
+/* rel_check, at the entry of recorded call `call` at pc, records each noted
+ * buffer released since. Lock held. */
+static void rel_check(int call, uintptr_t pc, uint32_t mod) {
+    if (!nrel) return;
+    uintptr_t cfa = call_cfa;
+    for (int i = 0; i < nrel;) {
+        struct relbuf *b = &rels[i];
+        uintptr_t fpc = __atomic_load_n(&b->freed_pc, __ATOMIC_RELAXED);
+        int frame = !b->block && cfa && cfa >= b->stack_lo && cfa < b->stack_hi && b->lo < cfa;
+        if (!fpc && !frame) { i++; continue; }
+        struct rec *r = rec_begin(0);
+        if (r) {
+            if (b->id & REL_WIN) {
+                r->type = R_RMA; r->op = RMA_RELEASED; r->comm = (int32_t)(b->id & ~REL_WIN);
+            } else {
+                r->type = R_WRITE; r->op = fpc ? WRITE_FREED : WRITE_FRAME; r->seq = b->seq; r->req = b->id;
+            }
+            r->flag = fpc != 0;
+            r->call = call; /* the call that saw it */
+            /* where: the free() call, or the call made from above the frame */
+            r->pc = fpc ? fpc : pc; r->module = fpc ? module_of(fpc) : mod;
+            rec_commit(r);
+        }
+        *b = rels[--nrel];
+    }
+}
+
 /* ---- records ---- */
 static inline void enter_call(int call, uintptr_t pc, uint32_t mod) {
     watch_thread();
     watch_check(call, pc, mod);
+    rel_check(call, pc, mod);
     hdr->cur_call = call;
     hdr->cur_pc = pc;
     hdr->cur_module = mod;
@@ -1759,7 +1872,8 @@ static void complete_status(struct rec *r, struct comm *c, MPI_Status *st, const
  * in the wrappers themselves, never in a function they call. (A function
  * that takes __builtin_frame_address(0) keeps a frame pointer: the saved
  * one there is its caller's.) */
-#define PC() (call_fp = *(const uintptr_t *)__builtin_frame_address(0), (uintptr_t)__builtin_return_address(0))
+#define PC() (call_fp = *(const uintptr_t *)__builtin_frame_address(0), call_cfa = (uintptr_t)__builtin_dwarf_cfa(), \
+              (uintptr_t)__builtin_return_address(0))
 /* PASS: the call goes straight to the library: the shim is not recording
  * (not started, finalized: outside_call notes such a call), or the call
  * is the library's own, inside a recorded one. */
@@ -2586,6 +2700,7 @@ static void win_made(int call, uintptr_t pc, int rc, MPI_Comm comm, const void *
             if (base && base != MPI_BOTTOM && size > 0) {
                 r->addr = (uint64_t)(uintptr_t)base; r->span = size;
                 r->frame = call_fp;
+                if (call == C_WIN_CREATE) rel_add(REL_WIN | (uint64_t)(uint32_t)w->id, 0, r->addr);
             }
             rec_commit(r);
         }
@@ -2983,6 +3098,7 @@ int MPI_Win_free(MPI_Win *win) {
         struct win *w = rc_ == MPI_SUCCESS ? win_find(h) : NULL;
         if (w) w->h = MPI_WIN_NULL;
         int id = w ? w->id : 0;
+        if (w) rel_del(REL_WIN | (uint64_t)(uint32_t)w->id);
         int kept = 0;
         for (int i = 0; w && i < npends; i++) {
             if (pends[i].win != h) pends[kept++] = pends[i];
@@ -4271,6 +4387,7 @@ static void track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t0, con
     e->id = r->req; e->seq = r->seq; e->op = op; e->dtype = r->dtype; e->active = 1; e->mult = mult; e->cancel = 0;
     e->buf = buf; e->count = count; e->peer = peer; e->tag = tag; e->comm = c; e->hash = hash;
     if (op == OP_IRECV && call != C_IMRECV) watch_add(r->req, r->seq, r->addr, r->span);
+    rel_add(r->req, r->seq, r->addr);
     rec_commit(r);
 }
 
@@ -4609,6 +4726,7 @@ static void complete_req(int call, struct req *e, MPI_Status *st) {
         rec_commit(r);
     }
     watch_del(e->id); /* an Irecv's buffer, or a nonblocking collective's receive side */
+    rel_del(e->id);
     if (e->persistent) e->active = 0;
     else req_del(e);
 }
@@ -4899,6 +5017,7 @@ int MPI_Request_free(MPI_Request *req) {
         if (e->has_forced) forced = e->forced;
         if (e->active) {
             watch_del(e->id);
+            rel_del(e->id);
             struct rec *r = post(C_REQUEST_FREE, OP_FREE, pc, mod, tnow(), 1);
             if (r) {
                 rec_reqs(r)[0] = e->id;
