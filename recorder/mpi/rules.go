@@ -500,7 +500,9 @@ func releasedFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Find
 			ref = verdict.OpRef{Rank: r, Op: callName(uint32(made.Call)), Peer: trace.NoRank, Tag: -1, Site: sm, Call: callName(uint32(made.Call)), Untraced: true}
 		} else {
 			what = fmt.Sprintf("the buffer of %s at %s", callName(uint32(made.Call)), siteOr(sm))
-			if trace.Op(made.Op).IsSend() {
+			if trace.Op(made.Op).IsNonblockingCollective() {
+				what = fmt.Sprintf("a buffer of %s at %s", callName(uint32(made.Call)), siteOr(sm))
+			} else if trace.Op(made.Op).IsSend() {
 				what += fmt.Sprintf(" (to rank %d, tag %d)", made.Peer, made.Tag)
 			} else {
 				what += fmt.Sprintf(" (from rank %d, tag %d)", made.Peer, made.Tag)
@@ -527,6 +529,8 @@ func libraryUse(w, made *record) string {
 	switch {
 	case w.Type == recRMA:
 		return "exposes it to one-sided accesses"
+	case trace.Op(made.Op).IsNonblockingCollective():
+		return "reads or writes it for the collective"
 	case trace.Op(made.Op).IsSend():
 		return "reads it for the send"
 	}

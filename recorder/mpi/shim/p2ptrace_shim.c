@@ -1667,14 +1667,14 @@ static void rel_add(uint64_t id, uint32_t seq, uint64_t addr) {
     __atomic_store_n(&b->freed_pc, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&nrel, nrel + 1, __ATOMIC_RELEASE);
 }
-/* rel_del forgets the buffer of request or window id. Lock held. */
+/* rel_del forgets the buffers of request or window id (a nonblocking
+ * collective's request has two). Lock held. */
 static void rel_del(uint64_t id) {
-    for (int i = 0; i < nrel; i++)
-        if (rels[i].id == id) {
-            rels[i] = rels[nrel - 1];
-            __atomic_store_n(&nrel, nrel - 1, __ATOMIC_RELEASE);
-            return;
-        }
+    for (int i = 0; i < nrel;) {
+        if (rels[i].id != id) { i++; continue; }
+        rels[i] = rels[nrel - 1];
+        __atomic_store_n(&nrel, nrel - 1, __ATOMIC_RELEASE);
+    }
 }
 /* rel_freed, in free(), marks the noted heap buffers that block p starts. */
 static void rel_freed(void *p, uintptr_t pc) {
@@ -4173,11 +4173,13 @@ static void icoll_track(int call, int op, uintptr_t pc, uint32_t mod, uint64_t t
         e->dt = keep_type(snd.dt, &e->owned);
     }
     if (snd.buf) dense_span(snd.buf, snd.count, snd.dt, (int)bytes_of(1, snd.dt), &r->addr, &r->span);
+    rel_add(r->req, r->seq, r->addr);
     r->ctype = ctype_of(snd.dt);
     r->ctype2 = ctype_of(rcv.dt);
     if (rcv.buf) {
         dense_span(rcv.buf, rcv.count, rcv.dt, (int)bytes_of(1, rcv.dt), &r->addr2, &r->span2);
         watch_add(r->req, r->seq, r->addr2, r->span2);
+        if (r->addr2 != r->addr) rel_add(r->req, r->seq, r->addr2);
     }
     rec_commit(r);
 }
