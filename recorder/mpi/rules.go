@@ -513,7 +513,7 @@ func releasedFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Find
 		var msg string
 		var where verdict.OpRef
 		if w.Flag {
-			msg = fmt.Sprintf("rank %d: %s was freed (free() at %s) before %s: the library %s when the heap may have given that memory to something else", r, what, siteOr(sw), until, libraryUse(w, made))
+			msg = fmt.Sprintf("rank %d: %s was freed (at %s) before %s: the library %s when the heap may have given that memory to something else", r, what, siteOr(sw), until, libraryUse(w, made))
 			where = verdict.OpRef{Rank: r, Op: "free", Peer: trace.NoRank, Tag: -1, Site: sw, Call: "free", Untraced: true}
 		} else {
 			msg = fmt.Sprintf("rank %d: %s lay in a stack frame that returned before %s (%s at %s was called from a frame above it): the library %s when later calls' frames may hold other variables there", r, what, until, at, siteOr(sw), libraryUse(w, made))

@@ -854,6 +854,7 @@ void *realloc(void *old, size_t n) {
     }
     heap_forget(old);
     void *p = next_realloc(old, n);
+    if (old && (p ? p != old : n == 0)) rel_freed(old, (uintptr_t)__builtin_return_address(0)); /* moved, or freed */
     if (p) heap_note(p, n);
     else if (old && n) heap_note(old, 0); /* (failed: old stays, its size unknown) */
     return p;
