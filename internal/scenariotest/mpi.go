@@ -291,7 +291,10 @@ var MPIScenarios = []MPIScenario{
 	// mpirun: OpenMPI's ob1 does not progress inside MPI_Irecv, so the
 	// message (sent 1 ms earlier) is still in the shared-memory FIFO, the
 	// read sees the old value and the program's own check fails (exit 1,
-	// every run), unlike the Go version where the data has landed. The
+	// every run), unlike the Go version where the data has landed. (Rank 0
+	// sends once rank 1 said it is past MPI_Init, whose progress took the
+	// message in on a loaded machine: then the Irecv matched it, once in
+	// CI.) The
 	// recording completes; the program's failure is its exit status.
 	{Name: "irecv-read-early", Ranks: 2, Record: complete, Plain: PlainFail, PlainExit: 1},
 	{Name: "irecv-read-early-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "irecv-read-early"},

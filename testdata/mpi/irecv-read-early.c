@@ -25,12 +25,16 @@ int main(int argc, char **argv)
 	if (rank == 0) {
 		for (i = 0; i < N; i++)
 			buf[i] = (float)(i + 1);
+		/* (sent once rank 1 is past MPI_Init, which progresses: a
+		   message that came during it would be matched at the Irecv) */
+		MPI_Recv(NULL, 0, MPI_FLOAT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		MPI_Send(buf, N, MPI_FLOAT, 1, 0, MPI_COMM_WORLD); // culprit: send
 		MPI_Finalize();
 		return 0;
 	}
 	for (i = 0; i < N; i++)
 		buf[i] = 0;
+	MPI_Send(NULL, 0, MPI_FLOAT, 0, 1, MPI_COMM_WORLD);
 	nanosleep(&ms, NULL); /* rank 0's message was sent a millisecond ago */
 	MPI_Irecv(buf, N, MPI_FLOAT, 0, 0, MPI_COMM_WORLD, &req); // culprit: irecv
 	early = buf[N - 1]; // culprit: read
