@@ -10,7 +10,7 @@ import (
 	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
-// releasedC releases memory the library still owns, four ways, and keeps
+// releasedC releases memory the library still owns, five ways, and keeps
 // three other buffers alive as it should. (Only sends and a window with no
 // access are released: a receive into released memory would corrupt the
 // test program itself.)
@@ -35,6 +35,12 @@ static MPI_Request post_reduce(int *out) {
     MPI_Ireduce(v, out, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r); /* line 19 */
     return r;
 }
+static MPI_Request make_persistent(int to) {
+    int p[4] = {5, 6, 7, 8};
+    MPI_Request r;
+    MPI_Send_init(p, 4, MPI_INT, to, 5, MPI_COMM_WORLD, &r); /* returns an inactive request on its local */
+    return r;
+}
 int main(int argc, char **argv) {
     int rank, x[4] = {0}, y[4] = {0}, mine[4];
     MPI_Request r;
@@ -44,19 +50,27 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         int *h = malloc(4 * sizeof(int));
         h[0] = h[1] = h[2] = h[3] = 7;
-        MPI_Isend(h, 4, MPI_INT, 1, 2, MPI_COMM_WORLD, &r); /* line 31 */
-        free(h); /* line 32: before the Wait */
+        MPI_Isend(h, 4, MPI_INT, 1, 2, MPI_COMM_WORLD, &r); /* line 37 */
+        free(h); /* line 38: before the Wait */
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         MPI_Recv(x, 4, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
         MPI_Recv(x, 4, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         r = post_send(0);
-        MPI_Wait(&r, MPI_STATUS_IGNORE); /* line 38: main's frame is above post_send's */
+        MPI_Wait(&r, MPI_STATUS_IGNORE); /* line 44: main's frame is above post_send's */
     }
     w = make_win();
-    MPI_Win_free(&w); /* line 41 */
+    MPI_Win_free(&w); /* line 47 */
     r = post_reduce(y);
-    MPI_Wait(&r, MPI_STATUS_IGNORE); /* line 43 */
+    MPI_Wait(&r, MPI_STATUS_IGNORE); /* line 49 */
+    if (rank == 0) {
+        r = make_persistent(1);
+        MPI_Start(&r); /* line 52: the buffer is dead already */
+        MPI_Wait(&r, MPI_STATUS_IGNORE); /* line 53 */
+        MPI_Request_free(&r);
+    } else {
+        MPI_Recv(y, 4, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     /* Alive as they should be: main's own buffer waited in a deeper
        frame, a heap buffer freed after its Wait, a window over main's. */
     int *k = malloc(4 * sizeof(int));
@@ -77,7 +91,8 @@ int main(int argc, char **argv) {
 // TestMergeReportsReleasedBuffers: a pending send's buffer in the frame of
 // a function that returned before the Wait, a pending send's heap block
 // freed before the Wait, a nonblocking reduction's send buffer in a
-// returned frame, and a window over a returned frame's local are
+// returned frame, a persistent send started after the function whose local
+// it sends from returned, and a window over a returned frame's local are
 // released-buffer findings naming the post (or the window's making) and
 // where it was released or seen (MPI-3.1 sec. 3.7.2: the buffer is the
 // library's until the request completes); buffers kept alive are not.
@@ -97,12 +112,13 @@ func TestMergeReportsReleasedBuffers(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		"[0] MPI_Ireduce@released.c:19 MPI_Wait@released.c:43",
-		"[0] MPI_Isend@released.c:31 free@released.c:32",
-		"[0] MPI_Win_create@released.c:12 MPI_Win_free@released.c:41",
-		"[1] MPI_Ireduce@released.c:19 MPI_Wait@released.c:43",
-		"[1] MPI_Isend@released.c:6 MPI_Wait@released.c:38",
-		"[1] MPI_Win_create@released.c:12 MPI_Win_free@released.c:41",
+		"[0] MPI_Ireduce@released.c:19 MPI_Wait@released.c:49",
+		"[0] MPI_Isend@released.c:37 free@released.c:38",
+		"[0] MPI_Start@released.c:52 MPI_Wait@released.c:53",
+		"[0] MPI_Win_create@released.c:12 MPI_Win_free@released.c:47",
+		"[1] MPI_Ireduce@released.c:19 MPI_Wait@released.c:49",
+		"[1] MPI_Isend@released.c:6 MPI_Wait@released.c:44",
+		"[1] MPI_Win_create@released.c:12 MPI_Win_free@released.c:47",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("released-buffer findings:\n%s\nwant:\n%s\nall findings: %v", strings.Join(got, "\n"), strings.Join(want, "\n"), h.Findings)

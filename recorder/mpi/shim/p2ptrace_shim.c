@@ -1609,9 +1609,9 @@ static inline void watch_exit(void) {
  * window is freed: memory the program releases before then is memory the
  * library reads for a send, writes for a receive or an access, after its
  * owner is gone. The shim notes each such buffer that lies in the calling
- * thread's stack, in a frame live at the post (between the caller's stack
- * pointer, the wrapper's canonical frame address, and the stack's top), or
- * that starts a heap block it noted (malloc...). A stack buffer is released
+ * thread's stack (live frames lie between the caller's stack pointer, the
+ * wrapper's canonical frame address, and the stack's top), or that starts
+ * a heap block it noted (malloc...). A stack buffer is released
  * when a recorded call of the same thread is made from a frame above it
  * (the frame that held it returned); a heap one when free() releases its
  * block. The recorded call that sees it (enter_call) writes a write record
@@ -1657,7 +1657,10 @@ static void rel_add(uint64_t id, uint32_t seq, uint64_t addr) {
     if (!addr || nrel == REL_MAX) return;
     uintptr_t a = (uintptr_t)addr, block = 0;
     thread_stack();
-    int stack = call_cfa && thr_stack_hi && a >= call_cfa && a < thr_stack_hi;
+    /* (A stack buffer below the caller's frame, call_cfa, is dead already:
+     * a persistent request started after the function that made it
+     * returned. The next call of the thread reports it.) */
+    int stack = call_cfa && thr_stack_hi && a >= thr_stack_lo && a < thr_stack_hi;
     if (!stack) {
         if (heap_block(addr) <= 0) return;
         block = a;
