@@ -163,9 +163,17 @@ func sameElement(a, b *rmaAccess) bool {
 // or an accumulate must not be accessed by another RMA operation until the
 // update completed, except by concurrent accumulates with the same
 // predefined datatype (with the default accumulate_ops, same_op_no_op,
-// sec. 11.2.1: the same op, or MPI_NO_OP).
+// sec. 11.2.1: the same op, or MPI_NO_OP). Two accumulates of one origin
+// with the same predefined datatype are not concurrent, whatever their
+// ops: the default accumulate_ordering orders them (sec. 11.7.2, "on a
+// per-datatype granularity"; MPICH's acc_ordering test). (The shim does not
+// record a window's accumulate_ordering info: one that sets "none" is
+// taken as the default.)
 func rmaConflict(a, b *rmaAccess) (string, bool) {
 	if !a.writes() && !b.writes() {
+		return "", false
+	}
+	if a.atomic() && b.atomic() && a.rank == b.rank && sameElement(a, b) {
 		return "", false
 	}
 	if a.atomic() && b.atomic() {

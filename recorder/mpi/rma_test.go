@@ -410,6 +410,8 @@ func TestAccumulateElementRule(t *testing.T) {
 		return &rmaAccess{rec: &record{Type: recRMA, Call: callAccumulate, Tag: int32(trace.ReduceSum), Dtype: uint8(dt), StatTag: code}}
 	}
 	at := func(a *rmaAccess, lo int64) *rmaAccess { a.lo, a.hi = lo, lo+16; return a }
+	op := func(a *rmaAccess, o trace.ReduceOp) *rmaAccess { a.rec.Tag = int32(o); return a }
+	from := func(a *rmaAccess, rank int) *rmaAccess { a.rank = rank; return a }
 	for _, tc := range []struct {
 		name     string
 		a, b     *rmaAccess
@@ -426,6 +428,13 @@ func TestAccumulateElementRule(t *testing.T) {
 		{"ints one element apart", at(acc(trace.Int32, intCode), 0), at(acc(trace.Int32, intCode), 4), false},
 		{"ints a byte apart", at(acc(trace.Int32, intCode), 0), at(acc(trace.Int32, intCode), 1), true},
 		{"older trace: ints a byte apart", at(acc(trace.Int32, 0), 0), at(acc(trace.Int32, 0), 1), true},
+		// One origin's accumulates of one datatype are ordered (MPI-3.1
+		// sec. 11.7.2), whatever their ops (MPICH's acc_ordering: MAXLOC
+		// then REPLACE); of two datatypes they are not (RMARaceBench's
+		// atomic/007); two origins' with two ops conflict.
+		{"one origin, SUM then MAX", acc(trace.Int32, intCode), op(acc(trace.Int32, intCode), trace.ReduceMax), false},
+		{"one origin, int then short", acc(trace.Opaque, intCode), acc(trace.Opaque, shortCode), true},
+		{"two origins, SUM and MAX", acc(trace.Int32, intCode), from(op(acc(trace.Int32, intCode), trace.ReduceMax), 1), true},
 	} {
 		why, conflict := rmaConflict(tc.a, tc.b)
 		if conflict != tc.conflict {
