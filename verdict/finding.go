@@ -185,19 +185,48 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 func OnePerBug(fs []Finding) []Finding { return Dedup(FoldEffects(fs)) }
 
 // FoldEffects returns fs without the findings that another of fs explains
-// (see Explains), each said in the message of the first that explains it.
-// Findings that explain nothing and are explained by none are unchanged and
-// keep their order. It reuses fs's array.
+// (see Explains), each said in the message of the first that explains it
+// (a note said once, however many findings alike it explains). Findings
+// that explain nothing and are explained by none are unchanged and keep
+// their order. It reuses fs's array. Its cost is linear in len(fs) for
+// findings of distinct calls: a finding is compared only with those that
+// name its first op's rank and site (an explainer names every op of what
+// it explains), so a merge's thousands of findings are no quadratic step.
 func FoldEffects(fs []Finding) []Finding {
+	type call struct {
+		rank int
+		site string
+	}
+	byCall := map[call][]int{} // the findings that name each call, in order
+	for j := range fs {
+		if !fs[j].explainsSome() {
+			continue
+		}
+		for _, o := range fs[j].Ops {
+			if o.Site == "" {
+				continue
+			}
+			k := call{o.Rank, o.Site}
+			if js := byCall[k]; len(js) == 0 || js[len(js)-1] != j {
+				byCall[k] = append(js, j)
+			}
+		}
+	}
 	explained := make([]bool, len(fs))
 	for i := range fs {
-		for j := range fs {
-			if i == j || explained[j] || explained[i] {
+		if len(fs[i].Ops) == 0 || fs[i].Ops[0].Site == "" {
+			continue // explains requires every op's site
+		}
+		for _, j := range byCall[call{fs[i].Ops[0].Rank, fs[i].Ops[0].Site}] {
+			if i == j || explained[j] {
 				continue
 			}
 			if note, ok := fs[j].explains(&fs[i]); ok {
-				fs[j].Message += "; " + note
+				if !strings.Contains(fs[j].Message, "; "+note) {
+					fs[j].Message += "; " + note
+				}
 				explained[i] = true
+				break
 			}
 		}
 	}
@@ -208,6 +237,15 @@ func FoldEffects(fs []Finding) []Finding {
 		}
 	}
 	return out
+}
+
+// explainsSome reports whether f's kind explains another's (see explains).
+func (f *Finding) explainsSome() bool {
+	switch f.Kind {
+	case CollectiveMismatch, BufferOverlap, BufferOverrun, TypeMismatch, ReleasedBuffer:
+		return true
+	}
+	return false
 }
 
 // callKey identifies the one call instance a finding is about, when its

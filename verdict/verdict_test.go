@@ -3,6 +3,7 @@ package verdict_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -343,6 +344,32 @@ func TestExplainsEffects(t *testing.T) {
 	}
 	if !slices.Equal(msgs, want) {
 		t.Errorf("FoldEffects left:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A loop's effects, alike, are said once in their cause.
+	loop := []verdict.Finding{overlap}
+	for range 20000 {
+		loop = append(loop, mutated)
+	}
+	if got := verdict.FoldEffects(loop); len(got) != 1 || got[0].Message != want[3] {
+		t.Errorf("FoldEffects of an overlap and 20000 mutations of its send left %d findings, the first %q; want one, %q", len(got), got[0].Message, want[3])
+	}
+}
+
+// BenchmarkFoldEffects: a merge's findings of a loop, a cause and many
+// effects alike, and many findings of distinct calls that explain nothing.
+func BenchmarkFoldEffects(b *testing.B) {
+	var fs []verdict.Finding
+	fs = append(fs, verdict.New(verdict.BufferOverlap, []int{0}, "overlap",
+		verdict.OpRef{Rank: 0, Op: "MPI_Irecv", Site: "b.c:25"}, verdict.OpRef{Rank: 0, Op: "MPI_Isend", Site: "b.c:26"}))
+	for i := range 10000 {
+		fs = append(fs, verdict.New(verdict.InFlightMutation, []int{0}, "changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:26"}))
+		fs = append(fs, verdict.New(verdict.Truncation, []int{1}, "truncated", verdict.OpRef{Rank: 1, Op: "MPI_Recv", Site: fmt.Sprintf("c.c:%d", i)}))
+	}
+	work := make([]verdict.Finding, len(fs))
+	for b.Loop() {
+		copy(work, fs)
+		verdict.FoldEffects(work)
 	}
 }
 

@@ -268,21 +268,77 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 		slices.SortStableFunc(acc, func(a, b rmaAccess) int {
 			return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.rank, b.rank))
 		})
-	pairs:
-		for i := range acc {
-			for j := i + 1; j < len(acc) && acc[j].lo < acc[i].hi; j++ {
-				if acc[i].local != "" && acc[j].local != "" {
-					continue // one rank's own buffers: originFindings' (rmaOverlap)
-				}
-				if why, ok := rmaConflict(&acc[i], &acc[j]); ok {
-					epoch := fmt.Sprintf("in one fence epoch (between the window's MPI_Win_fence calls %d and %d)", k.epoch, k.epoch+1)
-					fs = append(fs, rmaFinding(ranks, siteText, &acc[i], &acc[j], why, made[k.win], epoch))
-					break pairs
-				}
-			}
+		if i, j, why, ok := firstConflict(acc); ok {
+			epoch := fmt.Sprintf("in one fence epoch (between the window's MPI_Win_fence calls %d and %d)", k.epoch, k.epoch+1)
+			fs = append(fs, rmaFinding(ranks, siteText, &acc[i], &acc[j], why, made[k.win], epoch))
 		}
 	}
 	return append(fs, concurrentEpochFindings(ranks, siteText, units, made)...)
+}
+
+// firstConflict returns the first pair of acc (sorted by first byte) that
+// conflicts (rmaConflict), in the order of a scan of each access against
+// the later ones that overlap it: its indexes and why. Accesses alike (one
+// origin, call, site, bytes, op and element type: a loop's accumulates to
+// one location) conflict alike with every other, so each kind is scanned
+// once, and against its own second member: a fence epoch of ten thousand
+// accumulates to one element is ten thousand steps, not fifty million.
+// The pair found is the one that scanning every access would find.
+func firstConflict(acc []rmaAccess) (int, int, string, bool) {
+	type alike struct {
+		rank         int
+		lo, hi       int64
+		local        string
+		call, dtype  uint8
+		op, elem     int32
+		module, site uint32
+		pc           uint64
+	}
+	first := make(map[alike]int, len(acc))
+	second := map[int]int{} // a kind's first access: its second
+	reps := make([]int, 0, len(acc))
+	for i := range acc {
+		a := &acc[i]
+		k := alike{a.rank, a.lo, a.hi, a.local, a.rec.Call, a.rec.Dtype, a.rec.Tag, a.rec.StatTag, a.rec.Module, a.rec.Site, a.rec.PC}
+		f, ok := first[k]
+		if !ok {
+			first[k] = i
+			reps = append(reps, i)
+			continue
+		}
+		if _, ok := second[f]; !ok {
+			second[f] = i
+		}
+	}
+	try := func(i, j int) (string, bool) {
+		if acc[i].local != "" && acc[j].local != "" {
+			return "", false // one rank's own buffers: originFindings' (rmaOverlap)
+		}
+		return rmaConflict(&acc[i], &acc[j])
+	}
+	for n, i := range reps {
+		twin, hasTwin := second[i]
+		for _, j := range reps[n+1:] {
+			if acc[j].lo >= acc[i].hi {
+				break
+			}
+			if hasTwin && twin < j {
+				if why, ok := try(i, twin); ok {
+					return i, twin, why, true
+				}
+				hasTwin = false
+			}
+			if why, ok := try(i, j); ok {
+				return i, j, why, true
+			}
+		}
+		if hasTwin {
+			if why, ok := try(i, twin); ok {
+				return i, twin, why, true
+			}
+		}
+	}
+	return 0, 0, "", false
 }
 
 // ownWindowAccesses are the origin's own accesses to its window memory
@@ -655,13 +711,29 @@ func epochsWords(a, b uint8) string {
 func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
 	var byOrd map[uint64]*record
 	var fs []verdict.Finding
+	// One finding per pair of sites and kind of record: a loop of a
+	// million accesses, each written alike, is one bug (and formatting a
+	// million findings took minutes and gigabytes).
+	type pairKey struct {
+		op   uint8
+		a, b uint64
+	}
+	seen := map[pairKey]bool{}
+	once := func(op uint8, a, b *record) bool {
+		k := pairKey{op, a.PC ^ uint64(a.Site)<<32, b.PC ^ uint64(b.Site)<<32}
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		return true
+	}
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
 		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush || p.Op == rmaGroup {
 			continue
 		}
 		if p.Op == rmaOverlap {
-			if a, b := byOrd[uint64(p.Source)], byOrd[p.Req]; a != nil && b != nil {
+			if a, b := byOrd[uint64(p.Source)], byOrd[p.Req]; a != nil && b != nil && once(p.Op, a, b) {
 				fs = append(fs, overlapFinding(r, rd, siteText, a, b, p.Bytes))
 			}
 			continue
@@ -674,7 +746,7 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 			continue
 		}
 		a, ok := byOrd[p.Req]
-		if !ok {
+		if !ok || !once(p.Op, a, p) {
 			continue
 		}
 		if p.Op == rmaWritten {
