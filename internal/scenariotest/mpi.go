@@ -903,7 +903,9 @@ var MPIScenarios = []MPIScenario{
 	// while rank 1 MPI_Puts to it, one fence epoch: an rma-conflict (the
 	// Get's origin buffer is window memory it writes); rput and rget: the same for MPI_Rput's and MPI_Rget's
 	// origin buffers written before the MPI_Wait that completes their
-	// requests (sec. 11.3.5). getget: rank 2's two Gets into one int,
+	// requests (sec. 11.3.5); rgetput: rank 1's MPI_Rget and MPI_Rput of one
+	// int pending together in a shared lock epoch (the fix waits for the
+	// Rget first: its data is in, sec. 11.3.5). getget: rank 2's two Gets into one int,
 	// both pending: a buffer-overlap naming both. lock: two Puts to one int in
 	// shared lock epochs open at the same time (a barrier of the two
 	// inside them); pscw: likewise in two origins' access epochs of one
@@ -918,7 +920,7 @@ var MPIScenarios = []MPIScenario{
 	// and lines together; TestRMAConflictRule pins which pairs.)
 	{Name: "rma-conflict", Ranks: 3, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.RMAConflict, []int{1, 2}, "put-1", "put-2", "get-put", "get-get", "acc-sum", "acc-max",
-			"ownwin-put", "ownwin-get", "lock-1", "lock-2", "pscw-1", "pscw-2", "lockapart-1", "lockapart-2"),
+			"ownwin-put", "ownwin-get", "lock-1", "lock-2", "pscw-1", "pscw-2", "lockapart-1", "lockapart-2", "rgetput-get", "rgetput-put"),
 		RecordAlso: []MPIVerdict{
 			find("", verdict.InFlightMutation, []int{1}, "origin-put", "origin-fence"),
 			find("", verdict.RecvBufferWrite, []int{2}, "getbuf-get", "getbuf-fence"),

@@ -51,6 +51,13 @@ const (
 	// was called; else the frame that held it returned, PC: the call made
 	// from above it; Call: the call that saw it). See releasedFindings.
 	rmaReleased
+	// rmaReqDone: a wait or test completed the request of an access that
+	// fetches, MPI_Rget or MPI_Rget_accumulate (Call, PC: the wait or test;
+	// Req: the access's ordinal; T0: when). The data is in its origin or
+	// result buffer (MPI-3.1 sec. 11.3.5): the access was done at the
+	// target, its update with it (one atomic operation). See
+	// concurrentEpochFindings.
+	rmaReqDone
 )
 
 // rmaAccess is one one-sided access as the rule compares them: the
@@ -445,13 +452,18 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 		idx int
 	}
 	ends := map[lockKey]epochEnd{}
+	gets := map[lockKey]epochEnd{} // a fetch's request completed, by the access's ordinal
 	for r, rd := range ranks {
 		if rd == nil {
 			continue
 		}
 		for i := range rd.seg.recs {
-			if p := &rd.seg.recs[i]; p.Type == recRMA && p.Op == rmaEpochEnd {
+			p := &rd.seg.recs[i]
+			switch {
+			case p.Type == recRMA && p.Op == rmaEpochEnd:
 				ends[lockKey{r, p.Req}] = epochEnd{rd.offset + int64(p.T0), i}
+			case p.Type == recRMA && p.Op == rmaReqDone:
+				gets[lockKey{r, p.Req}] = epochEnd{rd.offset + int64(p.T0), i}
 			}
 		}
 	}
@@ -474,11 +486,17 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 	}
 	// endOf is when rank r's access p (record idx) in its epoch of ordinal
 	// ord completed at its target: the first flush of p's target after it,
-	// in the epoch, else the epoch's end.
+	// in the epoch, else the epoch's end; an access that fetches by
+	// request (MPI_Rget, MPI_Rget_accumulate), the wait or test that
+	// completed its request, if that came first. (MPI_Rput's and
+	// MPI_Raccumulate's completion is the origin's alone, sec. 11.3.5.)
 	endOf := func(r int, ord int32, p *record, idx int) epochEnd {
 		end, ok := ends[lockKey{r, uint64(ord)}]
 		if !ok {
 			end = epochEnd{math.MaxInt64, -1} // never unlocked: in flight until the end
+		}
+		if got, ok := gets[lockKey{r, p.Req}]; ok && (p.Call == callRget || p.Call == callRgetAccumulate) && got.idx > idx && (end.idx < 0 || got.idx < end.idx) {
+			end = got
 		}
 		fs := flushes[r]
 		k, _ := slices.BinarySearchFunc(fs, idx, func(f flush, i int) int { return cmp.Compare(f.idx, i) })
@@ -528,7 +546,7 @@ func concurrentEpochFindings(ranks []*rankData, siteText siteTextFunc, units map
 	ordered := func(a, b *lockedAccess) bool { // a's epoch ended before b's access
 		if order == nil {
 			order = newSyncOrder(ranks, func(r int, p *record) bool {
-				return p.Type == recRMA && (p.Op == rmaEpochEnd || p.Op == rmaFlush || accessCall(p.Call) && p.Flag)
+				return p.Type == recRMA && (p.Op == rmaEpochEnd || p.Op == rmaFlush || p.Op == rmaReqDone || accessCall(p.Call) && p.Flag)
 			})
 		}
 		return a.ends >= 0 && order.before(recRef{a.rank, a.ends}, recRef{b.rank, b.idx})
@@ -729,7 +747,7 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	}
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
-		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush || p.Op == rmaGroup {
+		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush || p.Op == rmaGroup || p.Op == rmaReqDone {
 			continue
 		}
 		if p.Op == rmaOverlap {

@@ -630,3 +630,58 @@ func TestFirstConflictScansEveryPair(t *testing.T) {
 	}
 }
 
+// TestRMARgetEndsAtItsWait: an MPI_Rget whose request a wait completed has
+// read its data (MPI-3.1 sec. 11.3.5: the data is in the origin buffer), so
+// the rank's later Rput to the same bytes in the same lock_all epoch does
+// not conflict with it (MPICH's req_example, Rget, Wait, then Rput of the
+// buffer got), nor another rank's Rput after a barrier that followed the
+// wait; nor, likewise, an MPI_Rget_accumulate's (its fetch and update are
+// one operation at the target: MPICH's reqops, Rget_accumulate, Wait, then
+// Rget). An Rput before the wait does; an MPI_Rput's wait completes it only
+// at the origin, so a later Rget of its bytes conflicts until a flush or
+// the epoch's end.
+func TestRMARgetEndsAtItsWait(t *testing.T) {
+	const waited, early, putFirst, barrierAfter, fetched = 21, 22, 23, 24, 25
+	made := func(win int32) record {
+		return record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 8, Bytes: 64, PC: 0x10}
+	}
+	acc := func(win int32, call uint8, ord int32, req uint64, t uint64, pc uint64) record {
+		return record{Type: recRMA, Call: call, Comm: win, Peer: 0, Count: 0, Bytes: 8, Flag: true,
+			Op: rmaEpochShared, Source: ord, Req: req, Dtype: uint8(trace.Float64), T0: t, PC: pc}
+	}
+	done := func(win int32, req uint64, t uint64) record {
+		return record{Type: recRMA, Call: callWait, Op: rmaReqDone, Comm: win, Req: req, T0: t, PC: 0x30}
+	}
+	end := func(ord uint64, t uint64) record {
+		return record{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Peer: -1, Req: ord, T0: t}
+	}
+	barrier := record{Type: recPost, Op: uint8(trace.OpBarrier), Comm: 0, Count: 3}
+	wins := []record{made(waited), made(early), made(putFirst), made(barrierAfter), made(fetched)}
+	replace := acc(fetched, callRgetAccumulate, 5, 8, 6000, 0x108)
+	replace.Tag = int32(trace.ReduceReplace)
+	ranks := []*rankData{
+		withPosts(0, append(slices.Clone(wins), barrier)),
+		withPosts(0, append(slices.Clone(wins),
+			acc(waited, callRget, 1, 1, 0, 0x101), done(waited, 1, 10), acc(waited, callRput, 1, 2, 20, 0x102), end(1, 100),
+			acc(early, callRget, 2, 3, 200, 0x103), acc(early, callRput, 2, 4, 210, 0x104), done(early, 3, 220), end(2, 300),
+			acc(putFirst, callRput, 3, 5, 400, 0x105), acc(putFirst, callRget, 3, 6, 410, 0x106), done(putFirst, 6, 420), end(3, 500),
+			acc(barrierAfter, callRget, 4, 7, 600, 0x107), done(barrierAfter, 7, 610),
+			barrier,
+			end(4, 5000), // (the epoch stays open: the Rget's wait, not its end, orders it)
+			replace, done(fetched, 8, 6010), acc(fetched, callRget, 5, 9, 6020, 0x109), done(fetched, 9, 6030), end(5, 6100),
+		)),
+		withPosts(0, append(slices.Clone(wins),
+			barrier,
+			acc(barrierAfter, callRput, 1, 1, 700, 0x201), end(1, 800),
+		)),
+	}
+	fs := rmaFindings(ranks, pcSites("r.c"))
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s %s-%s", f.Kind, f.Ops[0].Site, f.Ops[1].Site))
+	}
+	want := []string{"rma-conflict r.c:103-r.c:104", "rma-conflict r.c:105-r.c:106"}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}

@@ -49,7 +49,7 @@ func TestShimConstants(t *testing.T) {
 		"ST_ABORTED": int(StateAborted), "ST_ERRORED": int(StateErrored), "ST_SIGNALED": int(StateSignaled), "ST_EXITED": int(StateExited),
 		"R_POST": recPost, "R_DONE": recDone, "R_MODULE": recModule, "R_COMM": recComm, "R_WRITE": recWrite, "R_RMA": recRMA, "R_FREE": recFree, "R_OBJ": recObj, "RMA_CAS": rmaCAS,
 		"RMA_EPOCH_FENCE": rmaEpochFence, "RMA_EPOCH_EXCL": rmaEpochExcl, "RMA_EPOCH_SHARED": rmaEpochShared,
-		"RMA_EPOCH_START": rmaEpochStart, "RMA_EPOCH_END": rmaEpochEnd, "RMA_WRITTEN": rmaWritten, "RMA_MIXED": rmaMixed, "RMA_OVERLAP": rmaOverlap, "RMA_FLUSH": rmaFlush, "RMA_GROUP": rmaGroup, "RMA_RELEASED": rmaReleased,
+		"RMA_EPOCH_START": rmaEpochStart, "RMA_EPOCH_END": rmaEpochEnd, "RMA_WRITTEN": rmaWritten, "RMA_MIXED": rmaMixed, "RMA_OVERLAP": rmaOverlap, "RMA_FLUSH": rmaFlush, "RMA_GROUP": rmaGroup, "RMA_RELEASED": rmaReleased, "RMA_REQ_DONE": rmaReqDone,
 		"WRITE_PROGRAM": writeProgram, "WRITE_FRAME": writeFrame, "WRITE_FREED": writeFreed,
 		"OP_SEND": int(trace.OpSend), "OP_SSEND": int(trace.OpSsend), "OP_BSEND": int(trace.OpBsend),
 		"OP_RSEND": int(trace.OpRsend), "OP_RECV": int(trace.OpRecv), "OP_ISEND": int(trace.OpIsend),

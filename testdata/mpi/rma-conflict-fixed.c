@@ -11,7 +11,10 @@
  * exposure epoch of rank 0. fetch: rank 1 MPI_Fetch_and_ops int 2 and
  * reads the value fetched after the fence. rput and rget: rank 1 MPI_Rputs to int 0 and
  * rank 2 MPI_Rgets int 1, each in a lock epoch, and each touches its origin
- * buffer only after the MPI_Wait that completes the request. getget: rank
+ * buffer only after the MPI_Wait that completes the request. rgetput:
+ * rank 1 MPI_Rgets int 3 and MPI_Rputs to it in one shared lock epoch,
+ * after the MPI_Wait of the Rget: its data is in the origin buffer, the
+ * read done (MPI-3.1 sec. 11.3.5; MPICH's req_example). getget: rank
  * 2 MPI_Gets ints 0 and 1 into two local ints in one lock epoch. ownwin:
  * rank 1 MPI_Puts to rank 2's int 0 while rank 2 MPI_Gets into its own int
  * 1, other bytes of its window. flush: rank 1 MPI_Puts to int 2 and
@@ -149,6 +152,17 @@ int main(int argc, char **argv)
 		MPI_Get(&back, 1, MPI_INT, 0, 2, 1, MPI_INT, win);
 		MPI_Win_unlock(0, win);
 		bad |= back != v;
+	}
+	if (want(mode, "rgetput") && rank == 1) {
+		MPI_Request req;
+		int got = 0;
+		MPI_Win_lock_all(0, win);
+		MPI_Rget(&got, 1, MPI_INT, 0, 3, 1, MPI_INT, win, &req);
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
+		got++;
+		MPI_Rput(&got, 1, MPI_INT, 0, 3, 1, MPI_INT, win, &req);
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
+		MPI_Win_unlock_all(win);
 	}
 	if (want(mode, "getget") && rank == 2) {
 		int two[2] = {0, 0};

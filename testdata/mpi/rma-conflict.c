@@ -35,7 +35,10 @@
  *     epoch: request-based accesses need one) before the MPI_Wait that
  *     completes its request (sec. 11.3.5);
  *   rget: rank 2 writes the origin buffer of its MPI_Rget before the
- *     MPI_Wait that completes its request.
+ *     MPI_Wait that completes its request;
+ *   rgetput: rank 1 MPI_Rgets int 3 and MPI_Rputs to it in one shared
+ *     lock epoch before the MPI_Wait of the Rget: the two are pending
+ *     together (the fixed version waits for the Rget first).
  * Open MPI runs them without a word, and int 0 holds whichever Put landed
  * last. p2ptrace: an rma-conflict naming both calls and lines for each of
  * the first three, ownwin, lock, pscw and lockapart, an in-flight-mutation naming the Put
@@ -195,6 +198,15 @@ int main(int argc, char **argv)
 		mine = 9;
 		MPI_Wait(&req, MPI_STATUS_IGNORE); // culprit: rget-wait
 		MPI_Win_unlock(0, win);
+	}
+	if (want(mode, "rgetput") && rank == 1) {
+		MPI_Request reqs[2];
+		int got = 0, w = 5;
+		MPI_Win_lock_all(0, win);
+		MPI_Rget(&got, 1, MPI_INT, 0, 3, 1, MPI_INT, win, &reqs[0]); // culprit: rgetput-get
+		MPI_Rput(&w, 1, MPI_INT, 0, 3, 1, MPI_INT, win, &reqs[1]); // culprit: rgetput-put
+		MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+		MPI_Win_unlock_all(win);
 	}
 	MPI_Win_free(&win);
 	if (rank == 0)

@@ -78,8 +78,11 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * MPI_Win_start (call) that succeeded: the trailer holds the world ranks
  * of its group, req a start's epoch ordinal (see win_group); RMA_RELEASED is
  * the record of a window's memory the program released while the window
- * lived (comm = the window's id; see "buffers released while in use"). */
-enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH, RMA_GROUP, RMA_RELEASED };
+ * lived (comm = the window's id; see "buffers released while in use");
+ * RMA_REQ_DONE is the record of an MPI_Rget or MPI_Rget_accumulate whose
+ * request a wait or test completed (call, pc = the wait or test; req = the
+ * access's ordinal; t0 = when: see rma_reqs_done). */
+enum { RMA_EPOCH_FENCE = 0, RMA_EPOCH_EXCL, RMA_EPOCH_SHARED, RMA_EPOCH_START, RMA_EPOCH_END, RMA_WRITTEN, RMA_MIXED, RMA_OVERLAP, RMA_FLUSH, RMA_GROUP, RMA_RELEASED, RMA_REQ_DONE };
 enum { HASH_FULL = 0, HASH_SAMPLE = 1, HASH_OFF = 2 };
 
 /* trace.Op values */
@@ -2864,14 +2867,31 @@ static void pend_done(int call, uintptr_t pc, const struct rma_pend *p) {
  * accesses (MPI_Rput...) whose requests the wait-family CALL at pc
  * completed: before[i] is the handle of slot i before the call, after[i]
  * after it, MPI_REQUEST_NULL once completed (an access's request is never
- * persistent: MPI-3.1 sec. 3.7.3). Lock held. */
+ * persistent: MPI-3.1 sec. 3.7.3). The completion of an access that
+ * fetches (MPI_Rget, MPI_Rget_accumulate) is recorded (RMA_REQ_DONE): its
+ * data is in its origin or result buffer (sec. 11.3.5), so the access was
+ * done at the target (a fetch and its update are one atomic operation
+ * there), and the rank's later accesses do not conflict with it. (An
+ * MPI_Rput's or MPI_Raccumulate's completion says only that its origin
+ * buffer is free, not that the data is at the target.) Lock held. */
 static void rma_reqs_done(int call, uintptr_t pc, int n, const MPI_Request *before, const MPI_Request *after) {
     for (int i = 0; i < n && npends > 0; i++) {
         if (before[i] == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
         int kept = 0;
         for (int j = 0; j < npends; j++) {
-            if (pends[j].req != before[i]) pends[kept++] = pends[j];
-            else pend_done(call, pc, &pends[j]);
+            if (pends[j].req != before[i]) {
+                pends[kept++] = pends[j];
+                continue;
+            }
+            struct rma_pend *p = &pends[j];
+            struct win *w = !p->hash ? win_find(p->win) : NULL; /* an MPI_Rget's origin buffer, a result buffer */
+            struct rec *r = w ? rec_begin(0) : NULL;
+            if (r) {
+                r->type = R_RMA; r->call = call; r->op = RMA_REQ_DONE; r->comm = w->id; r->req = p->ord;
+                r->pc = pc; r->module = module_of(pc); r->t0 = tnow();
+                rec_commit(r);
+            }
+            pend_done(call, pc, p);
         }
         npends = kept;
     }
