@@ -316,6 +316,11 @@ type mpiJob struct {
 	deadline time.Duration
 	log      io.Writer
 	pids     map[int]bool // rank processes seen, ended for sure by reap
+	// rankPID is each rank's process (0: not seen yet), and faults its
+	// page faults when faultsAt (see working).
+	rankPID  []int
+	faults   []uint64
+	faultsAt time.Time
 	// api is what the ranks call, for the log ("MPI", "torch.distributed").
 	api string
 }
@@ -353,6 +358,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 		deadline = t.C
 	}
 	j.pids = map[int]bool{}
+	j.rankPID, j.faults = make([]int, j.ranks), make([]uint64, j.ranks)
 	calls := make([]uint64, j.ranks)
 	lastChange := time.Now()
 	var allEnded time.Time // when every rank was first seen ended (zero: not yet)
@@ -379,7 +385,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			return why, j.end(done)
 		case now := <-tick.C:
 			quiet, changed, ended, aborted := j.poll(calls)
-			if changed {
+			if changed || j.working(now, quiet) {
 				lastChange = now
 			}
 			// A launcher left alone: a rank aborted (MPI_Abort or a failed
@@ -464,6 +470,7 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed, ended, aborted bool) {
 		}
 		if st.PID > 0 {
 			j.pids[st.PID] = true
+			j.rankPID[r] = st.PID
 		}
 		progress := st.Calls
 		if st.Polling() {
@@ -482,6 +489,45 @@ func (j *mpiJob) poll(calls []uint64) (quiet, changed, ended, aborted bool) {
 		}
 	}
 	return quiet && blocked > 0, changed, ended, aborted
+}
+
+// workingFaults is how many page faults a rank takes in a faultWindow, at
+// least, while it works inside a call (touching memory it never touched);
+// a rank that waits in MPI, spinning or asleep, takes none.
+const workingFaults = 16
+
+// faultWindow is how often working compares the ranks' page faults: a
+// second, or half the hang timeout if that is shorter.
+func (j *mpiJob) faultWindow() time.Duration { return min(time.Second, j.timeout/2) }
+
+// working reports whether a rank of a quiet job (every rank blocked or
+// polling: see poll) is at work inside its call all the same: in the last
+// faultWindow it took workingFaults page faults or more, touching memory
+// it had not (a window of gigabytes being allocated and zeroed, a large
+// message copied in). Such a job is slow, not hung: MPICH's
+// win_large_shm, whose 1 GiB MPI_Win_allocate takes 20 s here, was ended
+// as hung after 5 s. Only ranks on this host are seen.
+func (j *mpiJob) working(now time.Time, quiet bool) bool {
+	if !quiet {
+		j.faultsAt = time.Time{}
+		return false
+	}
+	if !j.faultsAt.IsZero() && now.Sub(j.faultsAt) < j.faultWindow() {
+		return false
+	}
+	work := false
+	for r, pid := range j.rankPID {
+		n, ok := proc.Faults(pid)
+		if pid <= 0 || !ok {
+			n = 0
+		}
+		if !j.faultsAt.IsZero() && j.faults[r] > 0 && n >= j.faults[r]+workingFaults {
+			work = true
+		}
+		j.faults[r] = n
+	}
+	j.faultsAt = now
+	return work
 }
 
 // signal sends s to the launcher, which passes SIGINT and SIGTERM on to

@@ -134,3 +134,69 @@ func TestRecordMPIIprobeLivelockIsHang(t *testing.T) {
 		}
 	}
 }
+
+const slowReduceOp = `#include <mpi.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <time.h>
+/* slow_sum works 3 s inside the MPI_Reduce that calls it, touching 48 MiB
+ * it never touched, four pages a millisecond (as a library allocating and
+ * zeroing a large window does), then sums. */
+static void slow_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+	size_t n = (size_t)48 << 20;
+	char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct timespec ms = {0, 1000000};
+	(void)dt;
+	if (m != MAP_FAILED) {
+		madvise(m, n, MADV_NOHUGEPAGE);
+		for (size_t i = 0; i < n; i += 4096) {
+			m[i] = 1;
+			if (i % (4 * 4096) == 0)
+				nanosleep(&ms, NULL);
+		}
+		munmap(m, n);
+	}
+	for (int i = 0; i < *len; i++)
+		((int *)inout)[i] += ((int *)in)[i];
+}
+int main(int argc, char **argv) {
+	int rank, x, sum = 0;
+	MPI_Op op;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	x = rank + 1;
+	MPI_Op_create(slow_sum, 1, &op);
+	MPI_Reduce(&x, &sum, 1, MPI_INT, op, 0, MPI_COMM_WORLD);
+	MPI_Op_free(&op);
+	if (rank == 0)
+		printf("sum %d\n", sum);
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestRecordMPISlowCallIsNotHang: a rank at work inside a call for three
+// times the hang timeout (a reduction op touching fresh memory, as a
+// library allocating a large window does), while the other waits in
+// MPI_Finalize, is slow, not hung: the monitor sees its page faults grow
+// (working), and the job completes.
+func TestRecordMPISlowCallIsNotHang(t *testing.T) {
+	mpitest.RequireMPI(t)
+	t.Parallel()
+	dir := t.TempDir()
+	exe, _ := mpiProgram(t, dir, "slowop", slowReduceOp)
+	var log, stdout bytes.Buffer
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "slowop.db"), HangTimeout: time.Second,
+		Stdout: &stdout, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if sum.Header.Status != trace.StatusComplete || len(sum.Header.Findings) != 0 {
+		t.Fatalf("status %q, %d findings; want complete, none:\n%s\n%s", sum.Header.Status, len(sum.Header.Findings), sum.Text(), log.String())
+	}
+	if !strings.Contains(stdout.String(), "sum 3") {
+		t.Errorf("the job printed %q, want the sum 3", stdout.String())
+	}
+}

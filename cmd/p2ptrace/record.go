@@ -53,7 +53,9 @@ it with -g for file:line in reports. Each rank writes a segment and p2ptrace
 merges them into one trace. When every rank sits in a blocking MPI call,
 polls without success (MPI_Test*, MPI_Iprobe answering no) or has finished,
 and none makes another call for --hang-timeout, the job is ended and the
-trace is marked hung, with the wait-for cycle or the rank waited on.
+trace is marked hung, with the wait-for cycle or the rank waited on. A rank
+whose page faults grow (working inside its call: a library allocating a
+large window) is not waiting.
 
 --timeout D (default off: a long job is not a bug, and hangs and livelocks
 are found without it) bounds the run in wall-clock time: a program that

@@ -86,3 +86,21 @@ func Children(pid int) []int {
 	}
 	return pids
 }
+
+// Faults returns the page faults pid has taken (minor and major), and false
+// if it cannot be read (no such process here). A process that touches
+// memory it did not touch before faults; one that waits, or spins on memory
+// it has, does not: the hang monitor tells a rank at work inside a long
+// call (a window of gigabytes being allocated) from one that waits.
+func Faults(pid int) (uint64, bool) {
+	f := stat(strconv.Itoa(pid))
+	if len(f) < 10 {
+		return 0, false
+	}
+	minflt, err1 := strconv.ParseUint(f[7], 10, 64)
+	majflt, err2 := strconv.ParseUint(f[9], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return minflt + majflt, true
+}

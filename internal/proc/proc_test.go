@@ -77,3 +77,30 @@ func TestKillSessionEndsChildrenInOtherGroups(t *testing.T) {
 		t.Fatal("Running(self) = false")
 	}
 }
+
+// TestFaultsCountFreshMemory: touching 16 MiB it never touched adds at least
+// a fault a page to the process's count; a process that is not there has
+// none to read.
+func TestFaultsCountFreshMemory(t *testing.T) {
+	before, ok := Faults(os.Getpid())
+	if !ok {
+		t.Fatal("Faults of this process: not read")
+	}
+	mem, err := syscall.Mmap(-1, 0, 16<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	_ = syscall.Madvise(mem, 15) // MADV_NOHUGEPAGE: a fault a page, whatever the machine's THP setting
+	page := os.Getpagesize()
+	for i := 0; i < len(mem); i += page {
+		mem[i] = 1
+	}
+	after, _ := Faults(os.Getpid())
+	if want := before + uint64(len(mem)/page); after < want {
+		t.Errorf("faults %d -> %d after touching %d pages, want at least %d", before, after, len(mem)/page, want)
+	}
+	if _, ok := Faults(1 << 30); ok {
+		t.Error("Faults of a pid that does not exist: read")
+	}
+}
