@@ -889,6 +889,9 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "lock-all")},
 	{Name: "rma-sync-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
 	{Name: "rma-sync-fixed", Ranks: 2, Args: []string{"lock-in-fence"}, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
+	// lock-no-epoch: lock epochs between two fences with no RMA call between
+	// them, which start no epoch (sec. 11.5.1): no finding.
+	{Name: "rma-sync-fixed", Ranks: 2, Args: []string{"lock-no-epoch"}, Record: complete, Plain: PlainOK, FixOf: "rma-sync"},
 
 	// rma-conflict: conflicting one-sided accesses in one fence epoch
 	// (MPI-3.1 sec. 11.7), which Open MPI runs without a word, an epoch

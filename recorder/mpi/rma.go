@@ -28,8 +28,8 @@ const (
 	rmaWritten
 	// rmaMixed: a lock epoch opened inside a fence epoch (Call, PC: the
 	// MPI_Win_lock or MPI_Win_lock_all; Index: the fences on the window
-	// before it), written at the fence that closed that epoch: see
-	// mixedEpochFindings.
+	// before it; Peer: the world rank it locked, -1 for all), written at
+	// the fence that closed that epoch: see mixedEpochFindings.
 	rmaMixed
 	// rmaOverlap: an access whose origin or result buffer, which the
 	// library writes, overlaps the one of a pending access of the rank that
@@ -229,10 +229,11 @@ func rmaFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 		return nil
 	}
 	var fs []verdict.Finding
+	fenced := fencedCallsOf(ranks)
 	for r, rd := range ranks {
 		if rd != nil {
 			fs = append(fs, originFindings(r, rd, siteText)...)
-			fs = append(fs, mixedEpochFindings(r, rd, siteText)...)
+			fs = append(fs, mixedEpochFindings(r, rd, siteText, fenced)...)
 		}
 	}
 	type epochKey struct {
@@ -784,20 +785,63 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	return fs
 }
 
+// fenceInterval is what the RMA calls on a window between two of its
+// fences were: which ranks called (its origins) and which were accessed by
+// another rank (its targets), by window, fences before (Index) and rank.
+type fenceInterval struct{ win, index, rank int32 }
+
+// fencedCalls indexes the one-sided accesses of every rank by the fence
+// interval they were made in: made[k] says rank k.rank made one between
+// fences k.index and k.index+1 of window k.win; accessed[k] that another
+// rank accessed k.rank's window there (accessed[{win, index, -1}]: any).
+type fencedCalls struct{ made, accessed map[fenceInterval]bool }
+
+func fencedCallsOf(ranks []*rankData) fencedCalls {
+	f := fencedCalls{map[fenceInterval]bool{}, map[fenceInterval]bool{}}
+	for r, rd := range ranks {
+		if rd == nil {
+			continue
+		}
+		for i := range rd.seg.recs {
+			p := &rd.seg.recs[i]
+			if p.Type != recRMA || !accessCall(p.Call) || p.Op == rmaMixed {
+				continue
+			}
+			f.made[fenceInterval{p.Comm, p.Index, int32(r)}] = true
+			if int(p.Peer) != r {
+				f.accessed[fenceInterval{p.Comm, p.Index, p.Peer}] = true
+				f.accessed[fenceInterval{p.Comm, p.Index, -1}] = true
+			}
+		}
+	}
+	return f
+}
+
 // mixedEpochFindings reports rank r's lock epochs opened inside a fence
 // epoch of the same window (its rmaMixed records): MPI_Win_lock or
 // MPI_Win_lock_all between two MPI_Win_fence calls, the first not asserting
-// MPI_MODE_NOSUCCEED, the second not MPI_MODE_NOPRECEDE. A fence starts an
-// epoch that the next fence ends (MPI-3.1 sec. 11.5.1), and "it is
-// erroneous to have a window locked and exposed (in an exposure epoch)
-// concurrently" (sec. 11.5.3): active and passive target synchronization
-// of one window do not mix. Open MPI runs such a program.
-func mixedEpochFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
+// MPI_MODE_NOSUCCEED, the second not MPI_MODE_NOPRECEDE, that made an
+// epoch. A fence starts an access epoch "if it is followed by another
+// fence call and by RMA communication calls issued between these two fence
+// calls", and an exposure epoch if "the local window is the target of RMA
+// accesses issued by remote processes in between" (MPI-3.1 sec. 11.5.1);
+// "it is erroneous to have a window locked and exposed (in an exposure
+// epoch) concurrently" (sec. 11.5.3), and an origin's access epochs are
+// disjoint (sec. 11.5). So the lock is reported when rank r made an RMA
+// call between the two fences (its lock epoch's own calls count: they are
+// issued between them), or another rank accessed the window it locked
+// there; between fences with no RMA call there is no epoch (MPICH's
+// atomic_get locks its own window, between fences, for local stores).
+// Open MPI runs such a program.
+func mixedEpochFindings(r int, rd *rankData, siteText siteTextFunc, fenced fencedCalls) []verdict.Finding {
 	var fs []verdict.Finding
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
 		if p.Type != recRMA || p.Op != rmaMixed {
 			continue
+		}
+		if !fenced.made[fenceInterval{p.Comm, p.Index, int32(r)}] && !fenced.accessed[fenceInterval{p.Comm, p.Index, max(p.Peer, -1)}] {
+			continue // no RMA call between the fences: they made no epoch
 		}
 		ref := rmaRef(r, rd, siteText, p, trace.NoRank)
 		msg := fmt.Sprintf("rank %d: %s opened a lock epoch between the window's MPI_Win_fence calls %d and %d, inside their fence epoch: "+

@@ -685,3 +685,48 @@ func TestRMARgetEndsAtItsWait(t *testing.T) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
 }
+
+// TestRMAMixedEpochNeedsAnEpoch: a lock between two fences is reported only
+// when the fences made an epoch (MPI-3.1 sec. 11.5.1): the locking rank made
+// an RMA call between them (its lock epoch's own Put counts), or another
+// rank accessed the window it locked there (an MPI_Win_lock_all locks every
+// rank's). Between fences with no RMA call, or with calls that touch other
+// ranks only, it is no error.
+func TestRMAMixedEpochNeedsAnEpoch(t *testing.T) {
+	const win = 7
+	made := record{Type: recRMA, Call: callWinCreate, Comm: win, Count: 4, Bytes: 16, PC: 0x10}
+	mixed := func(peer int32) record {
+		return record{Type: recRMA, Call: callWinLock, Op: rmaMixed, Comm: win, Index: 1, Peer: peer, PC: 0x20}
+	}
+	put := func(target int32, index int32) record {
+		return record{Type: recRMA, Call: callPut, Comm: win, Peer: target, Bytes: 4, Index: index, PC: 0x30}
+	}
+	for _, tc := range []struct {
+		name        string
+		r1, r2      []record // ranks 1 and 2 (rank 0 only made the window)
+		wantFinding bool
+	}{
+		{"its own Put between the fences", []record{mixed(0), put(0, 1)}, nil, true},
+		{"no RMA call between the fences", []record{mixed(0)}, nil, false},
+		{"RMA calls between other fences", []record{mixed(0), put(0, 2)}, []record{put(0, 0)}, false},
+		{"another rank's Put to the locked window", []record{mixed(0)}, []record{put(0, 1)}, true},
+		{"another rank's Put to another window", []record{mixed(0)}, []record{put(2, 1)}, false},
+		{"lock_all, another rank's Put to any window", []record{mixed(-1)}, []record{put(0, 1)}, true},
+		{"lock_all, a rank's Put to its own window", []record{mixed(-1)}, []record{put(2, 1)}, false},
+	} {
+		ranks := []*rankData{
+			{seg: &segment{recs: []record{made}}},
+			{seg: &segment{recs: append([]record{made}, tc.r1...)}},
+			{seg: &segment{recs: append([]record{made}, tc.r2...)}},
+		}
+		var got bool
+		for _, f := range rmaFindings(ranks, pcSites("m.c")) {
+			if f.Kind == verdict.InvalidCall && len(f.Ops) == 1 && f.Ops[0].Site == "m.c:20" && slices.Equal(f.Ranks, []int{1}) {
+				got = true
+			}
+		}
+		if got != tc.wantFinding {
+			t.Errorf("%s: lock-in-fence finding %v, want %v", tc.name, got, tc.wantFinding)
+		}
+	}
+}

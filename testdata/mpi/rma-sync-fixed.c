@@ -4,7 +4,11 @@
  * a post-start-complete-wait epoch from rank 1 to rank 0, and a lock epoch
  * between fences whose assertions end the fence epoch before it
  * (MPI_MODE_NOSUCCEED) and start none after it (MPI_MODE_NOPRECEDE) until
- * the next fence. Rank 0 checks the values it was given. */
+ * the next fence. lock-no-epoch: each rank locks its own window for local
+ * stores between two fences with no RMA call between them, which start no
+ * epoch (MPI-3.1 sec. 11.5.1: a fence starts one only if RMA calls follow
+ * before the next; MPICH's atomic_get). Rank 0 checks the values it was
+ * given. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,6 +80,16 @@ int main(int argc, char **argv)
 		MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
 		MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
 		bad |= rank == 0 && buf[3] != 2;
+	}
+	if (want(mode, "lock-no-epoch")) {
+		MPI_Win_fence(0, win);
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+		buf[1] = 7; /* a local store into the window, under its lock */
+		MPI_Win_unlock(rank, win);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_fence(0, win);
+		MPI_Win_fence(0, win);
+		bad |= buf[1] != 7;
 	}
 	MPI_Win_free(&win);
 	if (bad) {

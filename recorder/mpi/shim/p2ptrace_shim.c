@@ -65,8 +65,8 @@ enum { R_POST = 1, R_DONE = 2, R_MODULE = 3, R_COMM = 4, R_WRITE = 6, R_RMA = 7,
  * the access's ordinal; call, pc = the call that saw it); RMA_MIXED is the
  * record of a lock epoch opened inside a fence epoch (call, pc = the
  * MPI_Win_lock or MPI_Win_lock_all; index = the fences on the window
- * before it; written at the fence that closes that fence epoch: see
- * win_fenced); RMA_OVERLAP is the record of an access whose origin or
+ * before it; peer = the world rank it locked, -1 for all; written at the
+ * fence that closes that fence epoch: see win_fenced); RMA_OVERLAP is the record of an access whose origin or
  * result buffer, which the library writes, overlaps the one of a pending
  * access that writes its too (call, pc = the new access; req = its
  * ordinal; source = the pending one's; bytes = the bytes in common: see
@@ -2608,8 +2608,9 @@ struct win {
     int id, comm, size, fences, held;
     /* open: the last fence did not assert MPI_MODE_NOSUCCEED, so a fence
      * epoch is open until the next one; mixed_call, mixed_pc: the first
-     * lock epoch opened since then (0: none). See win_fenced. */
-    int open, mixed_call;
+     * lock epoch opened since then (0: none), mixed_target the world rank
+     * it locked (-1: MPI_Win_lock_all). See win_fenced. */
+    int open, mixed_call, mixed_target;
     uintptr_t mixed_pc;
     int *world; /* the members' world ranks; NULL: the world's */
     struct win_lock locks[WIN_LOCKS]; /* the lock and start epochs this rank holds (more go untracked) */
@@ -2908,6 +2909,7 @@ static void win_lock_at(int rc, MPI_Win win, int target, int kind, int call, uin
     if (w && call && w->open && !w->mixed_call) {
         w->mixed_call = call;
         w->mixed_pc = pc;
+        w->mixed_target = target < 0 ? -1 : w->world && target < w->size ? w->world[target] : target;
     }
     unlock();
 }
@@ -2950,7 +2952,9 @@ static void win_lock(int rc, MPI_Win win, int target, int kind) {
  * it closes a fence epoch (the fence before it did not assert
  * MPI_MODE_NOSUCCEED, and it does not assert MPI_MODE_NOPRECEDE) in which
  * this rank opened a lock epoch on the window, it writes that lock's
- * RMA_MIXED record. MPI-3.1 sec. 11.5.1: a fence starts an epoch that the
+ * RMA_MIXED record (peer: the rank it locked, -1 for all). Whether the
+ * fences made an epoch at all (RMA calls between them) is the merge's to
+ * say: mixedEpochFindings. MPI-3.1 sec. 11.5.1: a fence starts an epoch that the
  * next fence ends; sec. 11.5.3: "It is erroneous to have a window locked
  * and exposed (in an exposure epoch) concurrently". Only the next fence
  * tells: a lock after the last fence is no error. Open MPI runs it. */
@@ -2961,7 +2965,7 @@ static void win_fenced(int rc, MPI_Win win, int assertion) {
     if (w) {
         struct rec *r = w->mixed_call && !(assertion & MPI_MODE_NOPRECEDE) ? rec_begin(0) : NULL;
         if (r) {
-            r->type = R_RMA; r->call = w->mixed_call; r->op = RMA_MIXED; r->comm = w->id; r->index = w->fences - 1;
+            r->type = R_RMA; r->call = w->mixed_call; r->op = RMA_MIXED; r->comm = w->id; r->index = w->fences - 1; r->peer = w->mixed_target;
             r->pc = w->mixed_pc; r->module = module_of(w->mixed_pc); r->t0 = tnow();
             rec_commit(r);
         }
