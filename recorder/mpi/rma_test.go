@@ -571,13 +571,23 @@ func TestRMAOriginWrittenInALoop(t *testing.T) {
 		recs = append(recs, record{Type: recRMA, Call: callWinFence, Req: uint64(i + 1), PC: 0x14})
 	}
 	fs := originFindings(1, &rankData{seg: &segment{recs: recs}}, pcSites("o.c"))
-	var sites []string
+	wantPairs(t, fs, "recv-buffer-write o.c:11-o.c:17", "in-flight-mutation o.c:11-o.c:14")
+}
+
+// wantPairs checks that fs are findings of two ops each, "kind site-site"
+// as want says, in order.
+func wantPairs(t *testing.T, fs []verdict.Finding, want ...string) {
+	t.Helper()
+	var got []string
 	for _, f := range fs {
-		sites = append(sites, fmt.Sprintf("%s %s-%s", f.Kind, f.Ops[0].Site, f.Ops[1].Site))
+		if len(f.Ops) != 2 {
+			t.Errorf("%s finding with %d ops, want 2: %q", f.Kind, len(f.Ops), f.Message)
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s-%s", f.Kind, f.Ops[0].Site, f.Ops[1].Site))
 	}
-	want := []string{"recv-buffer-write o.c:11-o.c:17", "in-flight-mutation o.c:11-o.c:14"}
-	if !slices.Equal(sites, want) {
-		t.Errorf("findings %q, want %q", sites, want)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
 	}
 }
 
@@ -675,15 +685,7 @@ func TestRMARgetEndsAtItsWait(t *testing.T) {
 			acc(barrierAfter, callRput, 1, 1, 700, 0x201), end(1, 800),
 		)),
 	}
-	fs := rmaFindings(ranks, pcSites("r.c"))
-	var got []string
-	for _, f := range fs {
-		got = append(got, fmt.Sprintf("%s %s-%s", f.Kind, f.Ops[0].Site, f.Ops[1].Site))
-	}
-	want := []string{"rma-conflict r.c:103-r.c:104", "rma-conflict r.c:105-r.c:106"}
-	if !slices.Equal(got, want) {
-		t.Errorf("findings %q, want %q", got, want)
-	}
+	wantPairs(t, rmaFindings(ranks, pcSites("r.c")), "rma-conflict r.c:103-r.c:104", "rma-conflict r.c:105-r.c:106")
 }
 
 // TestRMAMixedEpochNeedsAnEpoch: a lock between two fences is reported only
