@@ -329,6 +329,10 @@ func TestExplainsEffects(t *testing.T) {
 		if got := tc.f.Explains(&tc.rec); got != tc.want {
 			t.Errorf("%s: Explains = %v, want %v", tc.name, got, tc.want)
 		}
+		// FoldEffects folds what Explains says, whichever comes first.
+		if got := len(verdict.FoldEffects([]verdict.Finding{tc.rec, tc.f})); tc.want && got != 1 || !tc.want && got != 2 {
+			t.Errorf("%s: FoldEffects left %d findings of 2 (Explains %v)", tc.name, got, tc.want)
+		}
 	}
 
 	got := verdict.FoldEffects([]verdict.Finding{truncated, elsewhere, crash, mismatch, mutated, overlap})
