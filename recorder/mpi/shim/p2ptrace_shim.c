@@ -862,11 +862,23 @@ void *realloc(void *old, size_t n) {
     else if (old && n) heap_note(old, 0); /* (failed: old stays, its size unknown) */
     return p;
 }
+/* free_mem_pc is the program's MPI_Free_mem call this thread is in (0:
+ * none): the library releases MPI_Alloc_mem's memory with free(), and a
+ * window's memory released so is named by the program's call, not by the
+ * library's function that called free (rel_freed). */
+static __thread uintptr_t free_mem_pc;
 void free(void *p) {
     if (!p || from_boot(p)) return;
-    rel_freed(p, (uintptr_t)__builtin_return_address(0));
+    rel_freed(p, free_mem_pc ? free_mem_pc : (uintptr_t)__builtin_return_address(0));
     heap_forget(p);
     if (heap_resolve()) next_free(p);
+}
+int MPI_Free_mem(void *base) {
+    uintptr_t outer = free_mem_pc;
+    free_mem_pc = (uintptr_t)__builtin_return_address(0);
+    int rc = PMPI_Free_mem(base);
+    free_mem_pc = outer;
+    return rc;
 }
 
 /* ---- segment ---- */
