@@ -166,11 +166,17 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 // leaves the message to match, deliver and complete as any other. Freeing an
 // active receive or nonblocking collective is a missing Wait: nothing tells
 // the program when its buffer holds the result (the standard's advice).
-// call.Flag says the recording saw the request active (not completed) when
-// it was freed, whatever this run's timing.
+// Active is the handle's state, not the transfer's: a handle is active
+// until a Wait or Test completes it (sec. 3.7.3, "a handle is active if it
+// is neither null nor inactive"), so a receive freed before any Wait is
+// reported whether or not its message had arrived, and every replay and
+// recording of the program says the same (a receive whose message came
+// early was reported only under delays). A request named by MPI_Cancel
+// may be freed (sec. 3.8.4). call.Flag says the recording saw the request
+// active when it was freed.
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
-	if (!op.done || call.Flag) && op.bits&bitFreed == 0 && !freeableActive(op.Kind) {
+	if (op.bits&bitActive != 0 || call.Flag) && op.bits&(bitFreed|bitCancelAsked) == 0 && !freeableActive(op.Kind) {
 		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, e.requestOf(op))})
 	}

@@ -29,6 +29,9 @@ func (op *Op) Cancelled() bool { return op.Flag && (op.Kind.IsSend() || op.Kind.
 func (e *Engine) Cancel(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
 	t := rk.clock
+	if op.Rank == call.Rank {
+		op.bits |= bitCancelAsked // (a Free may follow: MPI-3.1 sec. 3.8.4)
+	}
 	if !op.Cancelled() && op.match == nil && op.Rank == call.Rank {
 		switch {
 		case op.Kind.IsRecv() && !op.done && op.bits&bitStream == 0:

@@ -113,3 +113,47 @@ func TestRequestFreeActiveSendUnreceivedIsUnmatched(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestFreeOfArrivedRecvIsMissingWait: a receive handle is active
+// until a Wait or Test completes it (MPI-3.1 sec. 3.7.3), not until its
+// message arrives: a receive whose message came before the Free is freed
+// active all the same, and reported, so the verdict does not depend on the
+// timing of the run (MPI-CorrBench's MissingCall-MPIWait was reported only
+// under a delay that made the message late). A receive first named by
+// MPI_Cancel may be freed (sec. 3.8.4), whether or not the cancel took it
+// back; a receive completed by its Wait has no request left to free.
+func TestRequestFreeOfArrivedRecvIsMissingWait(t *testing.T) {
+	e := sim.New(sim.Config{Ranks: 2})
+	var early, cancelledEarly, cancelledLate, waited [2]*sim.Op
+	var arrived bool
+	runScript(e, [][]call{
+		{
+			compute(1_000_000), // (rank 1's messages are in by then)
+			dataMsg(trace.OpIrecv, 1, 0, make([]byte, 8), &early[0]), compute(1_000_000), doneNow(&early[0], &arrived), freeReq(&early[0]),
+			dataMsg(trace.OpIrecv, 1, 1, make([]byte, 8), &cancelledEarly[0]), compute(1000), cancelReq(&cancelledEarly[0]), freeReq(&cancelledEarly[0]),
+			dataMsg(trace.OpIrecv, 1, 2, make([]byte, 8), &cancelledLate[0]), cancelReq(&cancelledLate[0]), freeReq(&cancelledLate[0]),
+			dataMsg(trace.OpIrecv, 1, 3, make([]byte, 8), &waited[0]), waitReq(&waited[0]),
+		},
+		{
+			dataMsg(trace.OpIsend, 0, 0, make([]byte, 8), &early[1]), waitReq(&early[1]),
+			dataMsg(trace.OpIsend, 0, 1, make([]byte, 8), &cancelledEarly[1]), waitReq(&cancelledEarly[1]),
+			dataMsg(trace.OpIsend, 0, 3, make([]byte, 8), &waited[1]), waitReq(&waited[1]),
+		},
+	})
+	if !arrived {
+		t.Fatal("the first receive was not done before its Free: the case does not test arrival")
+	}
+	ps := e.Problems()
+	if len(ps) != 1 || ps[0].Kind != verdict.MissingWait || ps[0].Ops[0] != early[0] ||
+		!strings.HasPrefix(ps[0].Message, "rank 0: request of Irecv (peer 1, tag 0) freed while still active") {
+		t.Errorf("problems %+v, want one missing-wait, the arrived receive's Free", ps)
+	}
+}
+
+// doneNow notes whether *op is done when the rank gets to it.
+func doneNow(op **sim.Op, done *bool) call {
+	return func(e *sim.Engine, r int) bool {
+		*done = (*op).Done()
+		return true
+	}
+}

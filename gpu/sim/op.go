@@ -200,6 +200,7 @@ const (
 	bitDelay                       // Delay() != 0 (set with it, at the post)
 	bitFromPost                    // see DeliveredAtPost
 	bitFreed                       // a Free released its request
+	bitCancelAsked                 // a Cancel named the op (whether or not it was withdrawn)
 )
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
