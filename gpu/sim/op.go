@@ -194,13 +194,13 @@ func (op *Op) strm() *stream {
 type opBits uint8
 
 const (
-	bitActive   opBits = 1 << iota // a request not yet retired: Req != 0 && !waited
-	bitStream                      // ext.stream != nil (set with it)
-	bitNoData                      // posted as a message with Data nil: no payload to copy or clear
-	bitDelay                       // Delay() != 0 (set with it, at the post)
-	bitFromPost                    // see DeliveredAtPost
-	bitFreed                       // a Free released its request
-	bitCancelAsked                 // a Cancel named the op (whether or not it was withdrawn)
+	bitActive      opBits = 1 << iota // a request not yet retired: Req != 0 && !waited
+	bitStream                         // ext.stream != nil (set with it)
+	bitNoData                         // posted as a message with Data nil: no payload to copy or clear
+	bitDelay                          // Delay() != 0 (set with it, at the post)
+	bitFromPost                       // see DeliveredAtPost
+	bitFreed                          // a Free released its request
+	bitCancelAsked                    // a Cancel named the op (whether or not it was withdrawn)
 )
 
 // DeliveredAtPost reports, for a completed receive, that its data was taken
