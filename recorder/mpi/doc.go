@@ -360,10 +360,15 @@
 // an accumulate that fetches, written while it was pending), or a lock
 // epoch opened inside a fence epoch (op 6, call: the Win_lock or
 // Win_lock_all, with its pc; index: the fences on the window before it;
-// written at the fence that closed that epoch), or an access whose buffer
+// peer: the world rank it locked, -1 for all; written at the fence that
+// closed that epoch), or an access whose buffer
 // the library writes overlapping the one of a pending access of the rank
 // (op 7, call: the new access, with its pc; req: its ordinal; source: the
-// pending one's; bytes: the bytes in common). The rules: rmaFindings,
+// pending one's; bytes: the bytes in common), a flush (op 8), a post's or
+// start's group (op 9), a window's memory released while the window
+// lived (op 10), or the completion of a fetching access's request (op 11,
+// Rget or Rget_accumulate: call, pc: the wait or test; req: the access's
+// ordinal; t0: when it returned). The rules: rmaFindings,
 // concurrentEpochFindings (shared lock epochs ordered by syncOrder: vector
 // clocks over matched messages and collective calls), ownWindowAccesses,
 // originFindings, mixedEpochFindings.
