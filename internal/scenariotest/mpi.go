@@ -436,6 +436,15 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send")},
 	{Name: "invalid-rank-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "invalid-rank"},
 
+	// ready-send: an MPI_Rsend that no synchronization orders after its
+	// matching receive's post (MPI-3.1 sec. 3.4): Open MPI runs it; the
+	// merge reports it from the run's messages and collectives, whatever
+	// the timing (readyFindings), and check's replays of the same send are
+	// the same finding. The fix posts, then a barrier, then the Rsend.
+	{Name: "ready-send", Ranks: 2, Plain: PlainOK,
+		Record: rec(StatusComplete, verdict.ReadyWithoutRecv, []int{0, 1}, "rsend")},
+	{Name: "ready-send-fixed", Ranks: 2, Record: complete, Plain: PlainOK, FixOf: "ready-send"},
+
 	// abort: rank 1 calls MPI_Abort(MPI_COMM_WORLD, 3); mpirun exits 3.
 	// Every message was matched: the crash is the whole verdict, check has
 	// nothing to add.
