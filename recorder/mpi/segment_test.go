@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // encodeSegment builds a segment as the shim writes it (for the decoder's tests).
@@ -272,6 +274,7 @@ func FuzzSegment(f *testing.F) {
 		encodeSegment(1, 2, StateBlocked, sampleRecs(0)[:3]),
 		encodeSegment(0, 2, StateFinalized, rmaSeedRecs()),
 		encodeSegment(0, 2, StateFinalized, releasedSeedRecs()),
+		encodeSegment(0, 1, StateFinalized, readySeedRecs()),
 	}
 	for i, b := range valid {
 		// A seed the decoder refuses reaches none of the rules after it.
@@ -313,6 +316,7 @@ func FuzzSegment(f *testing.F) {
 		unstartedRequests(ranks, site)
 		recvWriteFindings(0, rd, site)
 		releasedFindings(0, rd, site)
+		readyFindings(ranks, site)
 	})
 }
 
@@ -344,6 +348,14 @@ func TestMergeUninitializedSegment(t *testing.T) {
 	}
 }
 
+// readySeedRecs are a rank's records of a ready send to itself before the
+// receive that takes it: a seed that reaches readyFindings' judgment.
+func readySeedRecs() []record {
+	recs := sampleRecs(0)
+	recs[1].Call, recs[1].Op = callIrsend, uint8(trace.OpIrsend)
+	return recs
+}
+
 // releasedSeedRecs are a rank's records of a post whose heap block was
 // freed and a window whose frame returned, both while in use: a seed that
 // reaches releasedFindings.
@@ -368,5 +380,13 @@ func rmaSeedRecs() []record {
 		{Type: recRMA, Call: callWinFlush, Op: rmaFlush, Comm: 3, Peer: 1},
 		{Type: recRMA, Call: callWinComplete, Op: rmaEpochEnd, Peer: -1, Req: 1},
 		{Type: recRMA, Call: callWinPost, Op: rmaGroup, Comm: 3, Reqs: []uint64{1}},
+		// A lock_all epoch: an Rget whose Wait ended it, an Rput after.
+		{Type: recRMA, Call: callRget, Comm: 3, Peer: 1, Bytes: 4, Flag: true, Op: rmaEpochShared, Source: 2, Req: 7},
+		{Type: recRMA, Call: callWait, Op: rmaReqDone, Comm: 3, Req: 7},
+		{Type: recRMA, Call: callRput, Comm: 3, Peer: 1, Bytes: 4, Flag: true, Op: rmaEpochShared, Source: 2, Req: 8},
+		{Type: recRMA, Call: callWinUnlockAll, Op: rmaEpochEnd, Peer: -1, Req: 2},
+		// A lock between fences that made an epoch (the Put after it).
+		{Type: recRMA, Call: callWinLock, Op: rmaMixed, Comm: 3, Index: 1, Peer: 1},
+		{Type: recRMA, Call: callPut, Comm: 3, Peer: 1, Bytes: 4, Index: 1, Req: 9},
 	}
 }
