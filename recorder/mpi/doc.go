@@ -48,7 +48,16 @@
 // its pc when the shim saw it made (Comm_dup, Comm_split and the marked
 // calls), for the reports that name the communicator.
 // MPI calls made by the MPI library itself inside an intercepted call are not
-// recorded (a thread-local depth counter passes them through).
+// recorded (a thread-local depth counter passes them through). MPI_Free_mem
+// is passed through, noted only as the call the library's free() is made
+// in, so that a window's memory given back there is named at the program's
+// call (released buffers: the shim's "buffers released while in use").
+//
+// Besides the ops, the merge judges what the trace alone cannot: rules
+// over the records of every rank (rules.go, rma.go, ready.go), among them
+// the ready sends that no synchronization orders after their matching
+// receive's post (readyFindings, over syncOrder's vector clocks of the
+// run's messages and collective calls), whatever the run's timing.
 //
 // Peers and status sources are world ranks (MPI_Group_translate_ranks). On
 // an intercommunicator (MPI_Comm_test_inter; MPI-3.1 sec. 6.6) dest, source,
