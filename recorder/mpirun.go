@@ -681,7 +681,10 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 // crashCauses adds to a crashed job's trace the collective mismatches a
 // replay as recorded finds: MPI implementations often die of one (Open MPI
 // does), and the merge alone would name no call. The MPI error the merge
-// reported at a mismatched call is folded into the mismatch. A replay that
+// reported at a mismatched call is folded into the mismatch. So are the
+// replay's findings that explain a recorded one (verdict.Explains: an
+// invalid call Open MPI did not check, a negative collective count, in
+// which the rank died), which check's replays find as well. A replay that
 // fails adds nothing: the merge's findings stand.
 func crashCauses(path string) error {
 	tr, err := replay.OpenTrace(path)
@@ -690,13 +693,22 @@ func crashCauses(path string) error {
 	}
 	tr.SetRules(replay.RulesRecorded)
 	fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
+	recorded := tr.Header().Findings
 	tr.Close()
-	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool { return f.Kind != verdict.CollectiveMismatch })
-	if err != nil || len(fs) == 0 {
+	if err != nil {
 		return nil
 	}
 	for i := range fs {
 		fs[i].RevealedBy, fs[i].Seed = "", nil // as recorded
+	}
+	// The causes: a collective mismatch, and what explains a recorded
+	// finding (an invalid call the library did not check, in which the
+	// rank died: check's replays find it too, so the recording says it).
+	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool {
+		return f.Kind != verdict.CollectiveMismatch && !slices.ContainsFunc(recorded, func(rec verdict.Finding) bool { return f.Explains(&rec) })
+	})
+	if len(fs) == 0 {
+		return nil
 	}
 	return trace.UpdateHeader(path, func(h *trace.Header) {
 		// The MPI error that killed a member of the mismatched call is

@@ -131,6 +131,9 @@ func (f *Finding) Restates(rec *Finding) bool {
 //     that overlaps the send wrote its buffer;
 //   - f a buffer-overrun, rec a crash: the rank died in the call that
 //     reads or writes past its variable (past the top of its stack);
+//   - f an invalid-call, rec a crash: the rank died in the call whose
+//     arguments the MPI standard forbids, which its library did not check
+//     (Open MPI's MPI_Scatter with a count of -1 reads wild memory);
 //   - f a collective-mismatch or a type-mismatch, rec a host-type-mismatch
 //     of one of its calls: the datatype that differs from the other side's
 //     is the one that does not name its variable's type, which names the
@@ -148,7 +151,7 @@ func (f *Finding) explains(rec *Finding) (string, bool) {
 		note = "so the call failed: " + rec.Message
 	case f.Kind == BufferOverlap && rec.Kind == InFlightMutation:
 		note = "so the send's buffer changed before the send completed (its payload hashes differ)"
-	case f.Kind == BufferOverrun && rec.Kind == Crash:
+	case (f.Kind == BufferOverrun || f.Kind == InvalidCall) && rec.Kind == Crash:
 		note = "so the call died of it: " + rec.Message
 	case (f.Kind == CollectiveMismatch || f.Kind == TypeMismatch) && rec.Kind == HostTypeMismatch:
 		note = "the wrong datatype: " + rec.Message
@@ -242,7 +245,7 @@ func FoldEffects(fs []Finding) []Finding {
 // explainsSome reports whether f's kind explains another's (see explains).
 func (f *Finding) explainsSome() bool {
 	switch f.Kind {
-	case CollectiveMismatch, BufferOverlap, BufferOverrun, TypeMismatch, ReleasedBuffer:
+	case CollectiveMismatch, BufferOverlap, BufferOverrun, TypeMismatch, ReleasedBuffer, InvalidCall:
 		return true
 	}
 	return false

@@ -284,6 +284,7 @@ func TestExplainsEffects(t *testing.T) {
 	mutatedElsewhere := verdict.New(verdict.InFlightMutation, []int{0}, "rank 0: the buffer of Isend changed", verdict.OpRef{Rank: 0, Op: "Isend", Site: "b.c:40"})
 	underSync := truncated
 	underSync.RevealedBy = "sync"
+	invalidInSend := verdict.New(verdict.InvalidCall, []int{0}, "rank 0: Scatter root 0 (-4 bytes): a count is never negative", verdict.OpRef{Rank: 0, Op: "Scatter", Site: "c.c:19"})
 	overrun := verdict.New(verdict.BufferOverrun, []int{0}, "rank 0: MPI_Send at c.c:19 sends 20000 bytes from buffer", verdict.OpRef{Rank: 0, Op: "MPI_Send", Site: "c.c:19"})
 	killedInSend := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Send", verdict.OpRef{Rank: 0, Op: "MPI_Send", Site: "c.c:19"})
 	killedLater := verdict.New(verdict.Crash, []int{0}, "rank 0: killed by SIGSEGV inside MPI_Recv", verdict.OpRef{Rank: 0, Op: "MPI_Recv", Site: "c.c:21"})
@@ -325,6 +326,9 @@ func TestExplainsEffects(t *testing.T) {
 		{"the wrong datatype of a mismatched collective", mismatch, hostType, true},
 		{"a wrong datatype of another call", mismatch, hostTypeElsewhere, false},
 		{"an overrun does not explain a wrong datatype", overrun, hostType, false},
+		{"a crash in the call with a negative count", invalidInSend, killedInSend, true},
+		{"a crash in another call than the invalid one", invalidInSend, killedLater, false},
+		{"an invalid call does not explain a mutation", invalidInSend, mutated, false},
 	} {
 		if got := tc.f.Explains(&tc.rec); got != tc.want {
 			t.Errorf("%s: Explains = %v, want %v", tc.name, got, tc.want)

@@ -560,6 +560,14 @@ var MPIScenarios = []MPIScenario{
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "send")},
 	{Name: "negative-count", Ranks: 2, Args: []string{"gatherv"}, Plain: PlainFail, PlainExit: 2,
 		Record: rec(StatusCrashed, verdict.InvalidCall, []int{1}, "gatherv")},
+	// scatter: a negative send count at the root of MPI_Scatter, which Open
+	// MPI does not check: the root dies of SIGSEGV in the call (mpirun
+	// exits 139). The replay as recorded names the invalid call, and the
+	// crash is said in it (verdict: an invalid-call explains a crash in
+	// its call), in the recording as in check (MPI-CorrBench's
+	// ArgError-MPIScatter-Count-3 got the crash alone at record time).
+	{Name: "negative-count", Ranks: 2, Args: []string{"scatter"}, Plain: PlainFail, PlainExit: 139,
+		Record: rec(StatusCrashed, verdict.InvalidCall, []int{0}, "scatter")},
 	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"send"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
 	{Name: "negative-count-fixed", Ranks: 2, Args: []string{"gatherv"}, Record: complete, Plain: PlainOK, FixOf: "negative-count"},
 
@@ -996,10 +1004,15 @@ var MPIScenarios = []MPIScenario{
 		}},
 	// allgather: every rank's MPI_Allgather sends 2 ints and receives 4
 	// from each (sec. 5.7: equal type signatures): Open MPI completes;
-	// alltoall: sends 4 ints to each, receives 2 from each (sec. 5.8):
-	// Open MPI fails both with MPI_ERR_TRUNCATE, folded into the finding.
-	// The send side is only in the shim's records (the merge's rule,
-	// vcountFindings): the replays have nothing to add.
+	// alltoall: rank 0 sends and receives 4 ints a rank, rank 1 2 (sec.
+	// 5.8): Open MPI fails rank 1 with MPI_ERR_TRUNCATE, folded into the
+	// finding. (Each rank's own block agrees, so rank 1 fails only once
+	// rank 0's message came: both calls are in the trace. With 4 sent and
+	// 2 received on both ranks, rank 1's own block failed it before rank 0
+	// had entered the call, now and then, under load, and the trace held
+	// one member of the call.) The allgather's send side is only in the
+	// shim's records (the merge's rule, vcountFindings): the replays have
+	// nothing to add.
 	{Name: "coll-mismatch", Ranks: 2, Args: []string{"allgather"}, Plain: PlainOK,
 		Record: rec(StatusComplete, verdict.CollectiveMismatch, []int{0, 1}, "allgather")},
 	{Name: "coll-mismatch", Ranks: 2, Args: []string{"alltoall"}, Plain: PlainFail, PlainExit: 15,

@@ -1,4 +1,4 @@
-/* negative-count (2 ranks): a negative count, an MPI error (MPI_ERR_COUNT: a count is a non-negative integer). send: rank 0 sends N = 10 ints to rank 1 in chunks of at most CHUNK = 4 with an off-by-one loop, for (k = 0; k <= nchunks; k++): the last MPI_Send's count, N - k * CHUNK, is -2 (after rank 1 received all three chunks and checked them). gatherv: each rank hands its tile of the GN = 3 ints to rank 0 with MPI_Gatherv; its count, GN - rank * TILE clamped at TILE = 4 from above only, is -1 on rank 1 (rank 0's receive counts, clamped at 0 too, are right: rank 0 waits in MPI_Gatherv). Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits 2 (the error class). Fix: negative-count-fixed. */
+/* negative-count (2 ranks): a negative count, an MPI error (MPI_ERR_COUNT: a count is a non-negative integer). send: rank 0 sends N = 10 ints to rank 1 in chunks of at most CHUNK = 4 with an off-by-one loop, for (k = 0; k <= nchunks; k++): the last MPI_Send's count, N - k * CHUNK, is -2 (after rank 1 received all three chunks and checked them). gatherv: each rank hands its tile of the GN = 3 ints to rank 0 with MPI_Gatherv; its count, GN - rank * TILE clamped at TILE = 4 from above only, is -1 on rank 1 (rank 0's receive counts, clamped at 0 too, are right: rank 0 waits in MPI_Gatherv). Under MPI_ERRORS_ARE_FATAL Open MPI aborts the job; mpirun exits 2 (the error class). scatter: rank 0's MPI_Scatter send count is -1, which Open MPI does not check: rank 0 dies of SIGSEGV in the call; p2ptrace names the invalid call, the crash its effect. Fix: negative-count-fixed. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,6 +76,15 @@ int main(int argc, char **argv)
 			}
 			printf("negative-count: ok\n");
 		}
+	} else if (strcmp(mode, "scatter") == 0) {
+		/* Rank 0 hands each rank its share of the GN ints less a tile
+		 * of padding, GN - TILE: -1. Open MPI does not check a
+		 * collective's count: the root copies its own share with a
+		 * length of -4 bytes and dies of SIGSEGV. */
+		int share = GN - TILE;
+		for (i = 0; i < 4 * CHUNK; i++)
+			buf[i] = i;
+		MPI_Scatter(buf, share, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD); // culprit: scatter
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "negative-count: unknown mode %s\n", mode);
