@@ -92,11 +92,15 @@ func readyFindings(ranks []*rankData, siteText siteTextFunc) []verdict.Finding {
 		}
 		ss, rs := siteText(sd, send.Module, send.PC, send.Site), siteText(rd, recv.Module, recv.PC, recv.Site)
 		op := sd.op[s.rec]
+		call := callName(uint32(send.Call))
+		if send.Call == callStart || send.Call == callStartall {
+			call = "a request of MPI_Rsend_init started by " + call // (a persistent ready send)
+		}
 		ref := verdict.OpRef{Rank: s.rank, Seq: sd.tseq[s.rec], Op: op.String(), Peer: int(send.Peer), Tag: int(send.Tag), Site: ss,
 			Call: fmt.Sprintf("%s to rank %d tag %d (%d bytes)", op, send.Peer, send.Tag, send.Bytes)}
 		msg := fmt.Sprintf("rank %d: ready send (%s at %s) to rank %d tag %d, but no message or collective call ordered rank %d's matching receive (%s at %s) before it: "+
 			"the receive may not be posted yet in another run (MPI-3.1 sec. 3.4: a ready send may be started only if the matching receive is already posted)",
-			s.rank, callName(uint32(send.Call)), siteOr(ss), send.Peer, send.Tag, rv.rank, callName(uint32(recv.Call)), siteOr(rs))
+			s.rank, call, siteOr(ss), send.Peer, send.Tag, rv.rank, callName(uint32(recv.Call)), siteOr(rs))
 		f := verdict.New(verdict.ReadyWithoutRecv, []int{s.rank, rv.rank}, msg, ref)
 		f.Hint = "post the receive, then let the sender know (a message or a barrier after the post) before its MPI_Rsend; or send in standard mode (MPI_Send)"
 		fs = append(fs, f)

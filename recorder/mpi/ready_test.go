@@ -22,17 +22,17 @@ func TestReadyFindingsFollowSynchronization(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		sendOp  trace.Op
+		call    uint8
 		barrier bool
-		want    bool
+		want    string // what the message names the send by ("": no finding)
 	}{
-		{"ready send, nothing between", trace.OpRsend, false, true},
-		{"ready send after a barrier that follows the post", trace.OpRsend, true, false},
-		{"standard send, nothing between", trace.OpSend, false, false},
+		{"ready send, nothing between", trace.OpRsend, callRsend, false, "ready send (MPI_Rsend at r.c:34)"},
+		{"ready send after a barrier that follows the post", trace.OpRsend, callRsend, true, ""},
+		{"standard send, nothing between", trace.OpSend, callSend, false, ""},
+		{"a started MPI_Rsend_init, nothing between", trace.OpIrsend, callStart, false,
+			"ready send (a request of MPI_Rsend_init started by MPI_Start at r.c:34)"},
 	} {
-		call := uint8(callRsend)
-		if tc.sendOp == trace.OpSend {
-			call = callSend
-		}
+		call := tc.call
 		send := post(tc.sendOp, call, 5000, 0x34)
 		send.Peer = 1
 		recv := post(trace.OpIrecv, callIrecv, 10, 0x36)
@@ -50,16 +50,16 @@ func TestReadyFindingsFollowSynchronization(t *testing.T) {
 		ranks[1].matchR[0], ranks[1].matchS[0] = 0, ranks[0].tseq[si]
 		ranks[1].doneOf[0] = len(r1) - 1 // (the receive completes at its Wait)
 		fs := readyFindings(ranks, pcSites("r.c"))
-		if got := len(fs) == 1; got != tc.want || len(fs) > 1 {
-			t.Errorf("%s: %d findings, want a finding %v: %v", tc.name, len(fs), tc.want, fs)
+		if got := len(fs) == 1; got != (tc.want != "") || len(fs) > 1 {
+			t.Errorf("%s: %d findings, want a finding %v: %v", tc.name, len(fs), tc.want != "", fs)
 			continue
 		}
-		if !tc.want {
+		if tc.want == "" {
 			continue
 		}
 		f := fs[0]
-		if f.Kind != verdict.ReadyWithoutRecv || len(f.Ops) != 1 || f.Ops[0].Op != "Rsend" || f.Ops[0].Site != "r.c:34" ||
-			!strings.Contains(f.Message, "no message or collective call ordered rank 1's matching receive (MPI_Irecv at r.c:36) before it") {
+		if f.Kind != verdict.ReadyWithoutRecv || len(f.Ops) != 1 || f.Ops[0].Op != tc.sendOp.String() || f.Ops[0].Site != "r.c:34" ||
+			!strings.HasPrefix(f.Message, "rank 0: "+tc.want+" to rank 1 tag 7, but no message or collective call ordered rank 1's matching receive (MPI_Irecv at r.c:36) before it") {
 			t.Errorf("%s: finding %s ops %+v %q", tc.name, f.Kind, f.Ops, f.Message)
 		}
 	}
