@@ -361,6 +361,7 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 	j.rankPID, j.faults = make([]int, j.ranks), make([]uint64, j.ranks)
 	calls := make([]uint64, j.ranks)
 	lastChange := time.Now()
+	lastCall := lastChange // the last call a rank made (lastChange: or work seen)
 	var allEnded time.Time // when every rank was first seen ended (zero: not yet)
 	for {
 		select {
@@ -385,7 +386,10 @@ func (j *mpiJob) wait(ctx context.Context) (endReason, error) {
 			return why, j.end(done)
 		case now := <-tick.C:
 			quiet, changed, ended, aborted := j.poll(calls)
-			if changed || j.working(now, quiet) {
+			working := j.working(now, quiet)
+			if changed {
+				lastCall, lastChange = now, now
+			} else if working && now.Sub(lastCall) < j.workingLimit() {
 				lastChange = now
 			}
 			// A launcher left alone: a rank aborted (MPI_Abort or a failed
@@ -499,6 +503,13 @@ const workingFaults = 16
 // faultWindow is how often working compares the ranks' page faults: a
 // second, or half the hang timeout if that is shorter.
 func (j *mpiJob) faultWindow() time.Duration { return min(time.Second, j.timeout/2) }
+
+// workingLimit is how long work inside calls (working) may keep a job
+// whose ranks make no call alive: 12 hang timeouts. Past it the job is
+// hung all the same, so that a rank that faults for ever while it waits
+// (a thread of its own allocating and freeing large blocks) cannot keep
+// p2ptrace waiting for ever.
+func (j *mpiJob) workingLimit() time.Duration { return 12 * j.timeout }
 
 // working reports whether a rank of a quiet job (every rank blocked or
 // polling: see poll) is at work inside its call all the same: in the last

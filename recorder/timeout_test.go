@@ -137,13 +137,15 @@ func TestRecordMPIIprobeLivelockIsHang(t *testing.T) {
 
 const slowReduceOp = `#include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
-/* slow_sum works 3 s inside the MPI_Reduce that calls it, touching 48 MiB
- * it never touched, four pages a millisecond (as a library allocating and
- * zeroing a large window does), then sums. */
+/* slow_sum works inside the MPI_Reduce that calls it, touching MIB MiB it
+ * never touched (48 by default: 3 s), four pages a millisecond (as a
+ * library allocating and zeroing a large window does), then sums. */
 static void slow_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
-	size_t n = (size_t)48 << 20;
+	const char *mib = getenv("MIB");
+	size_t n = (size_t)(mib ? atoi(mib) : 48) << 20;
 	char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct timespec ms = {0, 1000000};
 	(void)dt;
@@ -198,5 +200,33 @@ func TestRecordMPISlowCallIsNotHang(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "sum 3") {
 		t.Errorf("the job printed %q, want the sum 3", stdout.String())
+	}
+}
+
+// TestRecordMPIWorkHasALimit: work inside calls keeps a job alive for 12
+// hang timeouts at most (workingLimit): a rank that faults for ever while
+// no rank makes a call is ended as hung all the same, so p2ptrace never
+// waits for ever. Here the reduction op would work for 30 s; with a hang
+// timeout of 0.5 s the job is ended after about 6.
+func TestRecordMPIWorkHasALimit(t *testing.T) {
+	mpitest.RequireMPI(t)
+	t.Parallel()
+	dir := t.TempDir()
+	exe, _ := mpiProgram(t, dir, "slowop", slowReduceOp)
+	var log bytes.Buffer
+	start := time.Now()
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "slowop.db"), HangTimeout: 500 * time.Millisecond,
+		MPIArgs: []string{"-x", "MIB=480"},
+		Stdout:  io.Discard, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	if sum.Header.Status != trace.StatusHung {
+		t.Fatalf("status %q after %v, want hung:\n%s", sum.Header.Status, time.Since(start), sum.Text())
+	}
+	if d := time.Since(start); d > 25*time.Second {
+		t.Errorf("took %v: the work went on past its limit (6 s)", d)
 	}
 }

@@ -55,7 +55,7 @@ polls without success (MPI_Test*, MPI_Iprobe answering no) or has finished,
 and none makes another call for --hang-timeout, the job is ended and the
 trace is marked hung, with the wait-for cycle or the rank waited on. A rank
 whose page faults grow (working inside its call: a library allocating a
-large window) is not waiting.
+large window) is not waiting, for 12 hang timeouts at most.
 
 --timeout D (default off: a long job is not a bug, and hangs and livelocks
 are found without it) bounds the run in wall-clock time: a program that
