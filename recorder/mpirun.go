@@ -528,9 +528,9 @@ func (j *mpiJob) working(now time.Time, quiet bool) bool {
 	}
 	work := false
 	for r, pid := range j.rankPID {
-		n, ok := proc.Faults(pid)
-		if pid <= 0 || !ok {
-			n = 0
+		var n uint64 // (0: not seen, or not on this host)
+		if pid > 0 {
+			n, _ = proc.Faults(pid)
 		}
 		if !j.faultsAt.IsZero() && j.faults[r] > 0 && n >= j.faults[r]+workingFaults {
 			work = true

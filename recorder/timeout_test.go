@@ -177,29 +177,38 @@ int main(int argc, char **argv) {
 }
 `
 
+// recordSlowOp records slowReduceOp with its op touching mib MiB, under
+// the hang timeout given, and returns the summary and what the job printed.
+func recordSlowOp(t *testing.T, hangTimeout time.Duration, mib int) (*recorder.Summary, string) {
+	t.Helper()
+	mpitest.RequireMPI(t)
+	dir := t.TempDir()
+	exe, _ := mpiProgram(t, dir, "slowop", slowReduceOp)
+	var log, stdout bytes.Buffer
+	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
+		Program: exe, Ranks: 2, Output: filepath.Join(dir, "slowop.db"), HangTimeout: hangTimeout,
+		MPIArgs: []string{"-x", fmt.Sprintf("MIB=%d", mib)},
+		Stdout:  &stdout, Stderr: &log, Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
+	}
+	return sum, stdout.String()
+}
+
 // TestRecordMPISlowCallIsNotHang: a rank at work inside a call for three
 // times the hang timeout (a reduction op touching fresh memory, as a
 // library allocating a large window does), while the other waits in
 // MPI_Finalize, is slow, not hung: the monitor sees its page faults grow
 // (working), and the job completes.
 func TestRecordMPISlowCallIsNotHang(t *testing.T) {
-	mpitest.RequireMPI(t)
 	t.Parallel()
-	dir := t.TempDir()
-	exe, _ := mpiProgram(t, dir, "slowop", slowReduceOp)
-	var log, stdout bytes.Buffer
-	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
-		Program: exe, Ranks: 2, Output: filepath.Join(dir, "slowop.db"), HangTimeout: time.Second,
-		Stdout: &stdout, Stderr: &log, Log: &log,
-	})
-	if err != nil {
-		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
-	}
+	sum, stdout := recordSlowOp(t, time.Second, 48)
 	if sum.Header.Status != trace.StatusComplete || len(sum.Header.Findings) != 0 {
-		t.Fatalf("status %q, %d findings; want complete, none:\n%s\n%s", sum.Header.Status, len(sum.Header.Findings), sum.Text(), log.String())
+		t.Fatalf("status %q, %d findings; want complete, none:\n%s", sum.Header.Status, len(sum.Header.Findings), sum.Text())
 	}
-	if !strings.Contains(stdout.String(), "sum 3") {
-		t.Errorf("the job printed %q, want the sum 3", stdout.String())
+	if !strings.Contains(stdout, "sum 3") {
+		t.Errorf("the job printed %q, want the sum 3", stdout)
 	}
 }
 
@@ -209,20 +218,9 @@ func TestRecordMPISlowCallIsNotHang(t *testing.T) {
 // waits for ever. Here the reduction op would work for 30 s; with a hang
 // timeout of 0.5 s the job is ended after about 6.
 func TestRecordMPIWorkHasALimit(t *testing.T) {
-	mpitest.RequireMPI(t)
 	t.Parallel()
-	dir := t.TempDir()
-	exe, _ := mpiProgram(t, dir, "slowop", slowReduceOp)
-	var log bytes.Buffer
 	start := time.Now()
-	sum, err := recorder.RecordMPI(context.Background(), recorder.MPIOptions{
-		Program: exe, Ranks: 2, Output: filepath.Join(dir, "slowop.db"), HangTimeout: 500 * time.Millisecond,
-		MPIArgs: []string{"-x", "MIB=480"},
-		Stdout:  io.Discard, Stderr: &log, Log: &log,
-	})
-	if err != nil {
-		t.Fatalf("RecordMPI: %v\n%s", err, log.String())
-	}
+	sum, _ := recordSlowOp(t, 500*time.Millisecond, 480)
 	if sum.Header.Status != trace.StatusHung {
 		t.Fatalf("status %q after %v, want hung:\n%s", sum.Header.Status, time.Since(start), sum.Text())
 	}

@@ -731,21 +731,9 @@ func originFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Findin
 	var byOrd map[uint64]*record
 	var fs []verdict.Finding
 	// One finding per pair of sites and kind of record: a loop of a
-	// million accesses, each written alike, is one bug (and formatting a
-	// million findings took minutes and gigabytes).
-	type pairKey struct {
-		op   uint8
-		a, b uint64
-	}
-	seen := map[pairKey]bool{}
-	once := func(op uint8, a, b *record) bool {
-		k := pairKey{op, a.PC ^ uint64(a.Site)<<32, b.PC ^ uint64(b.Site)<<32}
-		if seen[k] {
-			return false
-		}
-		seen[k] = true
-		return true
-	}
+	// million accesses, each written alike, is one bug.
+	seen := sitePairs{}
+	once := func(op uint8, a, b *record) bool { return seen.first(op, pcSite(a), pcSite(b)) }
 	for i := range rd.seg.recs {
 		p := &rd.seg.recs[i]
 		if p.Type != recRMA || makesWindow(p.Call) || p.Op == rmaEpochEnd || p.Op == rmaFlush || p.Op == rmaGroup || p.Op == rmaReqDone {
@@ -804,7 +792,7 @@ func fencedCallsOf(ranks []*rankData) fencedCalls {
 		}
 		for i := range rd.seg.recs {
 			p := &rd.seg.recs[i]
-			if p.Type != recRMA || !accessCall(p.Call) || p.Op == rmaMixed {
+			if p.Type != recRMA || !accessCall(p.Call) {
 				continue
 			}
 			f.made[fenceInterval{p.Comm, p.Index, int32(r)}] = true
@@ -840,7 +828,7 @@ func mixedEpochFindings(r int, rd *rankData, siteText siteTextFunc, fenced fence
 		if p.Type != recRMA || p.Op != rmaMixed {
 			continue
 		}
-		if !fenced.made[fenceInterval{p.Comm, p.Index, int32(r)}] && !fenced.accessed[fenceInterval{p.Comm, p.Index, max(p.Peer, -1)}] {
+		if !fenced.made[fenceInterval{p.Comm, p.Index, int32(r)}] && !fenced.accessed[fenceInterval{p.Comm, p.Index, p.Peer}] {
 			continue // no RMA call between the fences: they made no epoch
 		}
 		ref := rmaRef(r, rd, siteText, p, trace.NoRank)

@@ -420,6 +420,24 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 	return fs
 }
 
+// sitePairs holds the pairs of call sites a rule reported, by kind of
+// record: a rule at calls in a loop says each pair once (a million
+// findings alike took the merge minutes and gigabytes to format).
+type sitePairs map[[3]uint64]bool
+
+// first reports whether kind's pair of sites a, b is new, and notes it.
+func (s sitePairs) first(kind uint8, a, b uint64) bool {
+	k := [3]uint64{uint64(kind), a, b}
+	if s[k] {
+		return false
+	}
+	s[k] = true
+	return true
+}
+
+// pcSite names r's call site: its pc, and its Python site if any.
+func pcSite(r *record) uint64 { return r.PC ^ uint64(r.Site)<<32 }
+
 // recvWriteFindings reports rank r's receive buffers the shim saw written
 // while their receive was pending (write records): the buffer changed
 // between the return of one MPI call of the rank and the entry of the next,
@@ -428,7 +446,7 @@ func resourceLeakFindings(leaks []leak) []verdict.Finding {
 // sites (the receive, the call that noticed).
 func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
 	var fs []verdict.Finding
-	seen := map[[2]uint64]bool{}
+	seen := sitePairs{}
 	recs := rd.seg.recs
 	for i := range recs {
 		w := &recs[i]
@@ -436,11 +454,9 @@ func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fin
 			continue
 		}
 		recv := &recs[rd.posts[w.Seq]]
-		key := [2]uint64{recv.PC ^ uint64(recv.Site)<<32, w.PC}
-		if seen[key] {
+		if !seen.first(0, pcSite(recv), w.PC) {
 			continue
 		}
-		seen[key] = true
 		sr, sw := siteText(rd, recv.Module, recv.PC, recv.Site), siteText(rd, w.Module, w.PC, w.Site)
 		at := callName(uint32(w.Call))
 		notice := verdict.OpRef{Rank: r, Seq: rd.traceSeq(noticeSeq(recs, i)), Op: at, Peer: trace.NoRank, Tag: -1, Site: sw, Call: at}
@@ -472,7 +488,7 @@ func recvWriteFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Fin
 // post, where it was released or seen).
 func releasedFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Finding {
 	var fs []verdict.Finding
-	seen := map[[2]uint64]bool{}
+	seen := sitePairs{}
 	recs := rd.seg.recs
 	for i := range recs {
 		w := &recs[i]
@@ -486,11 +502,9 @@ func releasedFindings(r int, rd *rankData, siteText siteTextFunc) []verdict.Find
 		if made == nil {
 			continue
 		}
-		key := [2]uint64{made.PC ^ uint64(made.Site)<<32, w.PC}
-		if seen[key] {
+		if !seen.first(0, pcSite(made), w.PC) {
 			continue
 		}
-		seen[key] = true
 		sm, sw := siteText(rd, made.Module, made.PC, made.Site), siteText(rd, w.Module, w.PC, w.Site)
 		var what, until string
 		ref := callRef(r, rd, made, sm)
