@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -104,9 +105,9 @@ func (r *Rank) polled(call *sim.Op) error {
 
 func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim.Op {
 	op := r.w.eng.NewOp(r.id, kind)
-	op.Peer, op.Tag, op.Site = peer, tag, pc
+	op.Peer, op.Tag, op.Site = fit32(peer), fit32(tag), pc
 	if f := r.w.force; f != nil && peer == AnySource && f.rank == r.id && f.seq == op.Seq && kind.IsRecv() {
-		op.Forced, op.ForcedSrc = true, int32(f.src)
+		op.Force(int32(f.src))
 	}
 	if buf != nil {
 		op.Dtype, op.Count, op.Bytes = buf.dtype, int64(buf.count), int64(len(buf.data))
@@ -115,6 +116,14 @@ func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim
 	}
 	r.last.Store(op)
 	return op
+}
+
+// fit32 is v as the engine keeps a rank or tag, in 32 bits as MPI's and
+// the trace's are; a value past them becomes the largest, so an out-of-range
+// peer stays an invalid call (no world has that many ranks) instead of
+// wrapping to a real rank.
+func fit32(v int) int32 {
+	return int32(min(max(v, math.MinInt32), math.MaxInt32))
 }
 
 func opError(op *sim.Op) error {
@@ -218,9 +227,9 @@ func (r *Rank) Recv(buf *Buffer, src, tag int) (Status, error) {
 
 func status(op *sim.Op) Status {
 	if !op.Kind.IsRecv() || !op.Done() {
-		return Status{Source: op.Source, Tag: op.StatusTag, Cancelled: op.Cancelled()}
+		return Status{Source: int(op.Source), Tag: int(op.StatusTag), Cancelled: op.Cancelled()}
 	}
-	return Status{Source: op.Source, Tag: op.StatusTag, Count: int(op.StatusCnt), Cancelled: op.Cancelled()}
+	return Status{Source: int(op.Source), Tag: int(op.StatusTag), Count: int(op.StatusCnt), Cancelled: op.Cancelled()}
 }
 
 func (r *Rank) isend(kind trace.Op, mode sim.Mode, buf *Buffer, dst, tag int, pc uintptr) (*Request, error) {

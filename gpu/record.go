@@ -201,7 +201,7 @@ func (rec *recorder) Posted(op *sim.Op) {
 	}
 	ev := &rec.post
 	ev.Rank, ev.Seq, ev.Op = int32(op.Rank), op.Seq, op.Kind
-	ev.Peer, ev.Tag, ev.Comm, ev.Stream = int32(op.Peer), int32(op.Tag), int32(op.Comm), int32(op.Stream)
+	ev.Peer, ev.Tag, ev.Comm, ev.Stream = int32(op.Peer), int32(op.Tag), int32(op.Comm), op.Stream()
 	ev.Dtype, ev.Count, ev.Bytes, ev.Req, ev.Duration = op.Dtype, op.Count, op.Bytes, op.Req, 0
 	// The call site's id: its cache slot's, filled on a miss (0 for an
 	// unknown site, pc 0). The hit is here, inline.
@@ -236,7 +236,7 @@ func (rec *recorder) Completed(op *sim.Op) {
 	}
 	ev := &rec.done
 	ev.Rank, ev.Seq, ev.Op = int32(op.Rank), op.Seq, op.Kind
-	ev.MatchVT, ev.DoneVT, ev.DoneWall = op.MatchT, op.DoneT, rec.wall()
+	ev.MatchVT, ev.DoneVT, ev.DoneWall = op.MatchT(), op.DoneT, rec.wall()
 	ev.MatchRank, ev.MatchSeq, ev.Source = int32(op.MatchRank), op.MatchSeq, int32(op.Source)
 	ev.StatusTag, ev.StatusCnt, ev.Err, ev.Flag = int32(op.StatusTag), op.StatusCnt, op.Err, op.Flag
 	ev.Index, ev.HashPost, ev.HashDone = 0, 0, 0

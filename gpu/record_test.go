@@ -189,3 +189,42 @@ func TestRecordDeclaresEveryFieldItSets(t *testing.T) {
 		t.Errorf("%d kinds of call recorded, want every one of the program's", len(kinds))
 	}
 }
+
+// TestRecordKeepsMatchTimes: the engine keeps an op's match time only when
+// it has an Observer (sim.Op.MatchT); the recorder is one, so each matched
+// receive's and collective's done event carries it: when the last of its
+// members was posted, never after the completion. (An eager send completes
+// before its match: its done event has none.)
+func TestRecordKeepsMatchTimes(t *testing.T) {
+	sink := &payloadSink{payloads: map[uint64][]byte{}}
+	err := gpu.Launch(2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Int32, 8)
+		if r.ID() == 0 {
+			if err := r.Compute(5 * time.Microsecond); err != nil {
+				return err
+			}
+			if err := r.Send(b, 1, 0); err != nil {
+				return err
+			}
+		} else if _, err := r.Recv(b, 0, 0); err != nil {
+			return err
+		}
+		return r.Barrier()
+	}, gpu.RecordTo(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked int
+	for _, ev := range sink.events {
+		if ev.Kind != trace.KindDone || ev.Op != trace.OpRecv && ev.Op != trace.OpBarrier {
+			continue
+		}
+		checked++
+		if ev.MatchVT < int64(5*time.Microsecond) || ev.MatchVT > ev.DoneVT {
+			t.Errorf("rank %d %s: matched at %d, done at %d; want from 5us to the completion", ev.Rank, ev.Op, ev.MatchVT, ev.DoneVT)
+		}
+	}
+	if checked != 3 {
+		t.Errorf("%d done events of the receive and barriers, want 3", checked)
+	}
+}

@@ -124,7 +124,7 @@ func retires(call, recv *sim.Op) bool {
 			}
 		}
 	case trace.OpSynchronize:
-		return call.Stream == recv.Stream
+		return call.Stream() == recv.Stream()
 	case trace.OpFinalize:
 		return true
 	}
@@ -145,7 +145,7 @@ func (rec *recorder) recvWriteProblems() []sim.Problem {
 		if w.landed {
 			when = "after its message arrived and before it was waited (the write overwrites the message)"
 		}
-		out = append(out, sim.Problem{Kind: verdict.RecvBufferWrite, Ranks: []int{w.recv.Rank}, Ops: []*sim.Op{w.recv, w.at},
+		out = append(out, sim.Problem{Kind: verdict.RecvBufferWrite, Ranks: []int{int(w.recv.Rank)}, Ops: []*sim.Op{w.recv, w.at},
 			Message: fmt.Sprintf("rank %d: the buffer of %s was written while the receive was pending, %s; noticed at its %s", w.recv.Rank, sim.Describe(w.recv), when, w.at.Kind)})
 	}
 	return out

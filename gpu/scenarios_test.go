@@ -400,7 +400,7 @@ func TestScenarioInProcessHeadToHead(t *testing.T) {
 			t.Errorf("cycle %v, want [0 1 0]", p.Cycle)
 		}
 		for i, op := range p.Ops {
-			if op.Peer != 1-i || op.Tag != 0 || op.Bytes != int64(4*c.n) {
+			if int(op.Peer) != 1-i || op.Tag != 0 || op.Bytes != int64(4*c.n) {
 				t.Errorf("rank %d blocked op peer %d tag %d bytes %d", i, op.Peer, op.Tag, op.Bytes)
 			}
 		}
@@ -578,7 +578,7 @@ func TestScenarioInProcessProblems(t *testing.T) {
 		}
 		for i, p := range re.Problems {
 			wantProblem(t, p, verdict.MissingWait, []int{0}, "rank 0 Isend at "+here(t, "ip-pipeline-isend"))
-			if p.Ops[0].Tag != 8+i {
+			if int(p.Ops[0].Tag) != 8+i {
 				t.Errorf("missing Wait %d is for tag %d, want %d", i, p.Ops[0].Tag, 8+i)
 			}
 		}

@@ -27,7 +27,7 @@ func (s *Stream) enqueue(kind trace.Op, buf *Buffer, peer int, pc uintptr) error
 		return err
 	}
 	op := r.msgOp(kind, buf, peer, 0, pc)
-	op.Stream = s.id
+	op.SetStream(int32(s.id))
 	r.w.eng.StreamOp(op)
 	if r.w.rec != nil {
 		r.w.rec.watchRecv(op) // after what the engine wrote at the post
@@ -61,7 +61,7 @@ func (s *Stream) Synchronize() error {
 	call := r.w.eng.NewOp(r.id, trace.OpSynchronize)
 	call.Site = callerPC()
 	r.last.Store(call)
-	call.Stream = s.id
+	call.SetStream(int32(s.id))
 	r.w.eng.Post(call)
 	if !r.w.eng.Synchronize(call) {
 		return r.pause(call)

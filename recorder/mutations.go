@@ -32,8 +32,8 @@ func InFlightMutations(r *trace.Reader) ([]sim.Problem, error) {
 			}
 			if ev.Kind == trace.KindPost {
 				if ev.HashPost != 0 {
-					pending[ev.Seq] = post{sim.Op{Rank: rank, Seq: ev.Seq, Kind: ev.Op, Peer: int(ev.Peer), Tag: int(ev.Tag),
-						Comm: int(ev.Comm), Dtype: ev.Dtype, Count: ev.Count, Bytes: ev.Bytes, Site: uintptr(ev.Site)}, ev.HashPost}
+					pending[ev.Seq] = post{sim.Op{Rank: int32(rank), Seq: ev.Seq, Kind: ev.Op, Peer: ev.Peer, Tag: ev.Tag,
+						Comm: ev.Comm, Dtype: ev.Dtype, Count: ev.Count, Bytes: ev.Bytes, Site: uintptr(ev.Site)}, ev.HashPost}
 				}
 				continue
 			}

@@ -451,7 +451,7 @@ type enumerated struct {
 // judges it, say what the program does after that match.
 func (en enumerated) covers(races []Race) bool {
 	for _, r := range races {
-		a := ForcedMatch{Rank: r.Recv.Rank, Seq: r.Recv.Seq, Src: r.ReplayRank}
+		a := ForcedMatch{Rank: int(r.Recv.Rank), Seq: r.Recv.Seq, Src: r.ReplayRank}
 		if en.alts[a] {
 			return true
 		}
@@ -476,7 +476,7 @@ func (j replayJob) trim(out *Outcome, en enumerated) {
 		}
 		if !others && forcedMatched(out.Forced) {
 			// Only the forced receive's race is judged.
-			out.Races = slices.DeleteFunc(out.Races, func(r Race) bool { return r.Recv.Rank != a.Rank || r.Recv.Seq != a.Seq })
+			out.Races = slices.DeleteFunc(out.Races, func(r Race) bool { return int(r.Recv.Rank) != a.Rank || r.Recv.Seq != a.Seq })
 		}
 		return
 	}

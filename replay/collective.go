@@ -55,7 +55,7 @@ func collUnsafe(names *trace.Names, bl *sim.Blocked, site sim.SiteFunc) Finding 
 			op = bl.Pending[i]
 		}
 	}
-	f := verdict.New(verdict.UnsafeBuffering, append([]int{op.Rank}, bl.WaitsOn...),
+	f := verdict.New(verdict.UnsafeBuffering, append([]int{int(op.Rank)}, bl.WaitsOn...),
 		fmt.Sprintf("rank %d: %s completes only if the collective does not synchronize (it waits for %s)", op.Rank, sim.DescribeIn(names, op), verdict.RankList(bl.WaitsOn)),
 		sim.RefIn(names, op, site))
 	f.Hint = "collectives may synchronize (MPI-3.1 sec. 5.13, Correctness): a correct program calls them so that it cannot deadlock whether they synchronize or not; " +

@@ -89,7 +89,7 @@ func lookupCorrupted(open Opener, cs []Corruption) error {
 	payloads, _ := src.(PayloadSource)
 	byRank := map[int][]int{}
 	for i, c := range cs {
-		byRank[c.Send.Rank] = append(byRank[c.Send.Rank], i)
+		byRank[int(c.Send.Rank)] = append(byRank[int(c.Send.Rank)], i)
 	}
 	for _, rk := range slices.Sorted(maps.Keys(byRank)) {
 		if rk < 0 || rk >= src.Ranks() {

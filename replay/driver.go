@@ -243,7 +243,7 @@ func (l *lateRecvs) sendDone(k opKey, mutated bool) {
 // completed notes a receive of a rendezvous send as it completes.
 func (l *lateRecvs) completed(rv *sim.Op) {
 	s := rv.Matched()
-	k := opKey{s.Rank, s.Seq}
+	k := opKey{int(s.Rank), s.Seq}
 	l.n++
 	_, unread := l.unread[k]
 	if !unread && !l.mutated[k] {
@@ -534,8 +534,8 @@ func (d *driver) recordedDone(r int, ev *event) {
 // compareMatch reports a Race if the completed receive op matched another
 // send than the recorded one (rank, seq).
 func (d *driver) compareMatch(op *sim.Op, rank int, seq uint64) {
-	if op.Done() && !op.Cancelled() && (op.MatchRank != rank || op.MatchSeq != seq) {
-		d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: rank, RecordedSeq: seq, ReplayRank: op.MatchRank, ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
+	if op.Done() && !op.Cancelled() && (int(op.MatchRank) != rank || op.MatchSeq != seq) {
+		d.out.Races = append(d.out.Races, Race{Recv: op, RecordedRank: rank, RecordedSeq: seq, ReplayRank: int(op.MatchRank), ReplaySeq: op.MatchSeq, Replayed: op.Matched()})
 	}
 }
 
@@ -544,10 +544,10 @@ func (d *driver) msgOp(r int, ev *event) *sim.Op {
 	// The engine counts calls as the recorder did (a gap means a foreign
 	// trace): the recorded seq is the op's.
 	op.Seq = ev.seq
-	op.Peer, op.Tag, op.Comm = int(ev.peer), int(ev.tag), int(ev.comm)
+	op.Peer, op.Tag, op.Comm = ev.peer, ev.tag, ev.comm
 	op.Dtype, op.Count, op.Bytes = ev.dtype, ev.count, ev.bytes
 	op.Site = uintptr(ev.site)
-	op.Stream = int(ev.stream)
+	op.SetStream(ev.stream)
 	if d.mutate && ev.op.IsSend() {
 		d.late.posted(opKey{r, ev.seq})
 	}
@@ -829,8 +829,8 @@ func (d *driver) noteAnySource(c *rankCursor, op *sim.Op) {
 			c.anySource = map[uint64]*sim.Op{}
 		}
 		c.anySource[op.Seq] = op
-		if f := d.force; f != nil && f.Rank == op.Rank && f.Seq == op.Seq {
-			op.Forced, op.ForcedSrc = true, int32(f.Src)
+		if f := d.force; f != nil && f.Rank == int(op.Rank) && f.Seq == op.Seq {
+			op.Force(int32(f.Src))
 			d.out.Forced = op
 		}
 	}

@@ -29,7 +29,7 @@ func Dedup(fs []Finding) []Finding { return verdict.Dedup(fs) }
 
 // refEvent names an op by its recorded post event.
 func refEvent(names *trace.Names, ev *trace.Event, site sim.SiteFunc) OpRef {
-	op := sim.Op{Rank: int(ev.Rank), Seq: ev.Seq, Kind: ev.Op, Peer: int(ev.Peer), Tag: int(ev.Tag), Comm: int(ev.Comm), Bytes: ev.Bytes, Site: uintptr(ev.Site)}
+	op := sim.Op{Rank: ev.Rank, Seq: ev.Seq, Kind: ev.Op, Peer: ev.Peer, Tag: ev.Tag, Comm: ev.Comm, Bytes: ev.Bytes, Site: uintptr(ev.Site)}
 	return sim.RefIn(names, &op, site)
 }
 
@@ -72,7 +72,7 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 				}
 				for _, op := range append([]*sim.Op{bl.Call}, bl.Pending...) {
 					if op.Kind.IsSend() && op.Kind != trace.OpStreamSend && op.Mode == sim.Standard { // a stream send is never buffered
-						fs = append(fs, verdict.New(verdict.UnsafeBuffering, []int{op.Rank, op.Peer},
+						fs = append(fs, verdict.New(verdict.UnsafeBuffering, []int{int(op.Rank), int(op.Peer)},
 							fmt.Sprintf("rank %d: %s completes only if the runtime buffers it", op.Rank, sim.DescribeIn(names, op)), sim.RefIn(names, op, site)))
 						break
 					}
@@ -81,7 +81,7 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		}
 	}
 	for _, c := range out.Corrupted {
-		f := verdict.New(verdict.CorruptedData, []int{c.Recv.Rank, c.Send.Rank}, "", sim.RefIn(names, c.Recv, site), sim.RefIn(names, c.Send, site))
+		f := verdict.New(verdict.CorruptedData, []int{int(c.Recv.Rank), int(c.Send.Rank)}, "", sim.RefIn(names, c.Recv, site), sim.RefIn(names, c.Send, site))
 		var b strings.Builder
 		fmt.Fprintf(&b, "rank %d received data that rank %d's %s rewrote while it was in flight (hash at post differs from hash at completion)", c.Recv.Rank, c.Send.Rank, sim.DescribeIn(names, c.Send))
 		// The write is no runtime call: name the interval it happened in.
@@ -105,7 +105,7 @@ func Explain(out *Outcome, site sim.SiteFunc, faultDesc string, sync bool, drops
 		fs = append(fs, f)
 	}
 	for _, r := range out.Races {
-		f := verdict.New(verdict.MessageRace, []int{r.Recv.Rank, r.RecordedRank, r.ReplayRank}, "", sim.RefIn(names, r.Recv, site))
+		f := verdict.New(verdict.MessageRace, []int{int(r.Recv.Rank), r.RecordedRank, r.ReplayRank}, "", sim.RefIn(names, r.Recv, site))
 		recorded := fmt.Sprintf("rank %d's op %d", r.RecordedRank, r.RecordedSeq)
 		if e := r.Recorded; e != nil {
 			o := refEvent(names, e, site)

@@ -54,7 +54,7 @@ func forcedMatched(forced *sim.Op) bool {
 		return false
 	}
 	if isProbe(forced.Kind) {
-		return forced.Done() && forced.Source == int(forced.ForcedSrc)
+		return forced.Done() && forced.Source == forced.ForcedSrc()
 	}
 	return forced.Matched() != nil
 }
@@ -76,10 +76,10 @@ type probeForce struct {
 // order is the one in which the forced sender's came first.
 func (d *driver) forceProbe(op *sim.Op) bool {
 	f := d.force
-	if f == nil || f.Rank != op.Rank || f.Seq != op.Seq || op.Peer != trace.AnySource {
+	if f == nil || f.Rank != int(op.Rank) || f.Seq != op.Seq || op.Peer != trace.AnySource {
 		return false
 	}
-	op.Forced, op.ForcedSrc = true, int32(f.Src)
+	op.Force(int32(f.Src))
 	d.out.Forced = op
 	d.probe.probe = op
 	return true
@@ -92,11 +92,11 @@ func (d *driver) forceProbe(op *sim.Op) bool {
 //go:noinline
 func (d *driver) probeDone(r int, ev *event) {
 	p := d.probe.probe
-	if p == nil || p.Rank != r || p.Seq != ev.seq || !ev.probeFound() || d.probe.consumer != nil {
+	if p == nil || int(p.Rank) != r || p.Seq != ev.seq || !ev.probeFound() || d.probe.consumer != nil {
 		return
 	}
 	d.probe.follow = true
-	d.probe.src, d.probe.tag, d.probe.comm = int(ev.source()), int(ev.statusTag()), p.Comm
+	d.probe.src, d.probe.tag, d.probe.comm = int(ev.source()), int(ev.statusTag()), int(p.Comm)
 }
 
 // followProbe makes op, a receive being posted, follow the forced probe
@@ -111,13 +111,13 @@ func (d *driver) probeDone(r int, ev *event) {
 //go:noinline
 func (d *driver) followProbe(op *sim.Op) {
 	p := &d.probe
-	if !p.follow || op.Rank != p.probe.Rank || op.Peer != p.src || op.Tag != p.tag || op.Comm != p.comm {
+	if !p.follow || op.Rank != p.probe.Rank || int(op.Peer) != p.src || int(op.Tag) != p.tag || int(op.Comm) != p.comm {
 		return
 	}
 	p.follow = false
 	p.consumer = op
 	op.Peer = trace.AnySource
-	op.Forced, op.ForcedSrc = true, p.probe.ForcedSrc
+	op.Force(p.probe.ForcedSrc())
 }
 
 // probeRace, at the end of a replay with a probe forced that found the
@@ -135,7 +135,7 @@ func (d *driver) probeRace() {
 		// The program named the status's source, the forced sender in this
 		// order: reports show the receive so (a receive from any source
 		// while the run went on, so that the engine kept the send it took).
-		c.Peer = int(c.ForcedSrc)
+		c.Peer = c.ForcedSrc()
 		for i := range d.out.Races {
 			if d.out.Races[i].Recv == c {
 				d.out.Races[i].Recv = p
@@ -144,7 +144,7 @@ func (d *driver) probeRace() {
 		}
 	}
 	if d.probe.follow || d.probe.consumer != nil {
-		d.out.Races = append(d.out.Races, Race{Recv: p, RecordedRank: d.probe.src, ReplayRank: p.Source})
+		d.out.Races = append(d.out.Races, Race{Recv: p, RecordedRank: d.probe.src, ReplayRank: int(p.Source)})
 	}
 }
 

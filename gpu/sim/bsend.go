@@ -83,7 +83,7 @@ func (e *Engine) BufferAttach(call *Op) {
 	b.on = true
 	if b.attach != nil {
 		call.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call, b.attach},
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(call.Rank)}, Ops: []*Op{call, b.attach},
 			Message: fmt.Sprintf("rank %d: Buffer_attach of %d bytes while the buffer of %d bytes it attached before is still attached (one buffer per process: detach it first)", call.Rank, call.Bytes, b.size)})
 	} else {
 		b.attach, b.size, b.detached = call, max(call.Bytes, 0), false
@@ -116,7 +116,7 @@ func (e *Engine) bsendPost(op *Op) {
 	}
 	need := max(op.Bytes, 0) + bs.overhead
 	if b.attach == nil || b.held+need > b.size {
-		e.problem(Problem{Kind: verdict.BsendBuffer, Ranks: []int{op.Rank}, Ops: e.bsendCulprits(op, b), Message: e.bsendMessage(op, b, need)})
+		e.problem(Problem{Kind: verdict.BsendBuffer, Ranks: []int{int(op.Rank)}, Ops: e.bsendCulprits(op, b), Message: e.bsendMessage(op, b, need)})
 		return
 	}
 	b.held += need
@@ -159,9 +159,10 @@ func (e *Engine) bsendFreed(s *Op) {
 		}
 		b.held -= sh.StatusCnt
 		b.pending = removeAt(b.pending, i)
-		sh.done, sh.DoneT = true, e.now
-		if sh.awaited {
-			sh.awaited = false
+		sh.bits |= bitDone
+		sh.DoneT = e.now
+		if sh.bits&bitAwaited != 0 {
+			sh.bits &^= bitAwaited
 			rk := &e.ranks[sh.Rank]
 			if rk.waitLeft--; rk.waitLeft == 0 {
 				e.wake(rk, e.now)

@@ -37,7 +37,7 @@ func detach(got **sim.Op) call {
 func bsend(peer, tag int) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, trace.OpBsend)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Mode = peer, tag, 8, 8, trace.Uint8, sim.Buffered
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Mode = int32(peer), int32(tag), 8, 8, trace.Uint8, sim.Buffered
 		e.PostSend(op)
 		return e.BlockOn(op)
 	}

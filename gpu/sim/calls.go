@@ -46,7 +46,7 @@ func (e *Engine) Block(call *Op, ops []*Op, any bool) bool {
 func (e *Engine) WaitanyAt(call *Op, ops []*Op, i int) bool {
 	rk := &e.ranks[call.Rank]
 	call.SetReqs(ops)
-	call.anyAt = int32(i) + 1
+	call.x().anyAt = int32(i) + 1
 	rk.one[0] = ops[i]
 	return e.Block(call, rk.one[:], false)
 }
@@ -56,8 +56,8 @@ func (e *Engine) WaitanyAt(call *Op, ops []*Op, i int) bool {
 func (e *Engine) await(rk *rank, ops []*Op) {
 	rk.waitLeft = 0
 	for _, op := range ops {
-		if !op.done && !op.awaited {
-			op.awaited = true
+		if op.bits&(bitDone|bitAwaited) == 0 {
+			op.bits |= bitAwaited
 			rk.waitLeft++
 		}
 	}
@@ -74,15 +74,15 @@ func (e *Engine) BlockOn(call *Op) bool {
 // finishCall completes a call op whose condition holds, and fills its status.
 func (e *Engine) finishCall(call *Op, t int64) {
 	rk := &e.ranks[call.Rank]
-	if call.Kind == trace.OpWaitany && call.anyAt > 0 {
-		i := int(call.anyAt - 1) // WaitanyAt
-		call.Source = i
+	if call.Kind == trace.OpWaitany && call.ext != nil && call.ext.anyAt > 0 {
+		i := int(call.ext.anyAt - 1) // WaitanyAt
+		call.Source = int32(i)
 		e.retire(rk, call.Reqs()[i])
 	} else if call.Kind == trace.OpWaitany {
 		call.Source = -1
 		for i, op := range call.Reqs() {
-			if op.done {
-				call.Source = i // Waitany's index travels in Source
+			if op.bits&bitDone != 0 {
+				call.Source = int32(i) // Waitany's index travels in Source
 				e.retire(rk, op)
 				break
 			}
@@ -115,11 +115,11 @@ func (e *Engine) retire(rk *rank, op *Op) {
 		return // no request, or retired already (line 0 alone: see Op)
 	}
 	op.bits &^= bitActive
-	op.waited = true
+	op.bits |= bitWaited
 	h := rk.activeHead
 	if h >= len(rk.active) || rk.active[h] != op {
 		i := op.Req - rk.activeBase()
-		if op.Rank == rk.id && i < uint64(len(rk.active)) && rk.active[i] == op {
+		if int(op.Rank) == rk.id && i < uint64(len(rk.active)) && rk.active[i] == op {
 			rk.active[i] = nil // (else not this rank's, or cut)
 		}
 		return
@@ -139,7 +139,7 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 	rk := &e.ranks[call.Rank]
 	all := true
 	for _, op := range ops {
-		if !op.done {
+		if op.bits&bitDone == 0 {
 			all = false
 		}
 	}
@@ -177,7 +177,7 @@ func (e *Engine) Test(call *Op, ops []*Op) bool {
 func (e *Engine) Free(call *Op, op *Op) {
 	rk := &e.ranks[call.Rank]
 	if (op.bits&bitActive != 0 || call.Flag) && op.bits&(bitFreed|bitCancelAsked) == 0 && !freeableActive(op.Kind) {
-		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op, call},
+		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{int(op.Rank)}, Ops: []*Op{op, call},
 			Message: fmt.Sprintf("rank %d: request of %s freed while still active", op.Rank, e.requestOf(op))})
 	}
 	op.bits |= bitFreed
@@ -227,10 +227,10 @@ func (e *Engine) Finalize(call *Op) {
 		switch {
 		case op.Cancelled():
 			state = "cancelled but never waited" // (Cancel only marks it: see cancel.go)
-		case op.done:
+		case op.bits&bitDone != 0:
 			state = "completed but never waited"
 		}
-		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: request of %s %s before the rank finished", op.Rank, e.requestOf(op), state)})
 	}
 	rk.active, rk.activeHead = nil, 0
@@ -242,7 +242,7 @@ func (e *Engine) Finalize(call *Op) {
 	for _, id := range ids {
 		if st := rk.streams[id]; !st.empty() {
 			op := st.entries[0][0]
-			e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{op.Rank}, Ops: []*Op{op},
+			e.problem(Problem{Kind: verdict.MissingWait, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 				Message: fmt.Sprintf("rank %d: stream %d still had %s (peer %d) pending when the rank finished: Synchronize the stream before using its buffers", op.Rank, st.id, e.cfg.Names.Op(op.Kind), op.Peer)})
 		}
 	}
@@ -274,8 +274,8 @@ func (e *Engine) End() {
 	for i := range e.ranks {
 		rk := &e.ranks[i]
 		for s := range rk.unexpected.all {
-			if (s.done || s.bits&bitFreed != 0) && !e.stuck && !rk.cut {
-				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{s.Rank, rk.id}, Ops: []*Op{s},
+			if s.bits&(bitDone|bitFreed) != 0 && !e.stuck && !rk.cut {
+				e.problem(Problem{Kind: verdict.UnmatchedSend, Ranks: []int{int(s.Rank), rk.id}, Ops: []*Op{s},
 					Message: fmt.Sprintf("rank %d: %s to rank %d tag %d (%d bytes) was never received", s.Rank, e.cfg.Names.Op(s.Kind), rk.id, s.Tag, s.Bytes)})
 			}
 		}
@@ -297,7 +297,7 @@ func (e *Engine) GroupEnd(call *Op) {
 	rk := &e.ranks[call.Rank]
 	if rk.groupDepth == 0 {
 		call.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: fmt.Sprintf("rank %d: GroupEnd without GroupStart", call.Rank)})
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(call.Rank)}, Ops: []*Op{call}, Message: fmt.Sprintf("rank %d: GroupEnd without GroupStart", call.Rank)})
 		e.complete(call, rk.clock)
 		return
 	}
@@ -308,10 +308,10 @@ func (e *Engine) GroupEnd(call *Op) {
 		var order []int
 		by := map[int][]*Op{}
 		for _, op := range ops {
-			if _, ok := by[op.Stream]; !ok {
-				order = append(order, op.Stream)
+			if _, ok := by[int(op.Stream())]; !ok {
+				order = append(order, int(op.Stream()))
 			}
-			by[op.Stream] = append(by[op.Stream], op)
+			by[int(op.Stream())] = append(by[int(op.Stream())], op)
 		}
 		for _, id := range order {
 			e.stream(rk, id).enqueue(e, by[id], rk.clock)
@@ -331,10 +331,10 @@ func (e *Engine) StreamOp(op *Op) {
 		// without src fails on its NCCL backend, which has no
 		// recvAnysource). The receive then goes on as a wildcard one, as
 		// recorded: what follows from it is this bug, not another.
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: %s from any source: a stream (NCCL) receive names its peer; NCCL has no receive from any source", op.Rank, e.cfg.Names.Op(op.Kind))})
 	}
-	st := e.stream(rk, op.Stream)
+	st := e.stream(rk, int(op.Stream()))
 	op.x().stream = st
 	op.bits |= bitStream
 	if rk.groupDepth > 0 {
@@ -347,7 +347,7 @@ func (e *Engine) StreamOp(op *Op) {
 // Synchronize blocks the rank until the stream is drained.
 func (e *Engine) Synchronize(call *Op) bool {
 	rk := &e.ranks[call.Rank]
-	st := e.stream(rk, call.Stream)
+	st := e.stream(rk, int(call.Stream()))
 	if st.empty() {
 		e.complete(call, rk.clock)
 		return e.yieldIfLate(rk)
@@ -405,7 +405,7 @@ func (st *stream) opDone(e *Engine, op *Op, t int64) {
 		return
 	}
 	for _, o := range st.entries[0] {
-		if !o.done {
+		if o.bits&bitDone == 0 {
 			return
 		}
 	}

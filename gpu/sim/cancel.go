@@ -34,11 +34,11 @@ func (e *Engine) Cancel(call *Op, op *Op) {
 	}
 	if !op.Cancelled() && op.match == nil && op.Rank == call.Rank {
 		switch {
-		case op.Kind.IsRecv() && !op.done && op.bits&bitStream == 0:
+		case op.Kind.IsRecv() && op.bits&(bitDone|bitStream) == 0:
 			if e.withdrawRecv(rk, op) {
 				e.cancelled(op, t)
 			}
-		case op.Kind.IsSend() && op.bits&bitStream == 0 && !op.Dropped && op.Peer >= 0 && op.Peer < len(e.ranks):
+		case op.Kind.IsSend() && op.bits&bitStream == 0 && !op.Dropped && op.Peer >= 0 && int(op.Peer) < len(e.ranks):
 			if e.withdrawSend(&e.ranks[op.Peer], op) {
 				e.cancelled(op, t)
 				if e.bsend != nil && op.Mode == Buffered {
@@ -73,11 +73,11 @@ func (e *Engine) withdrawRecv(rk *rank, op *Op) bool {
 // taken already.
 func (e *Engine) withdrawSend(dst *rank, op *Op) bool {
 	if e.withdraw(&dst.unexpected, op, sendKey) {
-		op.delivered = true // nothing refers to it any more: Release may recycle it
+		op.bits |= bitDelivered // nothing refers to it any more: Release may recycle it
 		return true
 	}
 	if dst.nTransit > 0 {
-		if q := dst.inTransit[op.Rank]; q != nil {
+		if q := dst.inTransit[int(op.Rank)]; q != nil {
 			for _, s := range q.ops[q.head:] {
 				if s == op {
 					return true // (the transit queue holds it until its arrival)
@@ -94,8 +94,8 @@ func (e *Engine) arrivedWithdrawn(op *Op) bool {
 	if !op.Cancelled() {
 		return false
 	}
-	op.delivered = true
-	if op.released {
+	op.bits |= bitDelivered
+	if op.bits&bitReleased != 0 {
 		e.Release(op)
 	}
 	return true

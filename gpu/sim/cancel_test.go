@@ -15,7 +15,7 @@ import (
 func irecvReq(peer, tag int, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, trace.OpIrecv)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = peer, tag, 8, 8, trace.Uint8
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = int32(peer), int32(tag), 8, 8, trace.Uint8
 		e.NewRequest(op)
 		e.PostRecv(op)
 		*got = op
@@ -26,7 +26,7 @@ func irecvReq(peer, tag int, got **sim.Op) call {
 func isendReq(kind trace.Op, mode sim.Mode, peer, tag int, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Mode = peer, tag, 8, 8, trace.Uint8, mode
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Mode = int32(peer), int32(tag), 8, 8, trace.Uint8, mode
 		e.NewRequest(op)
 		e.PostSend(op)
 		*got = op

@@ -142,7 +142,7 @@ func (e *Engine) Icollective(call *Op) bool {
 func (e *Engine) enterColl(call *Op, nonblocking bool) {
 	rk := &e.ranks[call.Rank]
 	e.observePost(call)
-	c := e.comm(call.Comm)
+	c := e.comm(int(call.Comm))
 	if call.Comm > 0 {
 		c.members[rk.id] = true
 	}
@@ -153,7 +153,7 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 	// A negative size is a negative count (Bytes is the count times the
 	// type's size; Count is the communicator's size): MPI_ERR_COUNT.
 	negative := call.Bytes < 0
-	bad := negative || rooted(call.Kind) && (call.Peer < 0 || call.Peer >= len(e.ranks))
+	bad := negative || rooted(call.Kind) && (call.Peer < 0 || int(call.Peer) >= len(e.ranks))
 	if in == nil {
 		in = newCollective(call, min(need, len(e.ranks)))
 	}
@@ -167,9 +167,9 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 		if negative {
 			msg = fmt.Sprintf("rank %d: %s: a count is never negative", call.Rank, e.describe(call))
 		}
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{call.Rank}, Ops: []*Op{call}, Message: msg})
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(call.Rank)}, Ops: []*Op{call}, Message: msg})
 	} else if len(in.entries) > 0 && !in.mismatched && (call.Kind != in.first.Kind || call.Peer != in.first.Peer || call.Bytes != in.first.Bytes ||
-		call.Dtype != in.first.Dtype || call.Stream != in.first.Stream) {
+		call.Dtype != in.first.Dtype || call.Stream() != in.first.Stream()) {
 		// (A call like the first in all of these disagrees with no one.)
 		for i, w := range [...]*Op{&in.first, in.typed, in.reduced} {
 			if w == nil || i > 0 && w == &in.first {
@@ -248,7 +248,7 @@ func (e *Engine) enterColl(call *Op, nonblocking bool) {
 // event is a transfer's completion of an op matched with itself
 // (transferDone completes op; it has no payload to copy).
 func (e *Engine) collDone(c *comm, op *Op, t int64) {
-	op.MatchT = t
+	e.noteMatchT(op, t)
 	if !op.Kind.IsNonblockingCollective() {
 		e.complete(op, t)
 		return
@@ -272,7 +272,7 @@ func (e *Engine) collOf(call *Op) *collective {
 
 // collGen is collOf with the collective's generation k on its comm.
 func (e *Engine) collGen(call *Op) (uint64, *collective) {
-	c := e.comms[call.Comm]
+	c := e.comms[int(call.Comm)]
 	if c == nil {
 		return 0, nil
 	}
@@ -290,14 +290,14 @@ func (e *Engine) collGen(call *Op) (uint64, *collective) {
 func (in *collective) witness(call *Op, first bool) {
 	// (Cheap tests first: most calls record no type or op the rules compare.)
 	typed := in.typed == nil && call.Bytes > 0 && call.Dtype.Basic() && sameType(call.Kind)
-	reduced := in.reduced == nil && call.Stream > 0 && reduceOp(call).Predefined()
+	reduced := in.reduced == nil && call.Stream() > 0 && reduceOp(call).Predefined()
 	if !typed && !reduced {
 		return
 	}
 	w := &in.first
 	if !first {
-		c := *call
-		c.kept = true // (a copy: never released)
+		c := call.Copy()
+		c.bits |= bitKept // (a copy: never released)
 		w = &c
 	}
 	if typed {
@@ -311,8 +311,8 @@ func (in *collective) witness(call *Op, first bool) {
 // newCollective is the k-th collective of a comm of n members, first
 // entered by call (room for n entries at once: no growing).
 func newCollective(call *Op, n int) *collective {
-	in := &collective{first: *call, root: collEntry{rank: -1}, entries: make([]collEntry, 0, n), pending: make([]*Op, 0, n)}
-	in.first.kept = true // (a copy: never released)
+	in := &collective{first: call.Copy(), root: collEntry{rank: -1}, entries: make([]collEntry, 0, n), pending: make([]*Op, 0, n)}
+	in.first.bits |= bitKept // (a copy: never released)
 	in.witness(&in.first, true)
 	if ruleOf(call.Kind) == rulePrefix {
 		in.upTo, in.tagT = make([]int64, n), make([]int64, n)
@@ -326,11 +326,11 @@ func newCollective(call *Op, n int) *collective {
 // enter notes the entry of call and reports whether it may let other calls
 // complete: its root's entry, a Scan's prefix extended.
 func (in *collective) enter(call *Op) bool {
-	en := collEntry{call.Rank, call.Tag, call.PostT}
+	en := collEntry{int(call.Rank), int(call.Tag), call.PostT}
 	in.entries = append(in.entries, en)
 	in.last = max(in.last, en.postT)
 	wake := false
-	if en.rank == in.first.Peer && in.root.rank < 0 {
+	if en.rank == int(in.first.Peer) && in.root.rank < 0 {
 		in.root, wake = en, true
 	}
 	if in.tagT != nil && en.tag >= 0 && en.tag < len(in.tagT) && in.tagT[en.tag] < 0 {
@@ -364,7 +364,7 @@ func (e *Engine) collReady(in *collective, op *Op, need int, sync bool) (int64, 
 	case rule == ruleFromRoot && op.Rank != op.Peer:
 		root := in.root
 		if op.Peer != in.first.Peer { // (calls that disagree on the root)
-			i := slices.IndexFunc(in.entries, func(o collEntry) bool { return o.rank == op.Peer })
+			i := slices.IndexFunc(in.entries, func(o collEntry) bool { return o.rank == int(op.Peer) })
 			if i < 0 {
 				return 0, false
 			}
@@ -375,20 +375,20 @@ func (e *Engine) collReady(in *collective, op *Op, need int, sync bool) (int64, 
 		}
 		t, deps = max(t, root.postT), 1
 	case rule == rulePrefix && op.Tag > 0:
-		if in.tagT != nil && op.Tag <= len(in.tagT) {
-			if op.Tag > in.low {
+		if in.tagT != nil && int(op.Tag) <= len(in.tagT) {
+			if int(op.Tag) > in.low {
 				return 0, false
 			}
-			t, deps = max(t, in.upTo[op.Tag-1]), op.Tag
+			t, deps = max(t, in.upTo[op.Tag-1]), int(op.Tag)
 			break
 		}
 		for _, o := range in.entries { // (a Scan among other collectives)
-			if o.tag < op.Tag {
+			if o.tag < int(op.Tag) {
 				t = max(t, o.postT)
 				deps++
 			}
 		}
-		if deps < op.Tag {
+		if deps < int(op.Tag) {
 			return 0, false
 		}
 	}
@@ -422,7 +422,7 @@ func collSize(call *Op, world int) int {
 // large as the world, as a dup of it is: then a rank that has not used it
 // yet is a member all the same, and a cycle through it is a deadlock).
 func (e *Engine) collWaitsOn(call *Op) []int {
-	c := e.comms[call.Comm]
+	c := e.comms[int(call.Comm)]
 	if c == nil {
 		return nil
 	}
@@ -441,9 +441,9 @@ func (e *Engine) collWaitsOn(call *Op) []int {
 			continue
 		}
 		switch {
-		case rule == ruleFromRoot && r != call.Peer:
+		case rule == ruleFromRoot && r != int(call.Peer):
 			continue
-		case rule == rulePrefix && call.Comm == 0 && r >= call.Tag:
+		case rule == rulePrefix && call.Comm == 0 && r >= int(call.Tag):
 			continue // (on another comm the ranks' order there is unknown: all of them)
 		}
 		out = append(out, r)
@@ -475,8 +475,8 @@ func (e *Engine) mismatchProblem(first, op *Op, k uint64, why string) Problem {
 	if op.Comm != 0 {
 		where = fmt.Sprintf("comm %d", op.Comm)
 	}
-	return Problem{Kind: verdict.CollectiveMismatch, Ranks: []int{first.Rank, op.Rank}, Ops: []*Op{first, op},
-		Collective: &verdict.CollectiveCall{Comm: op.Comm, Call: k + 1},
+	return Problem{Kind: verdict.CollectiveMismatch, Ranks: []int{int(first.Rank), int(op.Rank)}, Ops: []*Op{first, op},
+		Collective: &verdict.CollectiveCall{Comm: int(op.Comm), Call: k + 1},
 		Message: fmt.Sprintf("collective call %d on %s: rank %d calls %s, rank %d calls %s: %s",
 			k+1, where, first.Rank, e.describe(first), op.Rank, e.describe(op), why)}
 }
@@ -491,7 +491,7 @@ func (e *Engine) Probe(call *Op) bool {
 	if !e.validSource(call) {
 		return true
 	}
-	e.noteComm(call.Comm, rk.id)
+	e.noteComm(int(call.Comm), rk.id)
 	if s := probeMatch(rk, call); s != nil {
 		probeStatus(call, s)
 		e.complete(call, rk.clock)
@@ -511,7 +511,7 @@ func (e *Engine) Iprobe(call *Op) {
 	if !e.validSource(call) {
 		return
 	}
-	e.noteComm(call.Comm, rk.id)
+	e.noteComm(int(call.Comm), rk.id)
 	found := probeMatch(rk, call)
 	if found != nil {
 		probeStatus(call, found)
@@ -534,11 +534,11 @@ func (e *Engine) validSource(op *Op) bool {
 		e.complete(op, e.ranks[op.Rank].clock)
 		return false
 	}
-	if op.Peer == trace.AnySource || (op.Peer >= 0 && op.Peer < len(e.ranks)) {
+	if op.Peer == trace.AnySource || (op.Peer >= 0 && int(op.Peer) < len(e.ranks)) {
 		return true
 	}
 	op.Err = trace.ErrInvalid
-	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 		Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, len(e.ranks)-1)})
 	e.complete(op, e.ranks[op.Rank].clock)
 	return false
@@ -554,7 +554,7 @@ func (e *Engine) probeArrived(dst *rank, send *Op, t int64) {
 	if !dst.probing {
 		return // (the rank's own flag: the call op's line is cold by now)
 	}
-	if p := dst.blockedIn; !p.done && envelopeMatches(send, p) {
+	if p := dst.blockedIn; p.bits&bitDone == 0 && envelopeMatches(send, p) {
 		probeStatus(p, send)
 		e.complete(p, t)
 	}

@@ -41,7 +41,7 @@ func runScript(e *sim.Engine, script [][]call) {
 func barrier(comm, count int, site uintptr, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, trace.OpBarrier)
-		op.Comm, op.Count, op.Site = comm, int64(count), site
+		op.Comm, op.Count, op.Site = int32(comm), int64(count), site
 		if got != nil {
 			*got = op
 		}
@@ -56,7 +56,7 @@ func compute(d int64) call {
 func send(peer, tag int) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, trace.OpSend)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = peer, tag, 8, 8, trace.Uint8
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = int32(peer), int32(tag), 8, 8, trace.Uint8
 		e.PostSend(op)
 		return e.BlockOn(op)
 	}
@@ -65,7 +65,7 @@ func send(peer, tag int) call {
 func recv(peer, tag int, site uintptr) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, trace.OpRecv)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Site = peer, tag, 8, 8, trace.Uint8, site
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype, op.Site = int32(peer), int32(tag), 8, 8, trace.Uint8, site
 		e.PostRecv(op)
 		return e.BlockOn(op)
 	}
@@ -74,7 +74,7 @@ func recv(peer, tag int, site uintptr) call {
 func probe(peer, tag int, site uintptr, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, trace.OpProbe)
-		op.Peer, op.Tag, op.Site = peer, tag, site
+		op.Peer, op.Tag, op.Site = int32(peer), int32(tag), site
 		*got = op
 		return e.Probe(op)
 	}

@@ -91,7 +91,7 @@ func typesDiffer(a, b *Op) bool {
 
 // reduceOp is the reduction op a collective call recorded (ReduceNone
 // for a call that is not a reduction or recorded none).
-func reduceOp(op *Op) trace.ReduceOp { return trace.ReduceOpOf(op.Kind, int32(op.Stream)) }
+func reduceOp(op *Op) trace.ReduceOp { return trace.ReduceOpOf(op.Kind, op.Stream()) }
 
 // reduceOpsDiffer reports whether two reduction calls certainly pass
 // different ops (MPI-3.1 sec. 5.9.1, above: "the same arguments for ...

@@ -18,7 +18,7 @@ import (
 func coll(kind trace.Op, n, root int, bytes int64, site uintptr, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = root, r, int64(n), bytes, site
+		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = int32(root), int32(r), int64(n), bytes, site
 		if got != nil {
 			*got = op
 		}
@@ -252,7 +252,7 @@ func TestCollectiveScanFollowsCommRanks(t *testing.T) {
 	scan := func(tag int, got **sim.Op) call {
 		return func(e *sim.Engine, r int) bool {
 			op := e.NewOp(r, trace.OpScan)
-			op.Peer, op.Tag, op.Comm, op.Count, op.Bytes = -1, tag, 5, 3, 4
+			op.Peer, op.Tag, op.Comm, op.Count, op.Bytes = -1, int32(tag), 5, 3, 4
 			*got = op
 			return e.Collective(op)
 		}
@@ -329,7 +329,7 @@ func TestMissedCollectiveOnKnownComm(t *testing.T) {
 	onComm := func(site uintptr) call {
 		return func(e *sim.Engine, r int) bool {
 			op := e.NewOp(r, trace.OpBcast)
-			op.Comm, op.Peer, op.Tag, op.Count, op.Bytes, op.Site = 3, 2, r-1, 3, 8, site
+			op.Comm, op.Peer, op.Tag, op.Count, op.Bytes, op.Site = 3, 2, int32(r-1), 3, 8, site
 			return e.Collective(op)
 		}
 	}

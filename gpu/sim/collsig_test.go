@@ -15,8 +15,9 @@ import (
 func typedColl(kind trace.Op, n, root int, bytes int64, dt trace.Dtype, red trace.ReduceOp, site uintptr) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = root, r, int64(n), bytes, site
-		op.Dtype, op.Stream = dt, int(red)
+		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = int32(root), int32(r), int64(n), bytes, site
+		op.Dtype = dt
+		op.SetStream(int32(red))
 		return e.Collective(op)
 	}
 }
@@ -150,5 +151,43 @@ func TestCollMismatchBehindTheFirst(t *testing.T) {
 		{compute(10000), typedColl(trace.OpAllreduce, 3, -1, 16, trace.Int32, sum, 3)}})
 	if ps := e.Problems(); len(ps) != 0 {
 		t.Errorf("members 1 and 2 agree: %+v", ps)
+	}
+}
+
+// TestCollSignatureOfAReleasedOp: the engine keeps its own copy of what
+// it compares a collective's later members with (the reduction op rides
+// out of line, in the op's opExt), so a first member whose op the driver
+// released and reused for its next call, as the trace driver does, is
+// still compared as it was called: two reductions that agree are no
+// mismatch.
+func TestCollSignatureOfAReleasedOp(t *testing.T) {
+	// reduce is rank r's Reduce of 2 int64s to rank 1 by red. Rank 0's
+	// first hands its op back, done, before the second: NewOp reuses it.
+	var prev *sim.Op
+	reduce := func(red trace.ReduceOp, site uintptr) call {
+		return func(e *sim.Engine, r int) bool {
+			if r == 0 && prev != nil {
+				if !prev.Done() {
+					t.Fatalf("rank 0's first Reduce not done when it calls the next")
+				}
+				e.Release(prev)
+			}
+			op := e.NewOp(r, trace.OpReduce)
+			if r == 0 {
+				if prev != nil && op != prev {
+					t.Fatalf("rank 0's second Reduce is a new op, not its first reused")
+				}
+				prev = op
+			}
+			op.Peer, op.Count, op.Bytes, op.Dtype, op.Site = 1, 2, 16, trace.Int64, site
+			op.SetStream(int32(red))
+			return e.Collective(op)
+		}
+	}
+	sum, max := reduce(trace.ReduceSum, 1), reduce(trace.ReduceMax, 2)
+	e := sim.New(sim.Config{Ranks: 2})
+	runScript(e, [][]call{{sum, max}, {compute(5000), sum, max}})
+	if e.Stuck() || len(e.Problems()) != 0 {
+		t.Fatalf("stuck %v, problems %+v; want a clean run", e.Stuck(), e.Problems())
 	}
 }

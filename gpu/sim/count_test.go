@@ -15,7 +15,7 @@ import (
 func sized(kind trace.Op, peer, count int, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Count, op.Bytes, op.Dtype = peer, int64(count), 4*int64(count), trace.Int32
+		op.Peer, op.Count, op.Bytes, op.Dtype = int32(peer), int64(count), 4*int64(count), trace.Int32
 		*got = op
 		if kind.IsSend() {
 			e.PostSend(op)
@@ -63,7 +63,7 @@ func TestNegativeCountInvalidCall(t *testing.T) {
 			runScript(e, c.script(&bad))
 			ps := e.Problems()
 			i := slices.IndexFunc(ps, func(p sim.Problem) bool { return p.Kind == verdict.InvalidCall })
-			if i < 0 || !slices.Equal(ps[i].Ranks, []int{bad.Rank}) || len(ps[i].Ops) != 1 || ps[i].Ops[0] != bad ||
+			if i < 0 || !slices.Equal(ps[i].Ranks, []int{int(bad.Rank)}) || len(ps[i].Ops) != 1 || ps[i].Ops[0] != bad ||
 				bad.Err != trace.ErrInvalid || !bad.Done() || !strings.Contains(ps[i].Message, "negative") {
 				t.Fatalf("problems %+v; bad op %+v", ps, bad)
 			}

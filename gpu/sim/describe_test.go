@@ -12,9 +12,11 @@ import (
 // function the program called, its ReduceOp, and src or dst).
 func TestDescribeIn(t *testing.T) {
 	torch := trace.TorchNames()
-	allreduce := &sim.Op{Rank: 0, Kind: trace.OpAllreduce, Stream: int(trace.ReduceSum), Bytes: 16, Peer: -1}
+	allreduce := &sim.Op{Rank: 0, Kind: trace.OpAllreduce, Bytes: 16, Peer: -1}
+	allreduce.SetStream(int32(trace.ReduceSum))
 	bcast := &sim.Op{Rank: 1, Kind: trace.OpBcast, Peer: 0, Bytes: 16}
-	reduce := &sim.Op{Rank: 1, Kind: trace.OpReduce, Peer: 1, Stream: int(trace.ReduceMax), Bytes: 8, Comm: 3}
+	reduce := &sim.Op{Rank: 1, Kind: trace.OpReduce, Peer: 1, Bytes: 8, Comm: 3}
+	reduce.SetStream(int32(trace.ReduceMax))
 	send := &sim.Op{Rank: 0, Kind: trace.OpSend, Peer: 1, Tag: 0, Bytes: 64}
 	isend := &sim.Op{Rank: 0, Kind: trace.OpStreamSend, Peer: 1, Bytes: 64, Comm: sim.CommStreams}
 	negative := &sim.Op{Rank: 0, Kind: trace.OpRecv, Peer: 1, Tag: 2, Count: -1, Bytes: -4}

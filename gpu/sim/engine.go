@@ -379,14 +379,11 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		// for the new op, zeroed: an op that had one (a wait's, a live
 		// run's message) is likely reused for another that needs one.
 		op.Rank, op.Peer, op.Tag, op.Comm, op.match, op.DoneT = 0, 0, 0, 0, nil, 0
-		op.Kind, op.Dtype, op.Mode, op.bits = 0, 0, 0, 0
-		op.done, op.eager, op.awaited, op.delivered = false, false, false, false
-		op.waited, op.released, op.kept, op.wildTaken = false, false, false, false
-		op.Forced, op.Flag, op.Dropped, op.Err = false, false, false, 0
-		op.MatchT, op.MatchRank, op.MatchSeq, op.Source = 0, 0, 0, 0
-		op.StatusTag, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
-		op.PostT, op.Req, op.Count, op.Site, op.Stream = 0, 0, 0, 0, 0
-		op.snap, op.ForcedSrc, op.anyAt = 0, 0, 0
+		op.Req, op.Kind, op.Dtype, op.Mode, op.Err = 0, 0, 0, 0, 0
+		op.Forced, op.Flag, op.Dropped, op.bits = false, false, false, 0
+		op.MatchRank, op.Source, op.StatusTag = 0, 0, 0
+		op.MatchSeq, op.StatusCnt, op.Bytes, op.Seq = 0, 0, 0, 0
+		op.PostT, op.Count, op.Site = 0, 0, 0
 		if x := op.ext; x != nil {
 			*x = opExt{}
 		}
@@ -412,7 +409,7 @@ func (e *Engine) newOp(r int, kind trace.Op) *Op {
 		e.slab = e.slab[1:]
 		e.opsMade++
 	}
-	op.Rank, op.Seq, op.Kind, op.PostT = r, rk.seq, kind, rk.clock
+	op.Rank, op.Seq, op.Kind, op.PostT = int32(r), rk.seq, kind, rk.clock
 	op.MatchRank, op.Source = trace.NoRank, trace.NoRank
 	rk.seq++
 	if e.nParked != 0 && !isPoll(kind) {
@@ -467,10 +464,10 @@ func (e *Engine) observePost(op *Op) {
 }
 
 func (e *Engine) complete(op *Op, t int64) {
-	if op.done {
+	if op.bits&bitDone != 0 {
 		return
 	}
-	op.done = true
+	op.bits |= bitDone
 	op.DoneT = t
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.Completed(op)
@@ -478,9 +475,9 @@ func (e *Engine) complete(op *Op, t int64) {
 	if op.bits&bitStream != 0 {
 		op.strm().opDone(e, op, t)
 	}
-	if op.awaited {
+	if op.bits&bitAwaited != 0 {
 		// The rank is blocked in a wait-all that counts on this op.
-		op.awaited = false
+		op.bits &^= bitAwaited
 		rk := &e.ranks[op.Rank]
 		if rk.waitLeft--; rk.waitLeft == 0 {
 			e.wake(rk, t)
@@ -503,14 +500,14 @@ func (e *Engine) waitSatisfied(rk *rank) bool {
 	switch rk.wait {
 	case waitAll:
 		for _, op := range rk.waitOn {
-			if !op.done {
+			if op.bits&bitDone == 0 {
 				return false
 			}
 		}
 		return true
 	case waitAny:
 		for _, op := range rk.waitOn {
-			if op.done {
+			if op.bits&bitDone != 0 {
 				return true
 			}
 		}
@@ -526,7 +523,7 @@ func (e *Engine) problem(p Problem) {
 		p.names = e.cfg.Names
 	}
 	for _, op := range p.Ops {
-		op.kept = true
+		op.bits |= bitKept
 	}
 	e.problems = append(e.problems, p)
 }
@@ -542,13 +539,13 @@ func (e *Engine) Release(op *Op) {
 	// caches unless they hold a buffer to let go.
 	// (A wildcard receive names the send it took, wildTaken: a replay
 	// compares it with the recording's choice after both ends completed.)
-	if !op.done || op.kept || op.wildTaken || op.bits&(bitActive|bitStream) != 0 {
+	if op.bits&bitDone == 0 || op.bits&(bitKept|bitWildTaken|bitActive|bitStream) != 0 {
 		return
 	}
-	if op.Kind.IsSend() && !op.delivered {
+	if op.Kind.IsSend() && op.bits&bitDelivered == 0 {
 		// An eager send completes before its transfer is over: the transfer
 		// releases it at its end (if it ever matches).
-		op.released = true
+		op.bits |= bitReleased
 		return
 	}
 	// The peer's match may still point here: nothing reads it once both ends
@@ -560,7 +557,7 @@ func (e *Engine) Release(op *Op) {
 	if op.bits&bitNoData == 0 && op.ext != nil {
 		op.ext.data, op.ext.reqs = nil, nil
 	}
-	op.done = false // a second Release of the same op is a no-op
+	op.bits &^= bitDone // a second Release of the same op is a no-op
 	e.pushFree(op)
 }
 

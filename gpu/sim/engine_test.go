@@ -66,7 +66,7 @@ func TestEngineReportsStuckWithoutGoroutines(t *testing.T) {
 		}
 		posted[r] = true
 		op := e.NewOp(r, trace.OpRecv)
-		op.Peer, op.Tag = 1-r, 5
+		op.Peer, op.Tag = int32(1-r), 5
 		e.PostRecv(op)
 		if e.BlockOn(op) {
 			t.Fatal("a receive with no sender completed")

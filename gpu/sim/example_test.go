@@ -40,7 +40,7 @@ func ExampleEngine_WillPost() {
 				kind = trace.OpIrecv
 			}
 			op := e.NewOp(r, kind)
-			op.Peer, op.Tag, op.Dtype, op.Count, op.Bytes = 1-r, tag, trace.Uint8, 8, 8
+			op.Peer, op.Tag, op.Dtype, op.Count, op.Bytes = int32(1-r), int32(tag), trace.Uint8, 8, 8
 			e.NewRequest(op)
 			if r == 0 {
 				e.PostSend(op)

@@ -16,14 +16,16 @@ func TestForcedAnySourceMatchesOnlyItsSource(t *testing.T) {
 	recv := func(forced bool) bool {
 		op := e.NewOp(0, trace.OpRecv)
 		op.Peer, op.Tag, op.Bytes = trace.AnySource, trace.AnyTag, 4
-		op.Forced, op.ForcedSrc = forced, 2
+		if forced {
+			op.Force(2)
+		}
 		recvs = append(recvs, op)
 		e.PostRecv(op)
 		return e.BlockOn(op)
 	}
 	send := func(r int) bool {
 		op := e.NewOp(r, trace.OpSend)
-		op.Peer, op.Tag, op.Bytes = 0, r, 4
+		op.Peer, op.Tag, op.Bytes = 0, int32(r), 4
 		e.PostSend(op)
 		return e.BlockOn(op)
 	}

@@ -25,7 +25,7 @@ func freeReq(got **sim.Op) call {
 func dataMsg(kind trace.Op, peer, tag int, data []byte, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = peer, tag, 8, 8, trace.Uint8
+		op.Peer, op.Tag, op.Bytes, op.Count, op.Dtype = int32(peer), int32(tag), 8, 8, trace.Uint8
 		op.SetData(data)
 		*got = op
 		nonblocking := kind != trace.OpSend && kind != trace.OpRecv

@@ -16,7 +16,7 @@ import (
 func icoll(kind trace.Op, n, root int, bytes int64, site uintptr, got **sim.Op) call {
 	return func(e *sim.Engine, r int) bool {
 		op := e.NewOp(r, kind)
-		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = root, r, int64(n), bytes, site
+		op.Peer, op.Tag, op.Count, op.Bytes, op.Site = int32(root), int32(r), int64(n), bytes, site
 		*got = op
 		e.NewRequest(op)
 		return e.Icollective(op)

@@ -90,7 +90,7 @@ func (e *Engine) Unanswered(call *Op, ops []*Op) bool {
 	call.SetReqs(ops)
 	e.complete(call, rk.clock)
 	for _, op := range ops {
-		if !op.done {
+		if op.bits&bitDone == 0 {
 			return e.polled(rk, call, ops)
 		}
 	}
@@ -125,7 +125,7 @@ func pollPending(rk *rank) []*Op {
 	}
 	var out []*Op
 	for _, op := range rk.waitOn {
-		if !op.done {
+		if op.bits&bitDone == 0 {
 			out = append(out, op)
 		}
 	}

@@ -45,19 +45,19 @@ const noSource = math.MinInt
 // recvKey files a posted receive: every receive of one key accepts the same
 // sends. A forced AnySource receive accepts its forced source only.
 func recvKey(r *Op) envKey {
-	src := r.Peer
+	src := int(r.Peer)
 	if r.Forced {
-		if src == trace.AnySource || src == int(r.ForcedSrc) {
-			src = int(r.ForcedSrc)
+		if src == trace.AnySource || src == int(r.ForcedSrc()) {
+			src = int(r.ForcedSrc())
 		} else {
 			src = noSource
 		}
 	}
-	return envKey{src, r.Tag, r.Comm}
+	return envKey{src, int(r.Tag), int(r.Comm)}
 }
 
 // sendKey files an arrived send.
-func sendKey(s *Op) envKey { return envKey{s.Rank, s.Tag, s.Comm} }
+func sendKey(s *Op) envKey { return envKey{int(s.Rank), int(s.Tag), int(s.Comm)} }
 
 // matchIndex holds a queue's entries in a doubly linked list in queue order
 // (each with its order number) and, per key, a FIFO of the entries of that
@@ -374,7 +374,7 @@ func (e *Engine) newIndex() *matchIndex {
 // postedFor returns the node of the earliest receive of the indexed posted
 // queue that accepts send (id 0 if none).
 func postedFor(ix *matchIndex, send *Op) found {
-	k := envKey{send.Rank, send.Tag, send.Comm}
+	k := envKey{int(send.Rank), int(send.Tag), int(send.Comm)}
 	best := found{k: k}
 	best.id, best.f = ix.head(k)
 	better := func(k envKey) {
@@ -383,13 +383,13 @@ func postedFor(ix *matchIndex, send *Op) found {
 		}
 	}
 	if ix.anySrc > 0 {
-		better(envKey{trace.AnySource, send.Tag, send.Comm})
+		better(envKey{trace.AnySource, int(send.Tag), int(send.Comm)})
 	}
 	if ix.anyTag > 0 {
-		better(envKey{send.Rank, trace.AnyTag, send.Comm})
+		better(envKey{int(send.Rank), trace.AnyTag, int(send.Comm)})
 	}
 	if ix.anyBoth > 0 {
-		better(envKey{trace.AnySource, trace.AnyTag, send.Comm})
+		better(envKey{trace.AnySource, trace.AnyTag, int(send.Comm)})
 	}
 	return best
 }

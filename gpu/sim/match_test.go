@@ -92,11 +92,11 @@ func collect(q *matchQueue) []*Op {
 }
 
 func sendOp(seq uint64, src, tag, comm int) *Op {
-	return &Op{Kind: trace.OpIsend, Rank: src, Seq: seq, Peer: 0, Tag: tag, Comm: comm}
+	return &Op{Kind: trace.OpIsend, Rank: int32(src), Seq: seq, Peer: 0, Tag: int32(tag), Comm: int32(comm)}
 }
 
 func recvOp(seq uint64, src, tag, comm int) *Op {
-	return &Op{Kind: trace.OpIrecv, Rank: 0, Seq: seq, Peer: src, Tag: tag, Comm: comm}
+	return &Op{Kind: trace.OpIrecv, Rank: 0, Seq: seq, Peer: int32(src), Tag: int32(tag), Comm: int32(comm)}
 }
 
 func name(op *Op) string {
@@ -183,7 +183,7 @@ func agreesWithLinear(t *testing.T, ranks int, shape func(*rand.Rand) (srcs, tag
 				if rng.Float64() < 0.03 {
 					// Forced, as check forces an AnySource receive (and,
 					// rarely, a forced receive naming another source).
-					r.Forced, r.ForcedSrc = true, int32(rng.IntN(srcs))
+					r.Force(int32(rng.IntN(srcs)))
 					if rng.Float64() < 0.7 {
 						r.Peer = trace.AnySource
 					}
@@ -322,7 +322,7 @@ func TestIndexedForcedReceive(t *testing.T) {
 	q.deliver(s1)
 	q.deliver(s2)
 	r := recvOp(3, trace.AnySource, 4, 0)
-	r.Forced, r.ForcedSrc = true, 3
+	r.Force(3)
 	if got := q.post(r); got != s2 {
 		t.Fatalf("forced receive took %s, want %s", name(got), name(s2))
 	}

@@ -75,7 +75,7 @@ func (op *Op) notePayload() {
 // are checked before its peer, so MPI_PROC_NULL is no exception.
 func (e *Engine) negativeCount(op *Op, t int64) {
 	op.Err = trace.ErrInvalid
-	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+	e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 		Message: fmt.Sprintf("rank %d: %s: a count is never negative", op.Rank, e.describe(op))})
 	e.complete(op, t)
 }
@@ -90,20 +90,20 @@ func (e *Engine) postSend(op *Op, t int64) {
 		e.complete(op, t)
 		return
 	}
-	if op.Peer < 0 || op.Peer >= len(e.ranks) {
+	if op.Peer < 0 || int(op.Peer) >= len(e.ranks) {
 		op.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: %s to rank %d, but the world has ranks 0..%d", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, len(e.ranks)-1)})
 		e.complete(op, t)
 		return
 	}
-	e.noteComm(op.Comm, op.Rank)
+	e.noteComm(int(op.Comm), int(op.Rank))
 	dst := &e.ranks[op.Peer]
 	switch {
 	case op.Comm == CommStreams:
 		// NCCL sends block the stream until the peer's recv runs: never eager.
 	case op.Mode == Buffered:
-		op.eager = true
+		op.bits |= bitEager
 		if e.bsend != nil {
 			e.bsendPost(op) // bsend.go
 		}
@@ -112,16 +112,16 @@ func (e *Engine) postSend(op *Op, t int64) {
 	case op.Mode == Ready:
 		if !e.recvPosted(dst, op) {
 			op.Err = trace.ErrReadyNoRecv
-			e.problem(Problem{Kind: verdict.ReadyWithoutRecv, Ranks: []int{op.Rank, op.Peer}, Ops: []*Op{op},
+			e.problem(Problem{Kind: verdict.ReadyWithoutRecv, Ranks: []int{int(op.Rank), int(op.Peer)}, Ops: []*Op{op},
 				Message: fmt.Sprintf("rank %d: ready send (%s) to rank %d tag %d, but rank %d had not posted a matching receive", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, op.Tag, op.Peer)})
 		}
-		op.eager = op.Bytes <= e.eager && !e.sync
+		op.set(bitEager, op.Bytes <= e.eager && !e.sync)
 	default:
-		op.eager = !e.sync && op.Bytes <= e.eager
+		op.set(bitEager, !e.sync && op.Bytes <= e.eager)
 	}
 	var delay int64
 	if e.cfg.Faults != nil {
-		a := e.cfg.Faults.Message(faults.Message{Src: op.Rank, Dst: op.Peer, Tag: op.Tag, Op: op.Kind.String(), Bytes: op.Bytes, Seq: op.Seq})
+		a := e.cfg.Faults.Message(faults.Message{Src: int(op.Rank), Dst: int(op.Peer), Tag: int(op.Tag), Op: op.Kind.String(), Bytes: op.Bytes, Seq: op.Seq})
 		delay = int64(a.Delay)
 		op.Dropped = a.Drop
 		if delay != 0 {
@@ -129,7 +129,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 			op.bits |= bitDelay
 		}
 	}
-	if op.eager {
+	if op.bits&bitEager != 0 {
 		e.keepSnapshot(op)
 		e.complete(op, t) // eager sends complete locally
 	}
@@ -139,7 +139,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 	arrive := t + delay
 	var q *transit
 	if dst.nTransit > 0 {
-		q = dst.inTransit[op.Rank]
+		q = dst.inTransit[int(op.Rank)]
 	}
 	if q != nil && !q.empty() && q.last > arrive {
 		// Non-overtaking: never before an earlier message of the same pair.
@@ -157,7 +157,7 @@ func (e *Engine) postSend(op *Op, t int64) {
 			dst.inTransit = map[int]*transit{}
 		}
 		q = &transit{}
-		dst.inTransit[op.Rank] = q
+		dst.inTransit[int(op.Rank)] = q
 	}
 	q.push(op)
 	q.last = arrive
@@ -203,37 +203,37 @@ func (e *Engine) keepSnapshot(op *Op) {
 	}
 	c := append([]byte(nil), op.Data()...)
 	if n := len(e.freeSnaps); n > 0 {
-		op.snap = e.freeSnaps[n-1]
+		op.ext.snap = e.freeSnaps[n-1]
 		e.freeSnaps = e.freeSnaps[:n-1]
-		e.snaps[op.snap-1] = c
+		e.snaps[op.ext.snap-1] = c
 		return
 	}
 	e.snaps = append(e.snaps, c)
-	op.snap = int32(len(e.snaps))
+	op.ext.snap = int32(len(e.snaps))
 }
 
 // snapshot returns the eager copy of op's payload (nil if none).
 func (e *Engine) snapshot(op *Op) []byte {
-	if op.snap == 0 {
+	if op.ext == nil || op.ext.snap == 0 {
 		return nil
 	}
-	return e.snaps[op.snap-1]
+	return e.snaps[op.ext.snap-1]
 }
 
 // dropSnapshot lets the eager copy of op's payload go.
 func (e *Engine) dropSnapshot(op *Op) {
-	if op.snap == 0 {
+	if op.ext == nil || op.ext.snap == 0 {
 		return
 	}
-	e.snaps[op.snap-1] = nil
-	e.freeSnaps = append(e.freeSnaps, op.snap)
-	op.snap = 0
+	e.snaps[op.ext.snap-1] = nil
+	e.freeSnaps = append(e.freeSnaps, op.ext.snap)
+	op.ext.snap = 0
 }
 
 // arrive handles the envelope arrival event of the oldest in-transit send of a pair.
 func (e *Engine) arrive(ev *Op) {
 	dst := &e.ranks[ev.Peer]
-	op := dst.inTransit[ev.Rank].pop()
+	op := dst.inTransit[int(ev.Rank)].pop()
 	dst.nTransit--
 	if op.Flag && e.arrivedWithdrawn(op) {
 		return // cancelled on its way (cancel.go)
@@ -280,9 +280,9 @@ func (e *Engine) postRecv(op *Op, t int64) {
 		e.complete(op, t)
 		return
 	}
-	if op.Peer != trace.AnySource && (op.Peer < 0 || op.Peer >= len(e.ranks)) {
+	if op.Peer != trace.AnySource && (op.Peer < 0 || int(op.Peer) >= len(e.ranks)) {
 		op.Err = trace.ErrInvalid
-		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{op.Rank}, Ops: []*Op{op},
+		e.problem(Problem{Kind: verdict.InvalidCall, Ranks: []int{int(op.Rank)}, Ops: []*Op{op},
 			Message: fmt.Sprintf("rank %d: %s from rank %d, but the world has ranks 0..%d", op.Rank, e.cfg.Names.Op(op.Kind), op.Peer, len(e.ranks)-1)})
 		e.complete(op, t)
 		return
@@ -294,7 +294,7 @@ func (e *Engine) postRecv(op *Op, t int64) {
 			b[i] = 0xA5
 		}
 	}
-	e.noteComm(op.Comm, op.Rank)
+	e.noteComm(int(op.Comm), int(op.Rank))
 	rk := &e.ranks[op.Rank]
 	q := &rk.unexpected
 	for i, s := range q.list { // (empty while indexed)
@@ -318,28 +318,38 @@ func (e *Engine) postRecv(op *Op, t int64) {
 	}
 }
 
+// noteMatchT keeps t as op's match time (MatchT) for an Observer; without
+// one nothing reads it, and an op keeps no opExt for it.
+func (e *Engine) noteMatchT(op *Op, t int64) {
+	if e.cfg.Observer != nil {
+		op.x().matchT = t
+	}
+}
+
 // match pairs a send and a receive at virtual time t and schedules the transfer.
 func (e *Engine) match(s, r *Op, t int64) {
 	s.match, r.match = r, s
-	s.MatchT, r.MatchT = t, t
+	e.noteMatchT(s, t)
+	e.noteMatchT(r, t)
 	s.MatchRank, s.MatchSeq = r.Rank, r.Seq
 	r.MatchRank, r.MatchSeq = s.Rank, s.Seq
 	r.Source, r.StatusTag = s.Rank, s.Tag
-	if s.wildTaken = r.Peer == trace.AnySource; s.wildTaken {
+	s.set(bitWildTaken, r.Peer == trace.AnySource)
+	if r.Peer == trace.AnySource {
 		e.noteWild(s, r)
 	}
 	if r.Dtype != trace.DtypeNone && s.Dtype != trace.DtypeNone && r.Dtype != s.Dtype {
 		r.Err = trace.ErrTypeMismatch
-		e.problem(Problem{Kind: verdict.TypeMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
+		e.problem(Problem{Kind: verdict.TypeMismatch, Ranks: []int{int(s.Rank), int(r.Rank)}, Ops: []*Op{s, r},
 			Message: fmt.Sprintf("rank %d sent %d %s, rank %d receives %s", s.Rank, s.Count, s.Dtype, r.Rank, r.Dtype)})
 	}
 	if s.Comm == CommStreams && s.Count != r.Count && r.Err == trace.ErrNone {
 		r.Err = trace.ErrCountMismatch
-		e.problem(Problem{Kind: verdict.CountMismatch, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
+		e.problem(Problem{Kind: verdict.CountMismatch, Ranks: []int{int(s.Rank), int(r.Rank)}, Ops: []*Op{s, r},
 			Message: fmt.Sprintf("rank %d sends %d elements, rank %d receives %d: stream send and recv counts must agree", s.Rank, s.Count, r.Rank, r.Count)})
 	} else if s.Bytes > r.Bytes && s.Comm != CommStreams {
 		r.Err = trace.ErrTruncate
-		e.problem(Problem{Kind: verdict.Truncation, Ranks: []int{s.Rank, r.Rank}, Ops: []*Op{s, r},
+		e.problem(Problem{Kind: verdict.Truncation, Ranks: []int{int(s.Rank), int(r.Rank)}, Ops: []*Op{s, r},
 			Message: fmt.Sprintf("rank %d sent %d bytes, rank %d's receive buffer holds %d", s.Rank, s.Bytes, r.Rank, r.Bytes)})
 	}
 	n := min(s.Bytes, r.Bytes)
@@ -351,12 +361,12 @@ func (e *Engine) match(s, r *Op, t int64) {
 	}
 	// The receiver gets the send buffer as posted when it was copied then, or
 	// when the sender is blocked in its call: its code cannot have written it.
-	if s.eager || s.HostBlocked() || (!e.mutate && e.inPost == s) {
+	if s.bits&bitEager != 0 || s.HostBlocked() || (!e.mutate && e.inPost == s) {
 		r.bits |= bitFromPost
 	}
 	// (What follows reads lines 0 and 1 of s and r alone, unless they carry
 	// a payload or a delay: see Op.)
-	if s.eager {
+	if s.bits&bitEager != 0 {
 		// The data travelled with the envelope; it lands one transfer after
 		// the post. Under mutate it is written at the receive's completion,
 		// the latest legal moment, so a read before Wait cannot see it.
@@ -383,20 +393,20 @@ func (e *Engine) match(s, r *Op, t int64) {
 func (e *Engine) transferDone(r *Op) {
 	s := r.match
 	switch {
-	case e.mutate && s.eager:
+	case e.mutate && s.bits&bitEager != 0:
 		copyPayload(r.Data(), e.snapshot(s), min(s.Bytes, r.Bytes))
 		e.dropSnapshot(s)
 	case e.mutate:
 		// Latest legal moment: the send completes now, so its buffer is read now.
 		copyPayload(r.Data(), s.Data(), min(s.Bytes, r.Bytes))
 	}
-	s.delivered = true
+	s.bits |= bitDelivered
 	if e.bsend != nil && s.Mode == Buffered {
 		e.bsendFreed(s) // bsend.go
 	}
 	e.complete(r, e.now)
 	e.complete(s, e.now)
-	if s.released {
+	if s.bits&bitReleased != 0 {
 		e.Release(s)
 	}
 }

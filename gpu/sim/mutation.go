@@ -20,6 +20,6 @@ func InFlightMutation(names *trace.Names, send *Op) Problem {
 	if send.Kind.IsNonblockingCollective() {
 		buffer = "the send buffer" // (MPI-3.1 sec. 5.12)
 	}
-	return Problem{Kind: verdict.InFlightMutation, Ranks: []int{send.Rank}, Ops: []*Op{send}, names: names,
+	return Problem{Kind: verdict.InFlightMutation, Ranks: []int{int(send.Rank)}, Ops: []*Op{send}, names: names,
 		Message: fmt.Sprintf("rank %d: %s of %s was written between the call and its completion (hash at post != hash at completion): wait for the request before writing the buffer", send.Rank, buffer, DescribeIn(names, send))}
 }

@@ -9,33 +9,27 @@ import (
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
-// TestOpLayout pins the layout Op's doc promises: four whole cache lines;
+// TestOpLayout pins the layout Op's doc promises: two whole cache lines;
 // in the first, the envelope and all that the visits after the match
 // (transfer done, completion, wait, release) read or write; in the second,
-// the rest of what a match touches; in the third, the rest of what a
-// replay's post writes; nothing of those in the last.
+// the rest of what a match and a replay's post write.
 func TestOpLayout(t *testing.T) {
 	var op Op
-	if n := unsafe.Sizeof(op); n != 192 {
-		t.Fatalf("an Op is %d bytes, want 192", n)
+	if n := unsafe.Sizeof(op); n != 128 {
+		t.Fatalf("an Op is %d bytes, want 128", n)
 	}
 	lines := []map[string]uintptr{{
 		"Rank": unsafe.Offsetof(op.Rank), "Peer": unsafe.Offsetof(op.Peer), "Tag": unsafe.Offsetof(op.Tag),
 		"Comm": unsafe.Offsetof(op.Comm), "match": unsafe.Offsetof(op.match), "DoneT": unsafe.Offsetof(op.DoneT),
-		"Kind": unsafe.Offsetof(op.Kind), "Dtype": unsafe.Offsetof(op.Dtype), "Mode": unsafe.Offsetof(op.Mode),
-		"bits": unsafe.Offsetof(op.bits), "done": unsafe.Offsetof(op.done), "eager": unsafe.Offsetof(op.eager),
-		"awaited": unsafe.Offsetof(op.awaited), "delivered": unsafe.Offsetof(op.delivered),
-		"waited": unsafe.Offsetof(op.waited), "released": unsafe.Offsetof(op.released), "kept": unsafe.Offsetof(op.kept),
-		"wildTaken": unsafe.Offsetof(op.wildTaken), "Forced": unsafe.Offsetof(op.Forced), "Flag": unsafe.Offsetof(op.Flag),
+		"Req": unsafe.Offsetof(op.Req), "Kind": unsafe.Offsetof(op.Kind), "Dtype": unsafe.Offsetof(op.Dtype),
+		"Mode": unsafe.Offsetof(op.Mode), "Err": unsafe.Offsetof(op.Err), "Forced": unsafe.Offsetof(op.Forced),
+		"Flag": unsafe.Offsetof(op.Flag), "Dropped": unsafe.Offsetof(op.Dropped), "bits": unsafe.Offsetof(op.bits),
+		"MatchRank": unsafe.Offsetof(op.MatchRank), "Source": unsafe.Offsetof(op.Source),
+		"StatusTag": unsafe.Offsetof(op.StatusTag),
 	}, {
-		"MatchT": unsafe.Offsetof(op.MatchT), "MatchRank": unsafe.Offsetof(op.MatchRank),
-		"MatchSeq": unsafe.Offsetof(op.MatchSeq), "Source": unsafe.Offsetof(op.Source),
-		"StatusTag": unsafe.Offsetof(op.StatusTag), "StatusCnt": unsafe.Offsetof(op.StatusCnt),
-		"Bytes": unsafe.Offsetof(op.Bytes), "Seq": unsafe.Offsetof(op.Seq),
-	}, {
-		"PostT": unsafe.Offsetof(op.PostT), "Req": unsafe.Offsetof(op.Req), "Count": unsafe.Offsetof(op.Count),
-		"Site": unsafe.Offsetof(op.Site), "Stream": unsafe.Offsetof(op.Stream), "ext": unsafe.Offsetof(op.ext),
-		"snap": unsafe.Offsetof(op.snap), "ForcedSrc": unsafe.Offsetof(op.ForcedSrc), "anyAt": unsafe.Offsetof(op.anyAt),
+		"MatchSeq": unsafe.Offsetof(op.MatchSeq), "StatusCnt": unsafe.Offsetof(op.StatusCnt),
+		"Bytes": unsafe.Offsetof(op.Bytes), "Seq": unsafe.Offsetof(op.Seq), "PostT": unsafe.Offsetof(op.PostT),
+		"Count": unsafe.Offsetof(op.Count), "Site": unsafe.Offsetof(op.Site), "ext": unsafe.Offsetof(op.ext),
 	}}
 	for want, fields := range lines {
 		for name, off := range fields {
@@ -60,7 +54,7 @@ func fillOp(t *testing.T, op *Op, from, to uintptr) {
 		switch v.Kind() {
 		case reflect.Int, reflect.Int32, reflect.Int64:
 			v.SetInt(1)
-		case reflect.Uint8, reflect.Uint64, reflect.Uintptr:
+		case reflect.Uint8, reflect.Uint16, reflect.Uint64, reflect.Uintptr:
 			v.SetUint(1)
 		case reflect.Bool:
 			v.SetBool(true)
@@ -152,5 +146,28 @@ func TestBigEnginesTakeHugePages(t *testing.T) {
 	advised, err := hugepage.Advised(uintptr(unsafe.Pointer(last)))
 	if want := hugepage.Kernel(); advised != want || want && err != nil {
 		t.Errorf("op %d on advised memory: %v (%v), want %v", e.opsMade, advised, err, want)
+	}
+}
+
+// TestCopyKeepsWhatReportsRead: a copy kept for a report has the stream id
+// (a reduction's operator), the forced source and the match time of the
+// original, though they live out of line, and none of its buffer,
+// requests or stream, which the original's next use changes.
+func TestCopyKeepsWhatReportsRead(t *testing.T) {
+	op := &Op{Rank: 1, Kind: trace.OpIrecv}
+	op.SetStream(int32(trace.ReduceMax))
+	op.Force(3)
+	op.SetData([]byte{1})
+	op.SetReqs([]*Op{op})
+	op.x().matchT = 42
+	c := op.Copy()
+	if c.Stream() != int32(trace.ReduceMax) || !c.Forced || c.ForcedSrc() != 3 || c.MatchT() != 42 {
+		t.Errorf("copy: stream %d, forced %v from %d, matched at %d; want %d, true from 3, 42", c.Stream(), c.Forced, c.ForcedSrc(), c.MatchT(), trace.ReduceMax)
+	}
+	if c.Data() != nil || c.Reqs() != nil || c.ext == op.ext {
+		t.Errorf("copy shares the original's opExt or keeps its data %v, reqs %v", c.Data(), c.Reqs())
+	}
+	if plain := (&Op{Rank: 1}).Copy(); plain.ext != nil {
+		t.Errorf("a copy of an op with nothing out of line has an opExt")
 	}
 }

@@ -160,7 +160,7 @@ func Ref(op *Op, site SiteFunc) verdict.OpRef { return RefIn(nil, op, site) }
 
 // RefIn is Ref in the vocabulary names (see DescribeIn).
 func RefIn(names *trace.Names, op *Op, site SiteFunc) verdict.OpRef {
-	r := verdict.OpRef{Rank: op.Rank, Seq: op.Seq, Op: names.Op(op.Kind), Peer: op.Peer, Tag: op.Tag, Call: DescribeIn(names, op)}
+	r := verdict.OpRef{Rank: int(op.Rank), Seq: op.Seq, Op: names.Op(op.Kind), Peer: int(op.Peer), Tag: int(op.Tag), Call: DescribeIn(names, op)}
 	if site != nil {
 		r.Site = site(op.Site)
 	}
@@ -244,7 +244,7 @@ func (e *Engine) stuckProblem() Problem {
 			}
 		default:
 			for _, op := range rk.waitOn {
-				if !op.done {
+				if op.bits&bitDone == 0 {
 					bl.Pending = append(bl.Pending, op)
 				}
 			}
@@ -260,8 +260,8 @@ func (e *Engine) stuckProblem() Problem {
 						bl.WaitsOn = append(bl.WaitsOn, o.id)
 					}
 				}
-			} else if op.Peer >= 0 && op.Peer < len(e.ranks) {
-				bl.WaitsOn = append(bl.WaitsOn, op.Peer)
+			} else if op.Peer >= 0 && int(op.Peer) < len(e.ranks) {
+				bl.WaitsOn = append(bl.WaitsOn, int(op.Peer))
 			}
 		}
 		slices.Sort(bl.WaitsOn)
@@ -355,7 +355,7 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 				return fmt.Sprintf("rank %d sent tag %d to rank %d; rank %d waits for %s", s.Rank, s.Tag, op.Rank, op.Rank, e.describe(op)), false
 			}
 		}
-		if op.Peer >= 0 && op.Peer < len(e.ranks) {
+		if op.Peer >= 0 && int(op.Peer) < len(e.ranks) {
 			for i := range e.ranks {
 				rk := &e.ranks[i]
 				for s := range rk.unexpected.all {
@@ -370,11 +370,11 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 		// first, else any (see otherComm).
 		if s := otherComm(me.unexpected.all, op, func(s *Op) bool { return op.Peer == trace.AnySource || s.Rank == op.Peer }); s != nil {
 			return fmt.Sprintf("rank %d sent tag %d to rank %d on %s; rank %d waits for %s on %s, and a message matches only a receive on its own communicator",
-				s.Rank, s.Tag, op.Rank, commName(s.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
+				s.Rank, s.Tag, op.Rank, commName(int(s.Comm)), op.Rank, e.describe(op), commName(int(op.Comm))), true
 		}
 		return "", false
 	}
-	if op.Kind.IsSend() && op.Peer >= 0 && op.Peer < len(e.ranks) {
+	if op.Kind.IsSend() && op.Peer >= 0 && int(op.Peer) < len(e.ranks) {
 		dst := &e.ranks[op.Peer]
 		for r := range dst.posted.all {
 			if r.Comm == op.Comm {
@@ -383,7 +383,7 @@ func (e *Engine) candidate(op *Op) (c string, other bool) {
 		}
 		if r := otherComm(dst.posted.all, op, func(r *Op) bool { return r.Peer == trace.AnySource || r.Peer == op.Rank }); r != nil {
 			return fmt.Sprintf("rank %d posted %s on %s; rank %d sends %s on %s, and a message matches only a receive on its own communicator",
-				r.Rank, e.describe(r), commName(r.Comm), op.Rank, e.describe(op), commName(op.Comm)), true
+				r.Rank, e.describe(r), commName(int(r.Comm)), op.Rank, e.describe(op), commName(int(op.Comm))), true
 		}
 		if dst.state == stateDone {
 			return fmt.Sprintf("rank %d sends %s, but rank %d has finished without receiving it", op.Rank, e.describe(op), dst.id), false
@@ -403,9 +403,9 @@ func (e *Engine) unstartedFor(op *Op) string {
 		u := &e.cfg.Unstarted[i]
 		var req, verb string
 		switch {
-		case receives(op.Kind) && u.Op.IsSend() && u.Peer == op.Rank && Accepts(op.Peer, op.Tag, op.Comm, u.Rank, u.Tag, u.Comm):
+		case receives(op.Kind) && u.Op.IsSend() && u.Peer == int(op.Rank) && Accepts(int(op.Peer), int(op.Tag), int(op.Comm), u.Rank, u.Tag, u.Comm):
 			req, verb = fmt.Sprintf("to rank %d tag %d", u.Peer, u.Tag), "sends"
-		case op.Kind.IsSend() && u.Op.IsRecv() && u.Rank == op.Peer && Accepts(u.Peer, u.Tag, u.Comm, op.Rank, op.Tag, op.Comm):
+		case op.Kind.IsSend() && u.Op.IsRecv() && u.Rank == int(op.Peer) && Accepts(u.Peer, u.Tag, u.Comm, int(op.Rank), int(op.Tag), int(op.Comm)):
 			req, verb = fmt.Sprintf("from rank %d", u.Peer), "receives"
 			if u.Peer == trace.AnySource {
 				req = "from any rank"
@@ -475,13 +475,13 @@ func (e *Engine) noteWild(s, r *Op) {
 	if rk.wildFrom == nil {
 		rk.wildFrom = make([]wildMatch, len(e.ranks))
 	}
-	rk.wildFrom[s.Rank] = wildMatch{recv: r, seq: r.Seq, tag: s.Tag, comm: s.Comm, sendKind: s.Kind}
+	rk.wildFrom[s.Rank] = wildMatch{recv: r, seq: r.Seq, tag: int(s.Tag), comm: int(s.Comm), sendKind: s.Kind}
 }
 
 // took returns the receive w names, nil if none or if its op has been
 // reused since.
 func (w *wildMatch) took(rank int) *Op {
-	if r := w.recv; r != nil && r.Rank == rank && r.Seq == w.seq && r.Peer == trace.AnySource {
+	if r := w.recv; r != nil && int(r.Rank) == rank && r.Seq == w.seq && r.Peer == trace.AnySource {
 		return r
 	}
 	return nil
@@ -502,18 +502,18 @@ func (e *Engine) wildTook(op *Op) (string, *Op) {
 	}
 	// The senders whose message op would take: its source, or (a receive
 	// from any source itself) each, in rank order.
-	lo, hi := op.Peer, op.Peer+1
+	lo, hi := int(op.Peer), int(op.Peer)+1
 	if op.Peer == trace.AnySource {
 		lo, hi = 0, len(me.wildFrom)
 	}
 	for src := max(lo, 0); src < min(hi, len(me.wildFrom)); src++ {
 		w := &me.wildFrom[src]
-		wr := w.took(op.Rank)
-		if wr == nil || !Accepts(op.Peer, op.Tag, op.Comm, src, w.tag, w.comm) {
+		wr := w.took(int(op.Rank))
+		if wr == nil || !Accepts(int(op.Peer), int(op.Tag), int(op.Comm), src, w.tag, w.comm) {
 			continue
 		}
 		for u := range me.unexpected.all {
-			if u.Rank != src && Accepts(wr.Peer, wr.Tag, wr.Comm, u.Rank, u.Tag, u.Comm) {
+			if int(u.Rank) != src && Accepts(int(wr.Peer), int(wr.Tag), int(wr.Comm), int(u.Rank), int(u.Tag), int(u.Comm)) {
 				c := wr.Copy()
 				return fmt.Sprintf("rank %d's %s (op %d) took rank %d's %s tag %d, the message rank %d's %s waits for, while rank %d's message tag %d, which it accepts too, waits unreceived: had it taken that one, both would have matched (which message a wildcard receive takes is a race, and it decided this)",
 					op.Rank, e.describe(wr), wr.Seq, src, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &c
@@ -617,8 +617,8 @@ func (e *Engine) missedWhileStuck(blocked []Blocked) (Problem, bool) {
 			if in == nil {
 				continue
 			}
-			if missed := e.missedBy(op.Comm, e.comms[op.Comm], in); len(missed) > 0 {
-				p := e.missingProblem(op.Comm, k, in, missed)
+			if missed := e.missedBy(int(op.Comm), e.comms[int(op.Comm)], in); len(missed) > 0 {
+				p := e.missingProblem(int(op.Comm), k, in, missed)
 				p.Blocked = blocked
 				return p, true
 			}

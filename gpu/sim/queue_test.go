@@ -64,7 +64,7 @@ func TestEventQueuePopsInTimeThenTieOrder(t *testing.T) {
 			if x.kind == evResume {
 				x.rank = i
 			} else {
-				x.op = &Op{Rank: i}
+				x.op = &Op{Rank: int32(i)}
 			}
 			qpush(&q, x)
 			ref = append(ref, x)
@@ -274,9 +274,9 @@ func BenchmarkCompletionsAllToAll(b *testing.B) {
 					if ops[r] == nil {
 						for k := 1; k < 2*n-1; k++ {
 							op := e.NewOp(r, trace.OpIsend)
-							op.Peer, op.Bytes = (r+k)%n, 64
+							op.Peer, op.Bytes = int32((r+k)%n), 64
 							if k >= n {
-								op.Kind, op.Peer = trace.OpIrecv, (r-k+2*n-1)%n
+								op.Kind, op.Peer = trace.OpIrecv, int32((r-k+2*n-1)%n)
 							}
 							e.NewRequest(op)
 							if k < n {

@@ -46,6 +46,13 @@ func exchangeScript(ranks int, seed uint64) [][]post {
 	return script
 }
 
+// nopObserver observes nothing; an engine with an Observer keeps match
+// times (Op.MatchT).
+type nopObserver struct{}
+
+func (nopObserver) Posted(*sim.Op)    {}
+func (nopObserver) Completed(*sim.Op) {}
+
 // kindOf is the op of a post of the script.
 func kindOf(p post) trace.Op {
 	if p.send {
@@ -60,7 +67,8 @@ func kindOf(p post) trace.Op {
 // op's outcome.
 func exchangeRun(t *testing.T, script [][]post, seed uint64, forecast func(e *sim.Engine, r int, s []post, i int)) string {
 	t.Helper()
-	e := sim.New(sim.Config{Ranks: len(script), Seed: seed, Latency: time.Microsecond, EagerLimit: 16})
+	// (An Observer, so the engine keeps each op's match time to compare.)
+	e := sim.New(sim.Config{Ranks: len(script), Seed: seed, Latency: time.Microsecond, EagerLimit: 16, Observer: nopObserver{}})
 	var order []int
 	ops := make([][]*sim.Op, len(script))
 	next := make([]int, len(script))
@@ -79,7 +87,7 @@ func exchangeRun(t *testing.T, script [][]post, seed uint64, forecast func(e *si
 				}
 				p := s[i]
 				op := e.NewOp(r, kindOf(p))
-				op.Peer, op.Tag, op.Comm, op.Dtype, op.Count, op.Bytes = p.peer, p.tag, p.comm, trace.Uint8, int64(8*(i%4)), int64(8*(i%4))
+				op.Peer, op.Tag, op.Comm, op.Dtype, op.Count, op.Bytes = int32(p.peer), int32(p.tag), int32(p.comm), trace.Uint8, int64(8*(i%4)), int64(8*(i%4))
 				e.NewRequest(op)
 				if p.send {
 					e.PostSend(op)
@@ -101,7 +109,7 @@ func exchangeRun(t *testing.T, script [][]post, seed uint64, forecast func(e *si
 	for r := range ops {
 		for _, op := range ops[r] {
 			out += fmt.Sprintf("%d.%d: done %v at %d, matched %d.%d at %d, source %d tag %d count %d\n",
-				r, op.Seq, op.Done(), op.DoneT, op.MatchRank, op.MatchSeq, op.MatchT, op.Source, op.StatusTag, op.StatusCnt)
+				r, op.Seq, op.Done(), op.DoneT, op.MatchRank, op.MatchSeq, op.MatchT(), op.Source, op.StatusTag, op.StatusCnt)
 		}
 	}
 	return out
