@@ -93,7 +93,7 @@ func (q *eventQueue) pushAhead(g *tieGroup) {
 	a.ties[i], a.refs[i], a.last = tie, ref, tie
 	a.n++
 	if evKind(ref>>32) != evResume {
-		a.sink += uintptr(unsafe.Pointer(q.slots[uint32(ref)]))
+		a.sink += uintptr(unsafe.Pointer(q.slot(ref)))
 	}
 }
 
@@ -113,12 +113,12 @@ func (q *eventQueue) popAhead() qent {
 	}
 	if a.n > aheadOp {
 		if ref := a.refs[(a.head+aheadOp)&(aheadLen-1)]; evKind(ref>>32) != evResume {
-			a.sink += uintptr(q.slots[uint32(ref)].Rank)
+			a.sink += uintptr(q.slot(ref).Rank)
 		}
 	}
 	if a.n > aheadMatch {
 		if ref := a.refs[(a.head+aheadMatch)&(aheadLen-1)]; evKind(ref>>32) == evComplete {
-			if m := q.slots[uint32(ref)].match; m != nil {
+			if m := q.slot(ref).match; m != nil {
 				a.sink += uintptr(m.Rank)
 			}
 		}

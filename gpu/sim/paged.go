@@ -1,17 +1,18 @@
 package sim
 
-// tieNodes is a growable array of tie nodes whose elements never move:
-// past its first page it grows a whole page at a time, where append would
-// copy all it holds into an array twice the size. A time group of a
-// 1024-rank all-to-all chains most of a million entries at its peak;
-// growing its nodes by append cost a fresh process's replay 7% of its CPU
-// time (the copies, and first touches of memory the next copy abandons).
-// The first page grows as a slice does, so a small engine (one is made per
-// explored seed) allocates little, and an index into it costs what a
-// slice's does.
-type tieNodes struct {
-	first []tieNode           // nodes 0..pageLen-1
-	rest  []*[pageLen]tieNode // the nodes from pageLen on, a page each
+// paged is a growable array whose elements never move: past its first page
+// it grows a whole page at a time, where append would copy all it holds into
+// an array twice the size. A time group of a 1024-rank all-to-all chains
+// most of a million entries at its peak, and parks as many ops in the event
+// queue's slots; growing those by append cost a fresh process's replay 7%
+// of its CPU time each (the copies, and first touches of memory the next
+// copy abandons). The first page grows as a slice does, so a small engine
+// (one is made per explored seed) allocates little, and an index into it
+// costs what a slice's does. It shrinks from the end (pop) and keeps its
+// pages for the next pushes.
+type paged[T any] struct {
+	first []T           // elements 0..pageLen-1
+	rest  []*[pageLen]T // the elements from pageLen on, a page each
 	n     int32
 }
 
@@ -20,27 +21,45 @@ const (
 	pageLen   = 1 << pageShift
 )
 
-// at returns node i, which must be below n.
-func (p *tieNodes) at(i int32) *tieNode {
+// tieNodes are the chained nodes of a time group's buckets.
+type tieNodes = paged[tieNode]
+
+// at returns element i, which must be below n.
+func (p *paged[T]) at(i int32) *T {
 	if uint32(i) < uint32(len(p.first)) {
 		return &p.first[i]
 	}
 	return p.atRest(i)
 }
 
-func (p *tieNodes) atRest(i int32) *tieNode { return &p.rest[i>>pageShift-1][i&(pageLen-1)] }
+func (p *paged[T]) atRest(i int32) *T { return &p.rest[i>>pageShift-1][i&(pageLen-1)] }
 
 // push appends x and returns its index.
-func (p *tieNodes) push(x tieNode) int32 {
+func (p *paged[T]) push(x T) int32 {
 	i := p.n
 	p.n++
 	if i < pageLen {
-		p.first = append(p.first, x)
+		if int(i) < len(p.first) {
+			p.first[i] = x
+		} else {
+			p.first = append(p.first, x)
+		}
 		return i
 	}
-	if i&(pageLen-1) == 0 {
-		p.rest = append(p.rest, new([pageLen]tieNode))
+	if pg := int(i>>pageShift - 1); pg == len(p.rest) {
+		p.rest = append(p.rest, new([pageLen]T))
 	}
 	p.rest[i>>pageShift-1][i&(pageLen-1)] = x
 	return i
+}
+
+// pop removes the last element and returns it, zeroing its place (n must
+// be above 0).
+func (p *paged[T]) pop() T {
+	p.n--
+	e := p.at(p.n)
+	x := *e
+	var zero T
+	*e = zero
+	return x
 }

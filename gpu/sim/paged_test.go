@@ -33,3 +33,40 @@ func TestTieNodesNeverMove(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedPopsAndReuses: a paged array used as a stack (the event
+// queue's free slots) pops in reverse order, zeroes what it popped, and
+// pushes again into the pages it has, across page boundaries.
+func TestPagedPopsAndReuses(t *testing.T) {
+	var p paged[*int]
+	vals := make([]int, 2*pageLen+5)
+	for i := range vals {
+		vals[i] = i
+		p.push(&vals[i])
+	}
+	pages := len(p.rest)
+	for i := len(vals) - 1; i >= pageLen-3; i-- {
+		if got := p.pop(); got != &vals[i] {
+			t.Fatalf("pop %d returned %v, want element %d", len(vals)-1-i, got, i)
+		}
+	}
+	if p.n != pageLen-3 || *p.at(p.n - 1) != &vals[pageLen-4] {
+		t.Fatalf("after the pops n = %d", p.n)
+	}
+	if p.first[pageLen-3] != nil || p.rest[0][0] != nil {
+		t.Fatalf("popped elements not zeroed")
+	}
+	for i := pageLen - 3; i < len(vals); i++ {
+		if got := p.push(&vals[i]); got != int32(i) {
+			t.Fatalf("push returned %d, want %d", got, i)
+		}
+	}
+	if len(p.rest) != pages || len(p.first) != pageLen {
+		t.Fatalf("pushing again grew the pages: %d pages (had %d), first page %d long", len(p.rest), pages, len(p.first))
+	}
+	for i := range vals {
+		if *p.at(int32(i)) != &vals[i] {
+			t.Fatalf("element %d reads %v", i, *p.at(int32(i)))
+		}
+	}
+}

@@ -33,8 +33,8 @@ type eventQueue struct {
 	front    qent
 	hasFront bool
 	g        [2]tieGroup
-	slots    []*Op
-	free     []uint32
+	slots    paged[*Op]    // the ops of the queued events, by slot
+	free     paged[uint32] // the slots no event holds
 	// ahead holds the next entries of a large group, popped in advance so
 	// that their ops can be loaded before they are processed (see lookAhead).
 	// noAhead turns it off (a test compares the orders with and without).
@@ -178,21 +178,23 @@ func (q *eventQueue) next() qent {
 
 // hold parks op in a slot until take.
 func (q *eventQueue) hold(op *Op) uint32 {
-	if n := len(q.free); n > 0 {
-		slot := q.free[n-1]
-		q.free = q.free[:n-1]
-		q.slots[slot] = op
+	if q.free.n > 0 {
+		slot := q.free.pop()
+		*q.slots.at(int32(slot)) = op
 		return slot
 	}
-	q.slots = append(q.slots, op)
-	return uint32(len(q.slots) - 1)
+	return uint32(q.slots.push(op))
 }
+
+// slot returns the op parked in the slot an entry's ref names.
+func (q *eventQueue) slot(ref uint64) *Op { return *q.slots.at(int32(uint32(ref))) }
 
 // take returns the op parked in slot and frees the slot.
 func (q *eventQueue) take(slot uint32) *Op {
-	op := q.slots[slot]
-	q.slots[slot] = nil
-	q.free = append(q.free, slot)
+	p := q.slots.at(int32(slot))
+	op := *p
+	*p = nil
+	q.free.push(slot)
 	return op
 }
 
