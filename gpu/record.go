@@ -200,8 +200,8 @@ func (rec *recorder) Posted(op *sim.Op) {
 		rec.checkRecvs(op)
 	}
 	ev := &rec.post
-	ev.Rank, ev.Seq, ev.Op = int32(op.Rank), op.Seq, op.Kind
-	ev.Peer, ev.Tag, ev.Comm, ev.Stream = int32(op.Peer), int32(op.Tag), int32(op.Comm), op.Stream()
+	ev.Rank, ev.Seq, ev.Op = op.Rank, op.Seq, op.Kind
+	ev.Peer, ev.Tag, ev.Comm, ev.Stream = op.Peer, op.Tag, op.Comm, op.Stream()
 	ev.Dtype, ev.Count, ev.Bytes, ev.Req, ev.Duration = op.Dtype, op.Count, op.Bytes, op.Req, 0
 	// The call site's id: its cache slot's, filled on a miss (0 for an
 	// unknown site, pc 0). The hit is here, inline.
@@ -235,14 +235,14 @@ func (rec *recorder) Completed(op *sim.Op) {
 		rec.recvLanded(op)
 	}
 	ev := &rec.done
-	ev.Rank, ev.Seq, ev.Op = int32(op.Rank), op.Seq, op.Kind
+	ev.Rank, ev.Seq, ev.Op = op.Rank, op.Seq, op.Kind
 	ev.MatchVT, ev.DoneVT, ev.DoneWall = op.MatchT(), op.DoneT, rec.wall()
-	ev.MatchRank, ev.MatchSeq, ev.Source = int32(op.MatchRank), op.MatchSeq, int32(op.Source)
-	ev.StatusTag, ev.StatusCnt, ev.Err, ev.Flag = int32(op.StatusTag), op.StatusCnt, op.Err, op.Flag
+	ev.MatchRank, ev.MatchSeq, ev.Source = op.MatchRank, op.MatchSeq, op.Source
+	ev.StatusTag, ev.StatusCnt, ev.Err, ev.Flag = op.StatusTag, op.StatusCnt, op.Err, op.Flag
 	ev.Index, ev.HashPost, ev.HashDone = 0, 0, 0
 	switch {
 	case op.Kind == trace.OpWaitany:
-		ev.Index, ev.Source = int32(op.Source), trace.NoRank
+		ev.Index, ev.Source = op.Source, trace.NoRank
 	case op.Kind.IsSend() && op.Data() != nil:
 		ev.HashPost = op.HashPost()
 		// An eager send's buffer is free once posted; a blocking send's cannot

@@ -20,8 +20,8 @@ const (
 // them: a replay of many ranks holds millions of ops at once, each visited
 // again long after its post (when it matches, completes, is waited and
 // released), by then out of the caches, and every byte of them costs (a
-// 1024-rank all-to-all: 192 -> 168 bytes an op was -11% time, +64 bytes
-// +15%). Line 0 holds the envelope and every fact the visits after the
+// 1024-rank all-to-all: 64 bytes of padding an op was +15% time; 192 ->
+// 128 bytes, with the event queue paged, -7.7%). Line 0 holds the envelope and every fact the visits after the
 // match read or write (the transfer's end, the completion, the wait, the
 // release), so each of them costs one line of the op; line 1 holds the
 // rest of what the match and the post write. What few ops have is out of
