@@ -56,7 +56,7 @@ func alternativesByScan(ev Events, limit int) ([]ForcedMatch, Enumeration) {
 			en.Receives++
 			last := int32(-1)
 			for _, k := range byDst[int32(r)] {
-				if k.src == last || k.src == e.MatchRank || !sim.Accepts(trace.AnySource, int(p.Tag), int(p.Comm), int(k.src), int(k.tag), int(k.comm)) {
+				if k.src == last || k.src == e.MatchRank || !sim.Accepts(trace.AnySource, p.Tag, p.Comm, k.src, k.tag, k.comm) {
 					continue
 				}
 				last = k.src

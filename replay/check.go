@@ -1048,7 +1048,7 @@ func (n *enumerator) candidates(sh recvShape) []int32 {
 	}
 	var c []int32
 	for _, k := range n.byShape[sh] {
-		if (len(c) == 0 || c[len(c)-1] != k.src) && sim.Accepts(trace.AnySource, int(sh.tag), int(sh.comm), int(k.src), int(k.tag), int(k.comm)) {
+		if (len(c) == 0 || c[len(c)-1] != k.src) && sim.Accepts(trace.AnySource, sh.tag, sh.comm, k.src, k.tag, k.comm) {
 			c = append(c, k.src)
 		}
 	}

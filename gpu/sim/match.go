@@ -36,28 +36,28 @@ const smallQueue = 8
 // envKey is an envelope as a matching index files it: the source rank, the
 // tag and the communicator. A posted receive's key may hold AnySource or
 // AnyTag; an arrived send's key never holds AnySource.
-type envKey struct{ src, tag, comm int }
+type envKey struct{ src, tag, comm int32 }
 
 // noSource is the source of a forced receive that no send can match: it
 // names a source other than the one it is forced to.
-const noSource = math.MinInt
+const noSource = math.MinInt32
 
 // recvKey files a posted receive: every receive of one key accepts the same
 // sends. A forced AnySource receive accepts its forced source only.
 func recvKey(r *Op) envKey {
-	src := int(r.Peer)
+	src := r.Peer
 	if r.Forced {
-		if src == trace.AnySource || src == int(r.ForcedSrc()) {
-			src = int(r.ForcedSrc())
+		if src == trace.AnySource || src == r.ForcedSrc() {
+			src = r.ForcedSrc()
 		} else {
 			src = noSource
 		}
 	}
-	return envKey{src, int(r.Tag), int(r.Comm)}
+	return envKey{src, r.Tag, r.Comm}
 }
 
 // sendKey files an arrived send.
-func sendKey(s *Op) envKey { return envKey{int(s.Rank), int(s.Tag), int(s.Comm)} }
+func sendKey(s *Op) envKey { return envKey{s.Rank, s.Tag, s.Comm} }
 
 // matchIndex holds a queue's entries in a doubly linked list in queue order
 // (each with its order number) and, per key, a FIFO of the entries of that
@@ -115,7 +115,7 @@ type srcSlot struct {
 }
 
 func (s *srcSlot) holds(k envKey) bool {
-	return s.f.tail != 0 && int(s.tag) == k.tag && int(s.comm) == k.comm
+	return s.f.tail != 0 && s.tag == k.tag && s.comm == k.comm
 }
 
 // denseKeys is the least number of keys at which an index files keys by
@@ -128,10 +128,9 @@ const (
 )
 
 // dense returns the slot of bySrc that k files in, or nil: none yet, or k
-// has a wildcard source, or a tag or communicator past 32 bits (those stay
-// in keys).
+// has a wildcard source (those stay in keys).
 func (ix *matchIndex) dense(k envKey) *srcSlot {
-	if uint(k.src) < uint(len(ix.bySrc)) && int(int32(k.tag)) == k.tag && int(int32(k.comm)) == k.comm {
+	if uint32(k.src) < uint32(len(ix.bySrc)) {
 		return &ix.bySrc[k.src]
 	}
 	return nil
@@ -164,7 +163,7 @@ func (ix *matchIndex) fifoOf(k envKey) *fifo {
 			return &s.f
 		}
 		if s.f.head == 0 && !ix.keys.live(k) {
-			s.tag, s.comm, s.f = int32(k.tag), int32(k.comm), fifo{}
+			s.tag, s.comm, s.f = k.tag, k.comm, fifo{}
 			return &s.f
 		}
 	}
@@ -374,7 +373,7 @@ func (e *Engine) newIndex() *matchIndex {
 // postedFor returns the node of the earliest receive of the indexed posted
 // queue that accepts send (id 0 if none).
 func postedFor(ix *matchIndex, send *Op) found {
-	k := envKey{int(send.Rank), int(send.Tag), int(send.Comm)}
+	k := envKey{send.Rank, send.Tag, send.Comm}
 	best := found{k: k}
 	best.id, best.f = ix.head(k)
 	better := func(k envKey) {
@@ -383,13 +382,13 @@ func postedFor(ix *matchIndex, send *Op) found {
 		}
 	}
 	if ix.anySrc > 0 {
-		better(envKey{trace.AnySource, int(send.Tag), int(send.Comm)})
+		better(envKey{trace.AnySource, send.Tag, send.Comm})
 	}
 	if ix.anyTag > 0 {
-		better(envKey{int(send.Rank), trace.AnyTag, int(send.Comm)})
+		better(envKey{send.Rank, trace.AnyTag, send.Comm})
 	}
 	if ix.anyBoth > 0 {
-		better(envKey{trace.AnySource, trace.AnyTag, int(send.Comm)})
+		better(envKey{trace.AnySource, trace.AnyTag, send.Comm})
 	}
 	return best
 }

@@ -294,13 +294,13 @@ func envelopeMatches(send, recv *Op) bool {
 	if recv.Forced && recv.ForcedSrc() != send.Rank {
 		return false
 	}
-	return Accepts(int(recv.Peer), int(recv.Tag), int(recv.Comm), int(send.Rank), int(send.Tag), int(send.Comm))
+	return Accepts(recv.Peer, recv.Tag, recv.Comm, send.Rank, send.Tag, send.Comm)
 }
 
 // Accepts is the envelope rule: a receive posted for (peer, tag, comm)
 // accepts a message sent by rank src with sendTag on sendComm when the
 // communicators are the same and the source and tag match, AnySource and
 // AnyTag matching any.
-func Accepts(peer, tag, comm, src, sendTag, sendComm int) bool {
+func Accepts(peer, tag, comm, src, sendTag, sendComm int32) bool {
 	return comm == sendComm && (peer == trace.AnySource || peer == src) && (tag == trace.AnyTag || tag == sendTag)
 }

@@ -403,9 +403,9 @@ func (e *Engine) unstartedFor(op *Op) string {
 		u := &e.cfg.Unstarted[i]
 		var req, verb string
 		switch {
-		case receives(op.Kind) && u.Op.IsSend() && u.Peer == int(op.Rank) && Accepts(int(op.Peer), int(op.Tag), int(op.Comm), u.Rank, u.Tag, u.Comm):
+		case receives(op.Kind) && u.Op.IsSend() && u.Peer == int(op.Rank) && Accepts(op.Peer, op.Tag, op.Comm, int32(u.Rank), int32(u.Tag), int32(u.Comm)):
 			req, verb = fmt.Sprintf("to rank %d tag %d", u.Peer, u.Tag), "sends"
-		case op.Kind.IsSend() && u.Op.IsRecv() && u.Rank == int(op.Peer) && Accepts(u.Peer, u.Tag, u.Comm, int(op.Rank), int(op.Tag), int(op.Comm)):
+		case op.Kind.IsSend() && u.Op.IsRecv() && u.Rank == int(op.Peer) && Accepts(int32(u.Peer), int32(u.Tag), int32(u.Comm), op.Rank, op.Tag, op.Comm):
 			req, verb = fmt.Sprintf("from rank %d", u.Peer), "receives"
 			if u.Peer == trace.AnySource {
 				req = "from any rank"
@@ -463,7 +463,7 @@ const unstartedHint = "start the persistent request (MPI_Start or MPI_Startall) 
 type wildMatch struct {
 	recv      *Op
 	seq       uint64
-	tag, comm int
+	tag, comm int32
 	sendKind  trace.Op
 }
 
@@ -475,7 +475,7 @@ func (e *Engine) noteWild(s, r *Op) {
 	if rk.wildFrom == nil {
 		rk.wildFrom = make([]wildMatch, len(e.ranks))
 	}
-	rk.wildFrom[s.Rank] = wildMatch{recv: r, seq: r.Seq, tag: int(s.Tag), comm: int(s.Comm), sendKind: s.Kind}
+	rk.wildFrom[s.Rank] = wildMatch{recv: r, seq: r.Seq, tag: s.Tag, comm: s.Comm, sendKind: s.Kind}
 }
 
 // took returns the receive w names, nil if none or if its op has been
@@ -509,11 +509,11 @@ func (e *Engine) wildTook(op *Op) (string, *Op) {
 	for src := max(lo, 0); src < min(hi, len(me.wildFrom)); src++ {
 		w := &me.wildFrom[src]
 		wr := w.took(int(op.Rank))
-		if wr == nil || !Accepts(int(op.Peer), int(op.Tag), int(op.Comm), src, w.tag, w.comm) {
+		if wr == nil || !Accepts(op.Peer, op.Tag, op.Comm, int32(src), w.tag, w.comm) {
 			continue
 		}
 		for u := range me.unexpected.all {
-			if int(u.Rank) != src && Accepts(int(wr.Peer), int(wr.Tag), int(wr.Comm), int(u.Rank), int(u.Tag), int(u.Comm)) {
+			if int(u.Rank) != src && Accepts(wr.Peer, wr.Tag, wr.Comm, u.Rank, u.Tag, u.Comm) {
 				c := wr.Copy()
 				return fmt.Sprintf("rank %d's %s (op %d) took rank %d's %s tag %d, the message rank %d's %s waits for, while rank %d's message tag %d, which it accepts too, waits unreceived: had it taken that one, both would have matched (which message a wildcard receive takes is a race, and it decided this)",
 					op.Rank, e.describe(wr), wr.Seq, src, e.cfg.Names.Op(w.sendKind), w.tag, op.Rank, e.describe(op), u.Rank, u.Tag), &c

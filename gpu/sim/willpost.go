@@ -74,10 +74,10 @@ func (e *Engine) WillPost(r int, kind trace.Op, peer, tag, comm int) {
 	switch {
 	case send && peer >= 0 && peer < len(e.ranks):
 		dst := &e.ranks[peer]
-		u.take, u.file, u.key = dst.posted.ix, dst.unexpected.ix, envKey{r, tag, comm}
+		u.take, u.file, u.key = dst.posted.ix, dst.unexpected.ix, envKey{int32(r), int32(tag), int32(comm)}
 	case kind.IsRecv() && kind != trace.OpStreamRecv && r >= 0 && r < len(e.ranks):
 		rk := &e.ranks[r]
-		u.file, u.key = rk.posted.ix, envKey{peer, tag, comm}
+		u.file, u.key = rk.posted.ix, envKey{int32(peer), int32(tag), int32(comm)}
 		if peer >= 0 && tag >= 0 { // (a wildcard walks the queue: nothing to forecast)
 			u.take = rk.unexpected.ix
 		}
