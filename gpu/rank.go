@@ -123,7 +123,13 @@ func (r *Rank) msgOp(kind trace.Op, buf *Buffer, peer, tag int, pc uintptr) *sim
 // peer stays an invalid call (no world has that many ranks) instead of
 // wrapping to a real rank.
 func fit32(v int) int32 {
-	return int32(min(max(v, math.MinInt32), math.MaxInt32))
+	if w := int32(v); int(w) == v {
+		return w
+	}
+	if v < 0 {
+		return math.MinInt32
+	}
+	return math.MaxInt32
 }
 
 func opError(op *sim.Op) error {

@@ -289,7 +289,11 @@ func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
 	} else {
 		tie = e.drawTie()
 	}
-	e.queue.add(t, tie, uint64(kind)<<32|uint64(e.queue.hold(op)))
+	slot, ok := e.queue.tryHold(op)
+	if !ok {
+		slot = e.queue.hold(op)
+	}
+	e.queue.add(t, tie, uint64(kind)<<32|uint64(slot))
 }
 
 // drawsNow says whether ties are drawn as they are needed: until the queue
@@ -332,12 +336,20 @@ func (e *Engine) Next() (r int, ok bool) {
 			if e.nParked != 0 {
 				e.changed(t)
 			}
-			e.arrive(e.queue.take(x.slot()))
+			op, ok := e.queue.tryTake(x.slot())
+			if !ok {
+				op = e.queue.take(x.slot())
+			}
+			e.arrive(op)
 		case evComplete:
 			if e.nParked != 0 {
 				e.changed(t)
 			}
-			e.transferDone(e.queue.take(x.slot()))
+			op, ok := e.queue.tryTake(x.slot())
+			if !ok {
+				op = e.queue.take(x.slot())
+			}
+			e.transferDone(op)
 		}
 	}
 	if e.nDone < len(e.ranks) && !e.stuck {

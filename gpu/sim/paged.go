@@ -11,7 +11,7 @@ package sim
 // costs what a slice's does. It shrinks from the end (pop) and keeps its
 // pages for the next pushes.
 type paged[T any] struct {
-	first []T           // elements 0..pageLen-1
+	first []T           // elements 0..pageLen-1 (its length may pass n: room for the next)
 	rest  []*[pageLen]T // the elements from pageLen on, a page each
 	n     int32
 }
@@ -34,16 +34,26 @@ func (p *paged[T]) at(i int32) *T {
 
 func (p *paged[T]) atRest(i int32) *T { return &p.rest[i>>pageShift-1][i&(pageLen-1)] }
 
-// push appends x and returns its index.
+// push appends x and returns its index. Its common case is small enough
+// to be inlined: an element of the first page, which after a pop, or once
+// the first page's array has room, is there already.
 func (p *paged[T]) push(x T) int32 {
+	if i := p.n; uint32(i) < uint32(len(p.first)) {
+		p.first[i] = x
+		p.n++
+		return i
+	}
+	return p.pushMore(x)
+}
+
+// pushMore is push's other cases: it grows the first page as a slice grows
+// (and takes the whole of the array append made), then a page at a time.
+func (p *paged[T]) pushMore(x T) int32 {
 	i := p.n
 	p.n++
 	if i < pageLen {
-		if int(i) < len(p.first) {
-			p.first[i] = x
-		} else {
-			p.first = append(p.first, x)
-		}
+		p.first = append(p.first, x)
+		p.first = p.first[:min(cap(p.first), pageLen)]
 		return i
 	}
 	if pg := int(i>>pageShift - 1); pg == len(p.rest) {
