@@ -26,7 +26,9 @@ const (
 // release), so each of them costs one line of the op; line 1 holds the
 // rest of what the match and the post write. What few ops have is out of
 // line (opExt: a buffer, a wait's requests, a delay, a hash, a stream, a
-// forced source, an observed match time). (TestOpLayout pins this.)
+// forced source, an observed match time). (TestOpLayout pins this. The ops
+// of a big engine's slabs start a line each, TestBigSlabOpsAreLineAligned;
+// a small slab's start 8 bytes past one, after the allocator's header.)
 type Op struct {
 	// Line 0: the envelope, the completion, and the state of the op's later
 	// visits.

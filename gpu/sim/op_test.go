@@ -171,3 +171,22 @@ func TestCopyKeepsWhatReportsRead(t *testing.T) {
 		t.Errorf("a copy of an op with nothing out of line has an opExt")
 	}
 }
+
+// TestBigSlabOpsAreLineAligned: the ops of a big engine's slabs (see
+// bigSlabAfter) each start a cache line, so that TestOpLayout's lines are
+// the machine's where it matters: a replay of millions of live ops. (A
+// small slab is a small object with pointers, which the allocator starts
+// 8 bytes past its block for its header: its ops straddle one line more.
+// Making the medium slabs large objects, so aligned, changed nothing
+// measurable at 256 ranks or in a ring, 4 interleaved pairs.)
+func TestBigSlabOpsAreLineAligned(t *testing.T) {
+	e := New(Config{Ranks: 1})
+	for range bigSlabAfter {
+		e.newOp(0, trace.OpIsend)
+	}
+	for i := range 2*bigSlab + maxSlab {
+		if op := e.newOp(0, trace.OpIsend); e.opsMade > bigSlabAfter+maxSlab && uintptr(unsafe.Pointer(op))%64 != 0 {
+			t.Fatalf("op %d of the big slabs at %p: not on a 64-byte boundary", i, op)
+		}
+	}
+}
