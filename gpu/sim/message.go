@@ -329,9 +329,8 @@ func (e *Engine) noteMatchT(op *Op, t int64) {
 // match pairs a send and a receive at virtual time t and schedules the transfer.
 func (e *Engine) match(s, r *Op, t int64) {
 	s.match, r.match = r, s
-	if e.cfg.Observer != nil { // (see noteMatchT)
-		s.x().matchT, r.x().matchT = t, t
-	}
+	e.noteMatchT(s, t)
+	e.noteMatchT(r, t)
 	s.MatchRank, s.MatchSeq = r.Rank, r.Seq
 	r.MatchRank, r.MatchSeq = s.Rank, s.Seq
 	r.Source, r.StatusTag = s.Rank, s.Tag
