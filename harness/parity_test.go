@@ -30,6 +30,7 @@ var parityCases = [][]string{
 	{"nccl-count-mismatch"}, {"ring", "-ranks", "3", "-iters", "4", "-bytes", "1048576"},
 	{"buffer-overlap"}, {"buffer-overlap", "-mode", "sendrecv"}, {"buffer-overlap", "-mode", "fixed"},
 	{"alltoall", "-ranks", "12", "-iters", "2"},
+	{"ready-send"}, {"ready-send", "-mode", "fixed"},
 }
 
 // TestDoorsGiveOneVerdict runs every program of testdata/train through two

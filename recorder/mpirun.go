@@ -613,7 +613,10 @@ func MergeMPI(dir, out string, o mpi.MergeOptions, hungAfter time.Duration) (*mp
 // annotate writes what the run showed into the trace's header message:
 // the findings of a replay of the trace as recorded (missing Waits,
 // unmatched sends, truncations...: the same engine and rules as `check`),
-// and for a hung job the wait-for analysis of where the ranks stopped.
+// the ready sends that nothing orders after their receive (held replays,
+// as check and a Go program's recording judge them:
+// replay.Trace.ReadySendFindings), and for a hung job the wait-for
+// analysis of where the ranks stopped.
 //
 // Deadlocks and hangs of that replay are kept only when the job did hang:
 // a job that completed did not deadlock, whatever the model's eager limit
@@ -643,6 +646,10 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 			}
 		}
 	}
+	var ready []replay.Finding
+	if err == nil {
+		ready, err = tr.ReadySendFindings()
+	}
 	tr.Close()
 	if err != nil {
 		return err
@@ -669,6 +676,7 @@ func annotate(path string, res *mpi.MergeResult, hungAfter time.Duration) error 
 	for i := range fs {
 		fs[i].RevealedBy, fs[i].Seed = "", nil // as recorded
 	}
+	fs = append(fs, ready...) // (each says the hold that showed it)
 	if len(fs) == 0 && note == "" {
 		return nil
 	}
@@ -705,6 +713,12 @@ func crashCauses(path string) error {
 	tr.SetRules(replay.RulesRecorded)
 	fs, err := replay.Run(tr.Open, tr.Config(), tr.Site, nil, tr.Header().Seed)
 	recorded := tr.Header().Findings
+	var ready []replay.Finding
+	if err == nil {
+		// A ready send that nothing orders after its receive is a bug
+		// whether or not the job got to crash (Trace.ReadySendFindings).
+		ready, err = tr.ReadySendFindings()
+	}
 	tr.Close()
 	if err != nil {
 		return nil
@@ -718,6 +732,7 @@ func crashCauses(path string) error {
 	fs = slices.DeleteFunc(fs, func(f replay.Finding) bool {
 		return f.Kind != verdict.CollectiveMismatch && !slices.ContainsFunc(recorded, func(rec verdict.Finding) bool { return f.Explains(&rec) })
 	})
+	fs = append(fs, ready...)
 	if len(fs) == 0 {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/p2ptrace/p2ptrace/gpu"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
+	"github.com/p2ptrace/p2ptrace/replay"
 	"github.com/p2ptrace/p2ptrace/verdict"
 )
 
@@ -181,6 +182,9 @@ wait:
 			return nil, err
 		}
 	}
+	if err := addReadySends(out); err != nil {
+		return nil, err
+	}
 	sum, err := Summarize(out)
 	if err != nil {
 		return nil, err
@@ -197,6 +201,23 @@ wait:
 		return sum, fmt.Errorf("%w: %s: %v", ErrProgramFailed, o.Program, runErr)
 	}
 	return sum, nil
+}
+
+// addReadySends adds to the trace at path the ready sends that nothing
+// orders after their receive (replay's Trace.ReadySendFindings): the live
+// run saw its own timing only, in which the receive may have come first.
+// A trace that does not replay keeps the findings it has.
+func addReadySends(path string) error {
+	tr, err := replay.OpenTrace(path)
+	if err != nil {
+		return nil // (Summarize says what is wrong with it)
+	}
+	fs, err := tr.ReadySendFindings()
+	tr.Close()
+	if err != nil || len(fs) == 0 {
+		return nil
+	}
+	return trace.UpdateHeader(path, func(h *trace.Header) { h.Findings = verdict.OnePerBug(append(h.Findings, fs...)) })
 }
 
 // explainedByFindings reports whether the program's failure is its own

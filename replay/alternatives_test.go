@@ -122,7 +122,7 @@ func TestAlternativesAgreesWithScan(t *testing.T) {
 		ev := randomReceives(rng)
 		limit := []int{1, 2, 3, 5, 8, 20, MaxForcedReplays}[i%7]
 		want, wantEn := alternativesByScan(ev, limit)
-		got, gotEn, err := alternatives(func() (Source, error) { return ev.Source(), nil }, limit)
+		got, gotEn, err := alternatives(func() (Source, error) { return ev.Source(), nil }, limit, &readyScan{})
 		if err != nil {
 			t.Fatal(err)
 		}

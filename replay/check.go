@@ -64,6 +64,9 @@ func run(open Opener, base Config, site sim.SiteFunc, specs []faults.Spec, seed 
 	if cfg.Force != nil {
 		parts = append(parts, "--force-match "+cfg.Force.String())
 	}
+	if cfg.Hold != nil {
+		parts = append(parts, "--hold-post "+cfg.Hold.String())
+	}
 	desc := strings.Join(parts, " ")
 	sync, drops := false, ""
 	if plan != nil {
@@ -274,8 +277,9 @@ type CheckResult struct {
 }
 
 // Check runs the standard battery: as recorded, sync, mutate, delay over
-// several seeds, and every alternative match of each AnySource receive (one
-// receive forced to one other sender per replay; see MaxForcedReplays). When
+// several seeds, every alternative match of each AnySource receive (one
+// receive forced to one other sender per replay; see MaxForcedReplays), and
+// each ready send with its receive held back (see HeldPost). When
 // the cap cut the alternatives short, it also runs each rank's messages late
 // in turn (at most 64 ranks). It returns the findings deduplicated.
 // The replays run at once on opts.Workers workers; each is judged as it
@@ -286,7 +290,8 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	if limit <= 0 {
 		limit = MaxForcedReplays
 	}
-	alts, en, err := alternatives(open, limit)
+	var ready readyScan
+	alts, en, err := alternatives(open, limit, &ready)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +314,8 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 			steps = append(steps, step{fmt.Sprintf("delay:src=%d,d=1ms", r), 1})
 		}
 	}
-	// The battery: each step's seeds, then each forced match, in this order.
+	// The battery: each step's seeds, then each forced match, in this
+	// order (and the held replays after the first: see below).
 	var jobs []replayJob
 	for _, st := range steps {
 		var specs []faults.Spec
@@ -327,6 +333,11 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	for i := range alts {
 		jobs = append(jobs, replayJob{force: &alts[i]})
 	}
+	// The held replays come right after the one as recorded: a ready send
+	// that another replay's timing shows too is reported as the hold shows
+	// it, with what orders it (or does not).
+	held, heldNote := heldJobs(&ready, MaxHeldReplays)
+	jobs = slices.Insert(jobs, 1, held...)
 	covered := make(map[ForcedMatch]bool, len(alts))
 	for _, a := range alts {
 		covered[a] = true
@@ -351,6 +362,9 @@ func Check(open Opener, base Config, site sim.SiteFunc, opts CheckOptions) (*Che
 	notes, err := judgeRaces(clean, opts, &all)
 	if err != nil {
 		return nil, err
+	}
+	if heldNote != "" {
+		notes = append(notes, heldNote)
 	}
 	return &CheckResult{Findings: withoutStuckAsRecorded(all.Findings()), AnySource: en, Notes: notes}, nil
 }
@@ -422,6 +436,9 @@ type replayJob struct {
 	specs []faults.Spec
 	seed  uint64
 	force *ForcedMatch
+	// ready: the replay holds back the receive of this ready send (see
+	// HeldPost), and keeps only what the hold shows (judgeHeld).
+	ready *readySend
 	// keepAll keeps every finding of the replay (Explore): none is
 	// judged by another replay of the battery.
 	keepAll bool
@@ -464,6 +481,10 @@ func (en enumerated) covers(races []Race) bool {
 // replays cover.
 func (j replayJob) trim(out *Outcome, en enumerated) {
 	if j.keepAll {
+		return
+	}
+	if j.ready != nil {
+		out.Races, out.Corrupted = nil, nil // (judgeHeld keeps ready sends alone)
 		return
 	}
 	// Every finding but a race comes of a problem or a corruption.
@@ -546,13 +567,20 @@ func runJobs(open Opener, base Config, site sim.SiteFunc, jobs []replayJob, en e
 			if j.force != nil {
 				cfg.Force = j.force
 			}
+			if j.ready != nil {
+				cfg.Hold = &j.ready.recv
+			}
 			fs, out, err := run(open, cfg, site, j.specs, j.seed, func(out *Outcome) { j.trim(out, en) })
 			if err != nil {
 				res.err = err
 				failed.Store(true)
 				return
 			}
-			*res = j.judge(fs, out)
+			if j.ready != nil {
+				*res = jobResult{findings: judgeHeld(j.ready, fs, cfg.Names, site)}
+			} else {
+				*res = j.judge(fs, out)
+			}
 			if opts.Progress != nil {
 				mu.Lock()
 				done++
@@ -893,7 +921,7 @@ type sendKey struct {
 // receives times senders: a rank's receives of one communicator and tag
 // share one list of candidate senders (see enumerator), and once the list
 // to replay is settled a receive only counts its alternatives.
-func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
+func alternatives(open Opener, limit int, ready *readyScan) ([]ForcedMatch, Enumeration, error) {
 	en := Enumeration{Cap: limit}
 	src, err := open()
 	if err != nil {
@@ -906,6 +934,7 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 			if ev.Kind == trace.KindPost && ev.Op.IsSend() && ev.Op != trace.OpStreamSend {
 				kinds[sendKey{int32(r), ev.Peer, ev.Comm, ev.Tag}] = true
 			}
+			ready.see(r, &ev)
 		}
 	}
 	if err := src.Err(); err != nil {
@@ -926,6 +955,7 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 		site      uint32
 	}
 	n := enumerator{limit: limit, seen: map[siteSender]bool{}}
+	recvs := ready.wantsRecvs()
 	src, err = open()
 	if err != nil {
 		return nil, en, err
@@ -934,6 +964,9 @@ func alternatives(open Opener, limit int) ([]ForcedMatch, Enumeration, error) {
 		n.startRank(byDst[int32(r)])
 		posted := map[uint64]pending{}
 		for src.Next(r, &ev) {
+			if recvs {
+				ready.seeRecv(r, &ev)
+			}
 			if ev.Kind == trace.KindPost {
 				if ((ev.Op == trace.OpRecv || ev.Op == trace.OpIrecv) && ev.Peer == trace.AnySource) || IsAnySourceProbe(&ev) {
 					posted[ev.Seq] = pending{ev.Comm, ev.Tag, ev.Site}

@@ -16,8 +16,12 @@
 //
 // Check runs the standard battery: as recorded, sync (zero buffering),
 // mutate (send buffers read at the latest legal moment), delay over
-// DelaySeeds seeds, and every alternative match of each AnySource receive
-// (a ForcedMatch per replay, at most MaxForcedReplays). CheckTrace adds the
+// DelaySeeds seeds, every alternative match of each AnySource receive
+// (a ForcedMatch per replay, at most MaxForcedReplays), and each ready send
+// with the rank of its receive held back just before the receive (a
+// HeldPost per replay, at most MaxHeldReplays): MPI-3.1 sec. 3.4 wants the
+// receive posted before the send starts whatever the timing, and a held
+// replay shows a send that only the timing ordered. CheckTrace adds the
 // findings the recording itself made (stored in the trace header) and, for
 // a trace cut short, where each rank's record ends: a rank whose record ends
 // before its Finalize stops there, and what it had pending is not a finding.

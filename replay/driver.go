@@ -50,6 +50,9 @@ type Config struct {
 	// Force, if set, restricts one AnySource receive to one sender when it
 	// is matched (see ForcedMatch); Check enumerates alternatives this way.
 	Force *ForcedMatch
+	// Hold, if set, holds a rank back just before one of its calls (see
+	// HeldPost); Check does it to judge each ready send.
+	Hold *HeldPost
 	// BsendOverhead is the trace's (trace.Header.BsendOverhead): set, every
 	// rank's buffered sends are checked against its attached space.
 	BsendOverhead int64
@@ -176,6 +179,9 @@ type driver struct {
 	mutate    bool
 	force     *ForcedMatch
 	probe     probeForce // when force names a probe
+	// held is Config.Hold, while the rank has not reached the call.
+	held    HeldPost
+	holding bool
 	// late tracks, under mutate, the receives of rendezvous sends (see lateRecvs).
 	late lateRecvs
 	ids  []uint64 // request ids of the call being made, when *ev may change
@@ -301,6 +307,9 @@ func Replay(src Source, cfg Config) (*Outcome, error) {
 		eager = -1
 	}
 	d.force = cfg.Force
+	if cfg.Hold != nil {
+		d.held, d.holding = *cfg.Hold, true
+	}
 	d.forecasts = !cfg.noForecasts
 	var obs sim.Observer
 	if d.mutate {
@@ -366,6 +375,16 @@ func (d *driver) step(r int) error {
 			for a := 1; a < min(sim.PostLead, len(c.win)); a++ {
 				d.forecast(r, &c.win[a])
 			}
+		}
+		if d.holding && r == d.held.Rank && ev.seq == d.held.Seq && !ev.isDone() {
+			// The held call: the rank waits first, and makes it when it
+			// runs again (see HeldPost).
+			d.holding = false
+			d.unread(c, ev, store)
+			if !d.e.Hold(r, HoldTime) {
+				return nil
+			}
+			continue
 		}
 		d.out.Events += ev.events()
 		if ev.isDone() {

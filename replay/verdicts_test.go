@@ -162,6 +162,34 @@ func TestScenarioVerdicts(t *testing.T) {
 		wantClean(t, replayUnder(t, tr, 1, "sync"), "sync")
 		wantClean(t, replayUnder(t, tr, 8, "delay"), "delay")
 	})
+	t.Run("ready-send", func(t *testing.T) {
+		// Only the timing posts the receive first: the recording (which
+		// holds the receive back once it has run) and check report the
+		// Rsend, as the hold shows it; with a barrier between, neither.
+		tr := s.record("ready-send")
+		rec := tr.Recorded()
+		if len(rec) != 1 || rec[0].Kind != verdict.ReadyWithoutRecv || !slices.Equal(rec[0].Ranks, []int{0, 1}) ||
+			rec[0].Ops[0].Site != s.line("ready-send", "rsend") || rec[0].RevealedBy != "--hold-post 1:0" ||
+			!strings.Contains(rec[0].Message, "nothing orders rank 1's matching receive (Irecv at "+s.line("ready-send", "irecv")+") before it") {
+			t.Fatalf("recorded %+v", rec)
+		}
+		wantClean(t, replayUnder(t, tr, 1), "no faults")
+		rep, err := replay.CheckTrace(tr, replay.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Findings) != 1 || rep.Findings[0].Signature() != rec[0].Signature() {
+			t.Fatalf("check: %s, want the recorded finding once", kinds(rep.Findings))
+		}
+		fixed := s.record("ready-send", "-mode", "fixed")
+		if rec := fixed.Recorded(); len(rec) != 0 {
+			t.Fatalf("fixed: recorded %s", kinds(rec))
+		}
+		rep, err = replay.CheckTrace(fixed, replay.CheckOptions{})
+		if err != nil || len(rep.Findings) != 0 {
+			t.Fatalf("fixed: check %v %s", err, kinds(rep.Findings))
+		}
+	})
 	t.Run("wrong-rank", func(t *testing.T) {
 		tr := s.record("wrong-rank")
 		f := wantFinding(t, replayUnder(t, tr, 1), "hang", "program", []int{1}, s.line("wrong-rank", "recv"))

@@ -90,7 +90,7 @@ var kindTable = [...]KindInfo{
 		"do not write a send buffer until its request completed (Wait or Test)"},
 	{MissingWait, "a request was never completed (Wait/Test), or a receive's or nonblocking collective's request was freed while still active (MPI-3.1 sec. 3.7.3: freeing an active send is legitimate), or a stream never synchronized, before the rank finished", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"Wait (or Test until done) every request, and Synchronize every stream, before reusing buffers or finishing"},
-	{ReadyWithoutRecv, "a ready send (Rsend) was made before its receive was posted", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
+	{ReadyWithoutRecv, "a ready send (Rsend) started before its receive was posted, or nothing but timing posted the receive first (MPI-3.1 sec. 3.4)", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"post the receive before the ready send (e.g. behind a barrier), or use Send"},
 	{InvalidCall, "a call broke a rule of the API: an invalid rank, tag, count (a negative one) or datatype, MPI_Start of a persistent request still active, GroupEnd without GroupStart, an MPI error", []string{DoorLive, DoorMerge, DoorReplay, DoorHarness},
 		"check the arguments of the call against the communicator's size and the API's rules"},

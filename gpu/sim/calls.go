@@ -215,6 +215,18 @@ func (e *Engine) Compute(call *Op, d int64) bool {
 	return e.yieldIfLate(rk)
 }
 
+// Hold keeps rank r, between two calls, from running for d ns, as if its
+// code ran that long outside the runtime: the rest of the world goes on
+// meanwhile, as far as it can without the rank. A replay holds a rank back
+// this way before a receive to see whether the ready send that took it
+// waits for it (see package replay's HeldPost). It returns false when the
+// rank must yield to events due earlier, as Compute does.
+func (e *Engine) Hold(r int, d int64) bool {
+	rk := &e.ranks[r]
+	rk.clock += d
+	return e.yieldIfLate(rk)
+}
+
 // Finalize ends rank r: its function returned. What it left active is a missing Wait.
 func (e *Engine) Finalize(call *Op) {
 	rk := &e.ranks[call.Rank]

@@ -54,10 +54,12 @@
 // call (released buffers: the shim's "buffers released while in use").
 //
 // Besides the ops, the merge judges what the trace alone cannot: rules
-// over the records of every rank (rules.go, rma.go, ready.go), among them
-// the ready sends that no synchronization orders after their matching
-// receive's post (readyFindings, over syncOrder's vector clocks of the
-// run's messages and collective calls), whatever the run's timing.
+// over the records of every rank (rules.go, rma.go), among them the
+// one-sided accesses that no synchronization orders (over syncOrder's
+// vector clocks of the run's messages and collective calls), whatever the
+// run's timing. Ready sends are judged from the trace, as every door
+// judges them: by replays that hold each one's receive back (package
+// replay's HeldPost; p2ptrace record runs them after the merge).
 //
 // Peers and status sources are world ranks (MPI_Group_translate_ranks). On
 // an intercommunicator (MPI_Comm_test_inter; MPI-3.1 sec. 6.6) dest, source,

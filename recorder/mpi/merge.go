@@ -447,7 +447,6 @@ func Merge(dir, out string, o MergeOptions) (*MergeResult, error) {
 	fs = append(fs, signatureFindings(ranks, mixed, siteText)...)
 	fs = append(fs, vcountFindings(ranks, siteText)...)
 	fs = append(fs, rmaFindings(ranks, siteText)...)
-	fs = append(fs, readyFindings(ranks, siteText)...)
 	// One bug, one finding: the MPI error a rule's finding explains (the
 	// MPI_ERR_TRUNCATE of a collective whose sizes disagree) is said in it,
 	// and a rule's finding at a call in a loop is said once (the same kind

@@ -1,0 +1,231 @@
+package replay_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/replay"
+	"github.com/p2ptrace/p2ptrace/verdict"
+)
+
+// readyPair is a two-rank program around one ready send from rank 0 to
+// rank 1: before (rank 1's calls before its receive), between (after it,
+// before its Wait) and first (rank 0's calls before the send) say what
+// orders the two. Rank 0 computes a microsecond before its send, so the
+// receive is always posted first when recorded: only a hold can tell.
+type readyPair struct {
+	before, between func(r *gpu.Rank) error
+	first           func(r *gpu.Rank) error
+	send            func(r *gpu.Rank, b *gpu.Buffer) error
+}
+
+func (p readyPair) run(r *gpu.Rank) error {
+	b := r.Alloc(gpu.Float32, 4)
+	if r.ID() == 1 {
+		if p.before != nil {
+			if err := p.before(r); err != nil {
+				return err
+			}
+		}
+		q, err := r.Irecv(b, 0, 7)
+		if err != nil {
+			return err
+		}
+		if p.between != nil {
+			if err := p.between(r); err != nil {
+				return err
+			}
+		}
+		_, err = r.Wait(q)
+		return err
+	}
+	if err := r.Compute(time.Microsecond); err != nil {
+		return err
+	}
+	if p.first != nil {
+		if err := p.first(r); err != nil {
+			return err
+		}
+	}
+	if p.send != nil {
+		return p.send(r, b)
+	}
+	return r.Rsend(b, 1, 7)
+}
+
+func barrier(r *gpu.Rank) error { return r.Barrier() }
+
+func sendSync(r *gpu.Rank) error { return r.Send(r.Alloc(gpu.Int32, 1), 0, 99) }
+
+func recvSync(r *gpu.Rank) error {
+	_, err := r.Recv(r.Alloc(gpu.Int32, 1), 1, 99)
+	return err
+}
+
+// pollSync receives recvSync's message by polling Test: while the held
+// rank waits, rank 0 polls without success (and parks: see PollLimit).
+func pollSync(r *gpu.Rank) error {
+	q, err := r.Irecv(r.Alloc(gpu.Int32, 1), 1, 99)
+	if err != nil {
+		return err
+	}
+	for {
+		done, _, err := r.Test(q)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// TestCheckJudgesReadySendsBySynchronization pins the rule of MPI-3.1
+// sec. 3.4 as check applies it: a ready send is a finding unless something
+// (a barrier, a message sent after the post) orders its receive's post
+// before it, whatever the recorded timing; a standard send is never judged.
+func TestCheckJudgesReadySendsBySynchronization(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		p       readyPair
+		finding bool
+	}{
+		{"nothing between", readyPair{}, true},
+		{"a barrier after the post", readyPair{between: barrier, first: barrier}, false},
+		{"a barrier before the post", readyPair{before: barrier, first: barrier}, true},
+		{"a message sent after the post", readyPair{between: sendSync, first: recvSync}, false},
+		{"a message sent before the post", readyPair{before: sendSync, first: recvSync}, true},
+		{"a message sent after the post, polled for", readyPair{between: sendSync, first: pollSync}, false},
+		{"a standard send", readyPair{send: func(r *gpu.Rank, b *gpu.Buffer) error { return r.Send(b, 1, 7) }}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ev := record(t, 2, tc.p.run)
+			if out, err := replay.Replay(ev.Source(), replay.Config{}); err != nil || len(out.Problems) > 0 {
+				t.Fatalf("replay as recorded: %v %+v: the run's timing must post the receive first, or the test shows nothing", err, out)
+			}
+			open := func() (replay.Source, error) { return ev.Source(), nil }
+			res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.finding {
+				if len(res.Findings) != 0 {
+					t.Fatalf("findings %s, want none", kinds(res.Findings))
+				}
+				return
+			}
+			if len(res.Findings) != 1 {
+				t.Fatalf("findings %s, want one ready-without-recv", kinds(res.Findings))
+			}
+			f := wantFinding(t, res.Findings, verdict.ReadyWithoutRecv, verdict.CauseProgram, []int{0, 1})
+			if len(f.Ops) != 1 || f.Ops[0].Rank != 0 || !strings.HasPrefix(f.Ops[0].Site, "hold_test.go:") {
+				t.Fatalf("ops %+v: want rank 0's send at its line", f.Ops)
+			}
+			if want := "under --hold-post 1:"; !strings.Contains(f.Text(1), want) {
+				t.Fatalf("finding %q does not say %q", f.Text(1), want)
+			}
+			if want := "but nothing orders rank 1's matching receive (Irecv at hold_test.go:"; !strings.Contains(f.Message, want) {
+				t.Fatalf("message %q lacks %q", f.Message, want)
+			}
+		})
+	}
+}
+
+// TestHeldPostReplaysAlike: a held replay is deterministic, and holding a
+// rank back changes nothing in a program whose ready send waits for it.
+func TestHeldPostReplaysAlike(t *testing.T) {
+	c, ev := record(t, 2, readyPair{between: barrier, first: barrier}.run)
+	hold := &replay.HeldPost{Rank: 1, Seq: 0}
+	var texts []string
+	for range 2 {
+		out, err := replay.Replay(ev.Source(), replay.Config{Hold: hold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Stuck || len(out.Problems) > 0 {
+			t.Fatalf("held replay: %+v", out.Problems)
+		}
+		if want := int64(len(ev[0]) + len(ev[1])); out.Events != want {
+			t.Fatalf("held replay read %d events, want %d", out.Events, want)
+		}
+		fs := replay.Explain(out, c.Site, "", false, "")
+		texts = append(texts, fmt.Sprint(out.Events, fs))
+	}
+	if texts[0] != texts[1] {
+		t.Fatalf("held replays differ:\n%s\n%s", texts[0], texts[1])
+	}
+}
+
+// TestCheckCapsHeldReplays: past MaxHeldReplays ready sends, check says how
+// many it left untried.
+func TestCheckCapsHeldReplays(t *testing.T) {
+	const n = replay.MaxHeldReplays + 3
+	c, ev := record(t, 2, func(r *gpu.Rank) error {
+		b := r.Alloc(gpu.Float32, 4)
+		for i := range n {
+			if r.ID() == 1 {
+				q, err := r.Irecv(b, 0, i)
+				if err != nil {
+					return err
+				}
+				if err := r.Barrier(); err != nil {
+					return err
+				}
+				if _, err := r.Wait(q); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.Barrier(); err != nil {
+				return err
+			}
+			if err := r.Rsend(b, 1, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	res, err := replay.Check(open, replay.Config{}, c.Site, replay.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 0 {
+		t.Fatalf("findings %s, want none: every send follows a barrier after its receive", kinds(res.Findings))
+	}
+	want := fmt.Sprintf("ready sends: 3 more were not replayed with their receive held back (at most %d replays)", replay.MaxHeldReplays)
+	if !slices.Contains(res.Notes, want) {
+		t.Fatalf("notes %q lack %q", res.Notes, want)
+	}
+}
+
+// TestReadySendFindingsOfATraceFile: what record adds to a trace it wrote.
+func TestReadySendFindingsOfATraceFile(t *testing.T) {
+	tr := recordedTrace(t, readyPair{}.run, func(fs []verdict.Finding) []verdict.Finding { return fs })
+	fs, err := tr.ReadySendFindings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := wantFinding(t, fs, verdict.ReadyWithoutRecv, verdict.CauseProgram, []int{0, 1})
+	if f.RevealedBy != "--hold-post 1:0" {
+		t.Fatalf("revealed by %q", f.RevealedBy)
+	}
+	clean := recordedTrace(t, readyPair{between: barrier, first: barrier}.run, func(fs []verdict.Finding) []verdict.Finding { return fs })
+	if fs, err := clean.ReadySendFindings(); err != nil || len(fs) != 0 {
+		t.Fatalf("ordered ready send: %v %s", err, kinds(fs))
+	}
+}
+
+func TestParseHeldPost(t *testing.T) {
+	h, err := replay.ParseHeldPost("1:3")
+	if err != nil || h != (replay.HeldPost{Rank: 1, Seq: 3}) || h.String() != "1:3" {
+		t.Fatalf("1:3: %+v %v", h, err)
+	}
+	for _, bad := range []string{"", "1", "1:", ":3", "-1:3", "1:x", "1:3:4"} {
+		_, err := replay.ParseHeldPost(bad)
+		if err == nil || !strings.Contains(err.Error(), "want RANK:SEQ, e.g. 1:3") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
