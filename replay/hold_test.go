@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
 	"github.com/p2ptrace/p2ptrace/verdict"
 )
@@ -227,5 +228,48 @@ func TestParseHeldPost(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "want RANK:SEQ, e.g. 1:3") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// TestHeldReplayFollowsCollectiveRules: a collective call orders a ready
+// send after its receive only as MPI-3.1 sec. 5 says it moves data, not
+// as a barrier would: rank 1 posts its Irecv, then calls the collective,
+// and rank 0 calls it, then sends in ready mode. A Bcast from rank 1, or a
+// Reduce or Allreduce that needs rank 1's contribution, cannot complete
+// at rank 0 before rank 1 joined, so the post comes first; a Bcast from
+// rank 0 may complete at rank 0 at once (sec. 5.13: collectives need not
+// synchronize), so only timing posts the receive first.
+func TestHeldReplayFollowsCollectiveRules(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		op      trace.Op
+		root    int
+		finding bool
+	}{
+		{"Bcast from the receiver", trace.OpBcast, 1, false},
+		{"Bcast from the sender", trace.OpBcast, 0, true},
+		{"Reduce to the sender", trace.OpReduce, 0, false},
+		{"Allreduce", trace.OpAllreduce, -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			coll := func(r int) trace.Event { return collEv(tc.op, r, 2, tc.root, 4, 9) }
+			rsend := trace.Event{Op: trace.OpRsend, Peer: 1, Bytes: 16, Count: 4, Dtype: trace.Int32, Site: 2}
+			irecv := trace.Event{Op: trace.OpIrecv, Peer: 0, Bytes: 16, Count: 4, Dtype: trace.Int32, Req: 1, Site: 3}
+			wait := trace.Event{Op: trace.OpWait, Reqs: []uint64{1}, Site: 4}
+			ev := mpiTrace([]trace.Event{coll(0), rsend}, []trace.Event{irecv, coll(1), wait})
+			// The receive's Done names the send it took, as recorded.
+			done := trace.Event{Kind: trace.KindDone, Rank: 1, Seq: 0, Op: trace.OpIrecv, MatchRank: 0, MatchSeq: 1, Source: 0, StatusCnt: 4}
+			ev[1] = slices.Insert(ev[1], 3, done)
+			fs := checkEvents(t, ev)
+			if !tc.finding {
+				if len(fs) != 0 {
+					t.Fatalf("findings %s, want none", kinds(fs))
+				}
+				return
+			}
+			if len(fs) != 1 || fs[0].Kind != verdict.ReadyWithoutRecv || fs[0].RevealedBy != "--hold-post 1:0" || fs[0].Ops[0].Site != "main.go:2" {
+				t.Fatalf("findings %s %+v, want the Rsend at main.go:2 held", kinds(fs), fs)
+			}
+		})
 	}
 }
