@@ -190,7 +190,6 @@ type Engine struct {
 	posts     postAhead   // forecast posts (WillPost)
 	nIndexed  int         // matching queues indexed now (see WantsForecasts)
 	opsMade   int         // ops taken from slabs: the most ever live at once
-	ties      tieAhead    // the next ties, drawn early (drawTie)
 }
 
 // The sizes of op slabs.
@@ -272,34 +271,17 @@ func (e *Engine) Stuck() bool { return e.stuck }
 // pushResume queues the resume of rank r at time t; every entry draws its
 // tie from the seeded generator when it is queued.
 func (e *Engine) pushResume(t int64, r int) {
-	var tie uint64
-	if e.drawsNow() {
-		tie = e.rng.Uint64()
-	} else {
-		tie = e.drawTie()
-	}
-	e.queue.add(t, tie, uint64(evResume)<<32|uint64(uint32(r)))
+	e.queue.add(t, e.rng.Uint64(), uint64(evResume)<<32|uint64(uint32(r)))
 }
 
 // pushOp queues the arrival or the completion of op at time t.
 func (e *Engine) pushOp(t int64, kind evKind, op *Op) {
-	var tie uint64
-	if e.drawsNow() { // (the draw inline here and in pushResume: a call less per event)
-		tie = e.rng.Uint64()
-	} else {
-		tie = e.drawTie()
-	}
+	tie := e.rng.Uint64()
 	slot, ok := e.queue.tryHold(op)
 	if !ok {
 		slot = e.queue.hold(op)
 	}
 	e.queue.add(t, tie, uint64(kind)<<32|uint64(slot))
-}
-
-// drawsNow says whether ties are drawn as they are needed: until the queue
-// holds a large group (see tieAhead).
-func (e *Engine) drawsNow() bool {
-	return !e.ties.on && !e.queue.g[0].big && !e.queue.g[1].big
 }
 
 // Next processes queued events until a rank is to run and returns it. ok is

@@ -1,6 +1,10 @@
 package sim
 
-import "math/bits"
+import (
+	"cmp"
+	"math"
+	"math/bits"
+)
 
 // The event queue orders resumes of ranks and the arrivals and completions
 // of ops by (time, seeded tie).
@@ -234,9 +238,11 @@ func (q *eventQueue) tryTake(slot uint32) (*Op, bool) {
 // two, kept sorted, and a three-level bitmap finds the first non-empty
 // bucket in a few instructions. Insert and pop cost a constant expected time
 // where a heap's cost grows with the log of its size. A whole all-to-all of
-// 1024 ranks falls due at one time: a million completions, a few per bucket
-// at the most buckets (a heap of them costs twice the instructions, and a
-// cache miss per level).
+// 1024 ranks falls due at one time: a million completions (a heap of them
+// costs twice the instructions, and a cache miss per level). Past binsAt
+// entries, a group moves them to bins, which touch no random memory per
+// entry (see tieBins): the buckets stay for the groups of a few thousand
+// entries, which the caches hold.
 //
 // A bucket's least entry lives in the bucket itself, and only the others
 // in chained nodes: most buckets hold one entry or none, so an insert or a
@@ -265,8 +271,12 @@ type tieGroup struct {
 	room int32
 	// aheadAt is the size from which next looks ahead (see aheadShift).
 	aheadAt int32
-	// big: the group has grown to bigGroup buckets (see tieAhead).
-	big bool
+	// bins hold the entries instead of the buckets once the group has
+	// grown to binsFrom entries (see tieBins), until it is empty again;
+	// spare are the bins of an earlier time, for the next. binsFrom is
+	// binsAt unless a test sets it.
+	bins, spare *tieBins
+	binsFrom    int
 }
 
 // tieHead is a bucket: its least entry, if used, and the chain of the
@@ -288,8 +298,19 @@ const (
 )
 
 func (g *tieGroup) insert(tie, ref uint64) {
+	if g.bins != nil {
+		g.bins.insert(tie, ref)
+		if g.n == 0 || tie < g.minTie {
+			g.minTie = tie
+		}
+		g.n++
+		return
+	}
 	if int(g.n) >= len(g.heads) {
-		g.grow()
+		if g.grow(); g.bins != nil {
+			g.insert(tie, ref)
+			return
+		}
 	}
 	b := tie >> g.shift
 	if h := &g.heads[b]; !h.used {
@@ -363,6 +384,9 @@ func (g *tieGroup) first() uint64 {
 
 // pop removes the entry of the least tie and returns its ref.
 func (g *tieGroup) pop() uint64 {
+	if g.bins != nil {
+		return g.popBin()
+	}
 	b := g.minB
 	h := &g.heads[b]
 	ref := h.ref
@@ -419,6 +443,10 @@ func (g *tieGroup) grow() {
 	if len(g.heads) >= g.most {
 		return // chains grow instead (up to 8 times most entries)
 	}
+	if from := cmp.Or(g.binsFrom, binsAt); 2*len(g.heads) >= from && g.most >= from {
+		g.toBins()
+		return
+	}
 	old, oldNodes := g.heads, g.nodes
 	g.heads = make([]tieHead, 2*len(old))
 	g.nodes = tieNodes{}
@@ -426,9 +454,6 @@ func (g *tieGroup) grow() {
 	g.freeID = 0
 	if len(g.heads) > 64*64 {
 		g.leaf = make([]uint64, len(g.heads)/64)
-	}
-	if len(g.heads) >= bigGroup {
-		g.big = true
 	}
 	g.mid, g.summary = [64]uint64{}, 0
 	g.shift--
@@ -445,6 +470,50 @@ func (g *tieGroup) grow() {
 			g.insert(nd.tie, nd.ref)
 		}
 	}
+}
+
+// toBins moves the group's entries to bins (see tieBins) and empties its
+// buckets, which serve it again once the bins are empty.
+func (g *tieGroup) toBins() {
+	t := g.spare
+	if t == nil {
+		t = newTieBins()
+	}
+	g.spare = nil
+	for i := range g.heads {
+		h := &g.heads[i]
+		if !h.used {
+			continue
+		}
+		// In tie order: appends keep it.
+		t.insert(h.tie, h.ref)
+		for id := h.chain; id != 0; id = g.nodes.at(id).next {
+			nd := g.nodes.at(id)
+			t.insert(nd.tie, nd.ref)
+		}
+	}
+	clear(g.heads)
+	clear(g.leaf)
+	g.nodes = tieNodes{}
+	g.nodes.push(tieNode{})
+	g.freeID = 0
+	g.mid, g.summary = [64]uint64{}, 0
+	g.bins = t
+	g.room = math.MaxInt32 // (bins have no chains to keep short)
+}
+
+// popBin is pop of a group in bins.
+func (g *tieGroup) popBin() uint64 {
+	t := g.bins
+	x := t.pop()
+	if g.n--; g.n > 0 {
+		g.minTie = t.least().tie
+	} else {
+		t.reset()
+		g.bins, g.spare = nil, t
+		g.room = int32(8 * g.most)
+	}
+	return x.ref
 }
 
 func (q *eventQueue) heapPush(x qent) {

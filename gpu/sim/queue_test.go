@@ -311,11 +311,11 @@ func BenchmarkCompletionsAllToAll(b *testing.B) {
 	}
 }
 
-// TestDrawTieKeepsTheGeneratorsOrder: ties drawn early (tieAhead) are
-// used in the order the seeded generator gives them, so a seed's run is
-// the run it was before they were: New's resumes take the first (one per
-// rank), every later event the next.
-func TestDrawTieKeepsTheGeneratorsOrder(t *testing.T) {
+// TestTiesAreTheGeneratorsDraws: New's resumes take the seeded
+// generator's first ties (one per rank), in order, and every later event
+// the next, whatever the structure that holds it: a seed's run is the run
+// it always was.
+func TestTiesAreTheGeneratorsDraws(t *testing.T) {
 	const ranks, seed = 3, 11
 	e := New(Config{Ranks: ranks, Seed: seed})
 	ref := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
@@ -332,8 +332,9 @@ func TestDrawTieKeepsTheGeneratorsOrder(t *testing.T) {
 	if !slices.Equal(got, resumes) {
 		t.Fatalf("the resumes New queued have ties %x, want the generator's first %d, %x", got, ranks, resumes)
 	}
-	for i := range 3 * tieLead {
-		if got, want := e.drawTie(), ref.Uint64(); got != want {
+	for i := range 8 {
+		e.pushResume(0, 0)
+		if got, want := e.queue.next().tie, ref.Uint64(); got != want {
 			t.Fatalf("draw %d: tie %x, want the generator's %x", ranks+i, got, want)
 		}
 	}

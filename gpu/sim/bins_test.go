@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestTieBinsKeepTheOrder: a queue whose large groups move to bins (see
+// tieBins) pops exactly what one whose groups stay in buckets pops, with
+// the look-ahead on in both: tens of thousands of entries of one time, and
+// between pops more of the current time (in bins already sorted, and not),
+// of later times, and earlier ones. Ties are random 64-bit numbers, or
+// drawn from a small range so that many are equal (equal ties pop in the
+// order queued) and fall in few bins (sorted whole: see sortTies).
+func TestTieBinsKeepTheOrder(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		tie      func(rng *rand.Rand) uint64
+		binsFrom int
+		many     int
+	}{
+		{"random ties", func(rng *rand.Rand) uint64 { return rng.Uint64() }, 1024, 3 * binsAt},
+		{"random ties, the default size", func(rng *rand.Rand) uint64 { return rng.Uint64() }, 0, 3 * binsAt},
+		{"equal ties", func(rng *rand.Rand) uint64 { return uint64(rng.IntN(1<<10)) << 54 }, 1024, 3 * binsAt},
+		// (Both structures take a time quadratic in the entries here.)
+		{"one bin", func(rng *rand.Rand) uint64 { return uint64(rng.IntN(1 << 20)) }, 1024, 64<<subBits + 4096},
+	} {
+		t.Run(c.name, func(t *testing.T) { binsKeepOrder(t, c.tie, c.binsFrom, c.many) })
+	}
+}
+
+func binsKeepOrder(t *testing.T, tieOf func(*rand.Rand) uint64, binsFrom, many int) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var q, ref eventQueue
+	for i := range q.g {
+		q.g[i].binsFrom = binsFrom
+		ref.g[i].binsFrom = 1 << 40 // never
+	}
+	var op Op
+	push := func(tm int64, i int) {
+		tie := tieOf(rng)
+		kind := evKind(i % 3)
+		for _, x := range []*eventQueue{&q, &ref} {
+			if kind == evResume {
+				x.add(tm, tie, uint64(kind)<<32|uint64(uint32(i)))
+			} else {
+				x.add(tm, tie, uint64(kind)<<32|uint64(x.hold(&op)))
+			}
+		}
+	}
+	for i := range many {
+		push(100, i)
+	}
+	binned := 0
+	for n := 0; q.len() > 0; n++ {
+		switch {
+		case n%3 == 0 && n < 2*many:
+			push(q.minTime(), many+n)
+		case n%11 == 0 && n < 2*many:
+			push(q.minTime()+50, many+n)
+		case n%997 == 0:
+			push(q.minTime()-50, 3*many+n) // (earlier: the queue allows it)
+		}
+		if q.g[0].bins != nil || q.g[1].bins != nil {
+			binned++
+		}
+		got, want := q.next(), ref.next()
+		if got != want {
+			t.Fatalf("pop %d: got %+v, want %+v", n, got, want)
+		}
+		if got.kind() != evResume {
+			q.take(got.slot())
+			ref.take(want.slot())
+		}
+		if q.len() != ref.len() || q.len() > 0 && q.minTime() != ref.minTime() {
+			t.Fatalf("pop %d: length %d, min time %d; in buckets %d, %d", n, q.len(), q.minTime(), ref.len(), ref.minTime())
+		}
+	}
+	if binned < many {
+		t.Fatalf("bins held the entries at %d pops: the test does not exercise them", binned)
+	}
+	for i := range q.g {
+		if g := &q.g[i]; g.bins != nil || g.n != 0 {
+			t.Fatalf("group %d: %d entries, bins %v once the queue is empty", i, g.n, g.bins != nil)
+		}
+	}
+}
+
+// TestSortTiesIsStable: sortTies orders by tie and keeps the order of
+// equal ties, for spread ties, crowded ones and a bin too large for its
+// counting sort.
+func TestSortTiesIsStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name string
+		n    int
+		tie  func() uint64
+	}{
+		{"spread", 500, func() uint64 { return rng.Uint64() >> binBits }},
+		{"crowded", 500, func() uint64 { return uint64(rng.IntN(8)) << subShift }},
+		{"large", 64<<subBits + 1, func() uint64 { return uint64(rng.IntN(100)) }},
+	} {
+		in := make([]tieEnt, c.n)
+		for i := range in {
+			in[i] = tieEnt{tie: c.tie(), ref: uint64(i)}
+		}
+		want := slices.Clone(in)
+		slices.SortStableFunc(want, func(a, b tieEnt) int {
+			if a.tie != b.tie {
+				if a.tie < b.tie {
+					return -1
+				}
+				return 1
+			}
+			return 0
+		})
+		if got := sortTies(in, nil); !slices.Equal(got, want) {
+			t.Errorf("%s: not the stable order", c.name)
+		}
+	}
+}
