@@ -273,3 +273,23 @@ func TestHeldReplayFollowsCollectiveRules(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseRefs: the parsers of --hold-post and --force-match take any
+// text without panicking, and what they accept prints back as itself.
+func FuzzParseRefs(f *testing.F) {
+	for _, s := range []string{"1:3", "0:0=2", "1:", ":3", "-1:3", "1:3=", "4294967296:1", "1:18446744073709551616", " 1:3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if h, err := replay.ParseHeldPost(s); err == nil {
+			if again, err := replay.ParseHeldPost(h.String()); err != nil || again != h {
+				t.Fatalf("%q: %+v prints as %q, which parses as %+v, %v", s, h, h.String(), again, err)
+			}
+		}
+		if m, err := replay.ParseForcedMatch(s); err == nil {
+			if again, err := replay.ParseForcedMatch(m.String()); err != nil || again != m {
+				t.Fatalf("%q: %+v prints as %q, which parses as %+v, %v", s, m, m.String(), again, err)
+			}
+		}
+	})
+}
