@@ -44,9 +44,12 @@ const (
 	subShift = binShift - subBits
 )
 
-// binsAt is the size at which a group moves its entries to bins: a ring's
-// groups (one entry a rank) never get there, nor does a 64-rank
-// all-to-all's (4 K completions), in the caches anyway.
+// binsAt is the size at which a group moves its entries to bins (when its
+// buckets would double to it, at half as many entries): a ring's groups
+// (one entry a rank) never get there, nor does a 64-rank all-to-all's
+// (8 K completions), in the caches anyway. A 256-rank all-to-all's 65 K
+// do: about the same time in bins as in buckets, where 1024 ranks gain
+// a tenth.
 const binsAt = 1 << 15
 
 func newTieBins() *tieBins { return &tieBins{cur: -1} }
@@ -137,6 +140,11 @@ func (t *tieBins) next() {
 func sortTies(in, out []tieEnt) []tieEnt {
 	n := len(in)
 	out = slices.Grow(out[:0], n)[:n]
+	if n <= 32 {
+		copy(out, in)
+		insertionSortTies(out)
+		return out
+	}
 	if n > 64<<subBits {
 		copy(out, in)
 		slices.SortStableFunc(out, func(a, b tieEnt) int {
@@ -162,15 +170,20 @@ func sortTies(in, out []tieEnt) []tieEnt {
 		out[start[s]] = x
 		start[s]++
 	}
-	// Insertion sort: each entry moves past the few of its sub-bin above it.
-	for i := 1; i < n; i++ {
-		x := out[i]
+	// Each entry moves past the few of its sub-bin above it.
+	insertionSortTies(out)
+	return out
+}
+
+// insertionSortTies sorts s by tie, stably.
+func insertionSortTies(s []tieEnt) {
+	for i := 1; i < len(s); i++ {
+		x := s[i]
 		j := i
-		for j > 0 && out[j-1].tie > x.tie {
-			out[j] = out[j-1]
+		for j > 0 && s[j-1].tie > x.tie {
+			s[j] = s[j-1]
 			j--
 		}
-		out[j] = x
+		s[j] = x
 	}
-	return out
 }

@@ -20,9 +20,9 @@ func TestTieBinsKeepTheOrder(t *testing.T) {
 		binsFrom int
 		many     int
 	}{
-		{"random ties", func(rng *rand.Rand) uint64 { return rng.Uint64() }, 1024, 3 * binsAt},
-		{"random ties, the default size", func(rng *rand.Rand) uint64 { return rng.Uint64() }, 0, 3 * binsAt},
-		{"equal ties", func(rng *rand.Rand) uint64 { return uint64(rng.IntN(1<<10)) << 54 }, 1024, 3 * binsAt},
+		{"random ties", func(rng *rand.Rand) uint64 { return rng.Uint64() }, 1024, 3 << 15},
+		{"random ties, the default size", func(rng *rand.Rand) uint64 { return rng.Uint64() }, 0, binsAt},
+		{"equal ties", func(rng *rand.Rand) uint64 { return uint64(rng.IntN(1<<10)) << 54 }, 1024, 3 << 15},
 		// (Both structures take a time quadratic in the entries here.)
 		{"one bin", func(rng *rand.Rand) uint64 { return uint64(rng.IntN(1 << 20)) }, 1024, 64<<subBits + 4096},
 	} {
@@ -88,8 +88,8 @@ func binsKeepOrder(t *testing.T, tieOf func(*rand.Rand) uint64, binsFrom, many i
 }
 
 // TestSortTiesIsStable: sortTies orders by tie and keeps the order of
-// equal ties, for spread ties, crowded ones and a bin too large for its
-// counting sort.
+// equal ties, for spread ties, crowded ones, a bin too small for a
+// counting sort and one too large for it.
 func TestSortTiesIsStable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
@@ -98,6 +98,7 @@ func TestSortTiesIsStable(t *testing.T) {
 		tie  func() uint64
 	}{
 		{"spread", 500, func() uint64 { return rng.Uint64() >> binBits }},
+		{"small", 30, func() uint64 { return uint64(rng.IntN(10)) }},
 		{"crowded", 500, func() uint64 { return uint64(rng.IntN(8)) << subShift }},
 		{"large", 64<<subBits + 1, func() uint64 { return uint64(rng.IntN(100)) }},
 	} {
