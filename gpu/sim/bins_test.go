@@ -38,17 +38,7 @@ func binsKeepOrder(t *testing.T, tieOf func(*rand.Rand) uint64, binsFrom, many i
 		ref.g[i].binsFrom = 1 << 40 // never
 	}
 	var op Op
-	push := func(tm int64, i int) {
-		tie := tieOf(rng)
-		kind := evKind(i % 3)
-		for _, x := range []*eventQueue{&q, &ref} {
-			if kind == evResume {
-				x.add(tm, tie, uint64(kind)<<32|uint64(uint32(i)))
-			} else {
-				x.add(tm, tie, uint64(kind)<<32|uint64(x.hold(&op)))
-			}
-		}
-	}
+	push := func(tm int64, i int) { addBoth(&q, &ref, tm, tieOf(rng), i, &op) }
 	for i := range many {
 		push(100, i)
 	}
@@ -65,17 +55,7 @@ func binsKeepOrder(t *testing.T, tieOf func(*rand.Rand) uint64, binsFrom, many i
 		if q.g[0].bins != nil || q.g[1].bins != nil {
 			binned++
 		}
-		got, want := q.next(), ref.next()
-		if got != want {
-			t.Fatalf("pop %d: got %+v, want %+v", n, got, want)
-		}
-		if got.kind() != evResume {
-			q.take(got.slot())
-			ref.take(want.slot())
-		}
-		if q.len() != ref.len() || q.len() > 0 && q.minTime() != ref.minTime() {
-			t.Fatalf("pop %d: length %d, min time %d; in buckets %d, %d", n, q.len(), q.minTime(), ref.len(), ref.minTime())
-		}
+		nextBoth(t, n, &q, &ref, "in buckets")
 	}
 	if binned < many {
 		t.Fatalf("bins held the entries at %d pops: the test does not exercise them", binned)

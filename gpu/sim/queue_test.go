@@ -199,14 +199,7 @@ func lookAheadKeepsOrder(t *testing.T, most int, later bool) {
 		if later {
 			tie |= uint64(i)
 		}
-		kind := evKind(i % 3)
-		for _, x := range []*eventQueue{&q, &ref} {
-			if kind == evResume {
-				x.add(tm, tie, uint64(kind)<<32|uint64(uint32(i)))
-			} else {
-				x.add(tm, tie, uint64(kind)<<32|uint64(x.hold(&op)))
-			}
-		}
+		addBoth(&q, &ref, tm, tie, i, &op)
 	}
 	const many = 12 * 64 * 64
 	for i := range many {
@@ -234,20 +227,41 @@ func lookAheadKeepsOrder(t *testing.T, most int, later bool) {
 		if q.ahead.n > 0 {
 			looked++
 		}
-		got, want := q.next(), ref.next()
-		if got != want { // (slots too: both queues hold and take alike)
-			t.Fatalf("pop %d: got %+v, want %+v", n, got, want)
-		}
-		if got.kind() != evResume {
-			q.take(got.slot())
-			ref.take(want.slot())
-		}
-		if q.len() != ref.len() || q.len() > 0 && q.minTime() != ref.minTime() {
-			t.Fatalf("pop %d: length %d, min time %d; without look-ahead %d, %d", n, q.len(), q.minTime(), ref.len(), ref.minTime())
-		}
+		nextBoth(t, n, &q, &ref, "without look-ahead")
 	}
 	if looked < many {
 		t.Fatalf("the ring held entries at %d pops: the test does not exercise the look-ahead", looked)
+	}
+}
+
+// addBoth queues entry i (its kind is i%3, a resume's rank i) in q and
+// ref alike.
+func addBoth(q, ref *eventQueue, tm int64, tie uint64, i int, op *Op) {
+	kind := evKind(i % 3)
+	for _, x := range []*eventQueue{q, ref} {
+		if kind == evResume {
+			x.add(tm, tie, uint64(kind)<<32|uint64(uint32(i)))
+		} else {
+			x.add(tm, tie, uint64(kind)<<32|uint64(x.hold(op)))
+		}
+	}
+}
+
+// nextBoth pops q and ref (whose structures refName says) and fails pop
+// n unless both give the same entry, slot included (both hold and take
+// alike), and are left with the same length and earliest time.
+func nextBoth(t *testing.T, n int, q, ref *eventQueue, refName string) {
+	t.Helper()
+	got, want := q.next(), ref.next()
+	if got != want {
+		t.Fatalf("pop %d: got %+v, want %+v", n, got, want)
+	}
+	if got.kind() != evResume {
+		q.take(got.slot())
+		ref.take(want.slot())
+	}
+	if q.len() != ref.len() || q.len() > 0 && q.minTime() != ref.minTime() {
+		t.Fatalf("pop %d: length %d, min time %d; %s %d, %d", n, q.len(), q.minTime(), refName, ref.len(), ref.minTime())
 	}
 }
 
