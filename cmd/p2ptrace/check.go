@@ -41,7 +41,11 @@ is no legal execution is dropped; a finding it shows is revealed by
 forced replays run (--max-forced sets another cap: each replays the whole
 trace, so lower it for a big trace in CI); the report says when the cap cut
 the enumeration short, and then each rank's messages also arrive late in
-turn.
+turn. Each ready send (Rsend, Irsend) is replayed once more with the rank of
+its receive held back just before the receive (up to %d such replays): MPI
+wants the receive posted before the send starts whatever the timing, so a
+send that still starts first is a ready-without-recv, revealed by
+"--hold-post RANK:SEQ", which replay takes too.
 
 A message race is a finding when the other order hangs or errs in the model
 replay. When the model replays it cleanly, only the program can say what it
@@ -66,7 +70,7 @@ rank's record ends: what was pending there is not a finding. With --html
 FILE, also write them as the page of 'p2ptrace export --format html'
 (replacing FILE).
 
-Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays, replay.MaxReruns),
+Exit status: 0 no findings, 1 findings, 2 usage or input error.`, replay.DelaySeeds, replay.MaxForcedReplays, replay.MaxHeldReplays, replay.MaxReruns),
 		Example: `  p2ptrace record -o trace.db ./train && p2ptrace check trace.db
   p2ptrace check --json trace.db | jq '.findings[].kind'
   p2ptrace check --max-forced 16 big.db
