@@ -23,8 +23,14 @@ import "unsafe"
 // entry queued before the ring's entries costs only the loads made for them
 // early.
 //
-// Go has no prefetch instruction: a stage loads a word and adds it to
-// sink, which nothing reads, so the compiler keeps the load.
+// Each stage is a prefetch (PREFETCHT0: see prefetch), not a load: a load
+// that misses holds up the instructions after it once the processor's
+// window of instructions in flight fills, and an event's work is longer
+// than that window, so the loads the stages made until 2026-12-06 (a word
+// added to a sink) were paid in part as the misses they were to hide. Only
+// a stage that needs the line's content (the op's address in the slot, the
+// matched op's address in the op) reads it, a few events after the stage
+// before it asked for it.
 type lookAhead struct {
 	// The entries, in order from head: all of time key (timeKey), the
 	// group's that src names (its index in eventQueue.g).
@@ -35,14 +41,13 @@ type lookAhead struct {
 	// last is the tie of the entry that joined the ring last: a group's
 	// entry joins after it only if its tie is not smaller.
 	last uint64
-	sink uintptr
 }
 
 const (
-	// aheadLen is how many events early the ring pops an entry and loads
-	// its slot; its op is loaded at aheadOp events before it is processed,
-	// the op it matched at aheadMatch: each stage's miss is over before
-	// the next stage reads its result. (A power of two.)
+	// aheadLen is how many events early the ring pops an entry and
+	// prefetches its slot; its op is prefetched aheadOp events before it is
+	// processed, the op it matched at aheadMatch: each stage's miss is over
+	// before the next stage reads its result. (A power of two.)
 	aheadLen   = 16
 	aheadOp    = 8
 	aheadMatch = 4
@@ -83,8 +88,8 @@ func (q *eventQueue) fillAhead(g *tieGroup) {
 	}
 }
 
-// pushAhead moves group g's least entry to the ring's end and loads its
-// slot; g must not be empty, and of the ring's time.
+// pushAhead moves group g's least entry to the ring's end and prefetches
+// its slot; g must not be empty, and of the ring's time.
 func (q *eventQueue) pushAhead(g *tieGroup) {
 	a := &q.ahead
 	i := (a.head + a.n) & (aheadLen - 1)
@@ -93,12 +98,12 @@ func (q *eventQueue) pushAhead(g *tieGroup) {
 	a.ties[i], a.refs[i], a.last = tie, ref, tie
 	a.n++
 	if evKind(ref>>32) != evResume {
-		a.sink += uintptr(unsafe.Pointer(q.slot(ref)))
+		prefetch(unsafe.Pointer(q.slots.at(int32(uint32(ref)))))
 	}
 }
 
 // popAhead removes the ring's head (aheadFirst said it is the earliest),
-// tops the ring up from its group and advances the loads of its entries.
+// tops the ring up from its group and advances the prefetches of its entries.
 func (q *eventQueue) popAhead() qent {
 	a := &q.ahead
 	x := qent{key: a.key, tie: a.ties[a.head], ref: a.refs[a.head]}
@@ -113,13 +118,13 @@ func (q *eventQueue) popAhead() qent {
 	}
 	if a.n > aheadOp {
 		if ref := a.refs[(a.head+aheadOp)&(aheadLen-1)]; evKind(ref>>32) != evResume {
-			a.sink += uintptr(q.slot(ref).Rank)
+			prefetch(unsafe.Pointer(q.slot(ref)))
 		}
 	}
 	if a.n > aheadMatch {
 		if ref := a.refs[(a.head+aheadMatch)&(aheadLen-1)]; evKind(ref>>32) == evComplete {
 			if m := q.slot(ref).match; m != nil {
-				a.sink += uintptr(m.Rank)
+				prefetch(unsafe.Pointer(m))
 			}
 		}
 	}
