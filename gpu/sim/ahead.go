@@ -3,7 +3,7 @@ package sim
 import (
 	"unsafe"
 
-	"github.com/p2ptrace/p2ptrace/internal/prefetch"
+	"github.com/p2ptrace/p2ptrace/internal/cacheline"
 )
 
 // Look-ahead. A replay of many ranks has millions of ops live at once, and
@@ -27,7 +27,7 @@ import (
 // entry queued before the ring's entries costs only the loads made for them
 // early.
 //
-// Each stage is a prefetch (PREFETCHT0: see package prefetch), not a load: a load
+// Each stage is a prefetch (PREFETCHT0: see package cacheline), not a load: a load
 // that misses holds up the instructions after it once the processor's
 // window of instructions in flight fills, and an event's work is longer
 // than that window, so the loads the stages made until 2026-12-06 (a word
@@ -102,7 +102,7 @@ func (q *eventQueue) pushAhead(g *tieGroup) {
 	a.ties[i], a.refs[i], a.last = tie, ref, tie
 	a.n++
 	if evKind(ref>>32) != evResume {
-		prefetch.Line(unsafe.Pointer(q.slots.at(int32(uint32(ref)))))
+		cacheline.Prefetch(unsafe.Pointer(q.slots.at(int32(uint32(ref)))))
 	}
 }
 
@@ -122,13 +122,13 @@ func (q *eventQueue) popAhead() qent {
 	}
 	if a.n > aheadOp {
 		if ref := a.refs[(a.head+aheadOp)&(aheadLen-1)]; evKind(ref>>32) != evResume {
-			prefetch.Line(unsafe.Pointer(q.slot(ref)))
+			cacheline.Prefetch(unsafe.Pointer(q.slot(ref)))
 		}
 	}
 	if a.n > aheadMatch {
 		if ref := a.refs[(a.head+aheadMatch)&(aheadLen-1)]; evKind(ref>>32) == evComplete {
 			if m := q.slot(ref).match; m != nil {
-				prefetch.Line(unsafe.Pointer(m))
+				cacheline.Prefetch(unsafe.Pointer(m))
 			}
 		}
 	}

@@ -3,7 +3,7 @@ package sim
 import (
 	"unsafe"
 
-	"github.com/p2ptrace/p2ptrace/internal/prefetch"
+	"github.com/p2ptrace/p2ptrace/internal/cacheline"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
@@ -88,15 +88,15 @@ func (e *Engine) WillPost(r int, kind trace.Op, peer, tag, comm int) {
 	if b := &p.ring[(p.n-stageNode)&(postAheadLen-1)]; b.take != nil {
 		b.node = b.take.headOf(b.key)
 		if b.node != 0 {
-			prefetch.Line(unsafe.Pointer(&b.take.nodes[b.node]))
+			cacheline.Prefetch(unsafe.Pointer(&b.take.nodes[b.node]))
 		}
 	}
 	if c := &p.ring[(p.n-stageOp)&(postAheadLen-1)]; c.node != 0 {
 		if int(c.node) < len(c.take.nodes) {
 			if op := c.take.nodes[c.node].op; op != nil {
 				// Lines 0 and 1: what a match reads and writes (see Op).
-				prefetch.Line(unsafe.Pointer(op))
-				prefetch.Line(unsafe.Add(unsafe.Pointer(op), 64))
+				cacheline.Prefetch(unsafe.Pointer(op))
+				cacheline.Prefetch(unsafe.Add(unsafe.Pointer(op), 64))
 			}
 		}
 		c.node = 0
@@ -112,13 +112,13 @@ func (ix *matchIndex) prefetchHome(k envKey) {
 		return
 	}
 	if s := ix.dense(k); s != nil {
-		prefetch.Line(unsafe.Pointer(s))
+		cacheline.Prefetch(unsafe.Pointer(s))
 		if ix.keys.n == 0 {
 			return
 		}
 	}
 	if len(ix.keys.slots) > 0 {
-		prefetch.Line(unsafe.Pointer(&ix.keys.slots[ix.keys.home(k)]))
+		cacheline.Prefetch(unsafe.Pointer(&ix.keys.slots[ix.keys.home(k)]))
 	}
 }
 

@@ -1,9 +1,0 @@
-//go:build !amd64
-
-package prefetch
-
-import "unsafe"
-
-// Line does nothing here: only amd64 has the instruction wired up (see
-// prefetch_amd64.s). The look-aheads it serves change no result.
-func Line(unsafe.Pointer) {}
