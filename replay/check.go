@@ -484,7 +484,14 @@ func (j replayJob) trim(out *Outcome, en enumerated) {
 		return
 	}
 	if j.ready != nil {
-		out.Races, out.Corrupted = nil, nil // (judgeHeld keeps ready sends alone)
+		// judgeHeld keeps ready sends alone. A held run in which an
+		// AnySource receive took another sender than recorded went on
+		// with calls the program may not have made after that match, as
+		// below: the forced replays judge that race, and this run nothing.
+		if len(out.Races) > 0 {
+			out.Problems = nil
+		}
+		out.Races, out.Corrupted = nil, nil
 		return
 	}
 	// Every finding but a race comes of a problem or a corruption.

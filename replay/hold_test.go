@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/p2ptrace/p2ptrace/gpu"
+	"github.com/p2ptrace/p2ptrace/gpu/sim"
 	"github.com/p2ptrace/p2ptrace/recorder/trace"
 	"github.com/p2ptrace/p2ptrace/replay"
 	"github.com/p2ptrace/p2ptrace/verdict"
@@ -292,4 +293,62 @@ func FuzzParseRefs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHeldReplayThatRacedJudgesNothing: rank 0 waits for rank 1's word
+// with an AnySource receive, then sends in ready mode; rank 2's message of
+// the same tag comes a millisecond later. Held back, rank 1 says nothing
+// for that long, and the receive takes rank 2's message instead: a run in
+// which the program, whose later calls may depend on the sender, need not
+// have made the recorded ones. As for the battery's other replays, such a
+// run's findings are left to the forced replays of that receive (here: an
+// unconfirmed race, a note), and the hold reports nothing.
+func TestHeldReplayThatRacedJudgesNothing(t *testing.T) {
+	c, ev := record(t, 3, func(r *gpu.Rank) error {
+		b, w := r.Alloc(gpu.Float32, 4), r.Alloc(gpu.Int32, 1)
+		switch r.ID() {
+		case 0:
+			if _, err := r.Recv(w, gpu.AnySource, 99); err != nil {
+				return err
+			}
+			if err := r.Rsend(b, 1, 7); err != nil {
+				return err
+			}
+			_, err := r.Recv(w, gpu.AnySource, 99)
+			return err
+		case 1:
+			q, err := r.Irecv(b, 0, 7)
+			if err != nil {
+				return err
+			}
+			if err := r.Send(w, 0, 99); err != nil {
+				return err
+			}
+			_, err = r.Wait(q)
+			return err
+		}
+		if err := r.Compute(time.Millisecond); err != nil {
+			return err
+		}
+		return r.Send(w, 0, 99)
+	})
+	open := func() (replay.Source, error) { return ev.Source(), nil }
+	res, err := replay.Check(open, replay.Config{EagerLimit: 64 << 10}, c.Site, replay.CheckOptions{NoRerun: "a test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 0 {
+		t.Fatalf("findings %s, want none: the held run raced", kinds(res.Findings))
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "unconfirmed race") }) {
+		t.Fatalf("notes %q: want the race the forced replay found, unconfirmed", res.Notes)
+	}
+	// The same run held, alone, does show the ready send: the trim is check's.
+	out, err := replay.Replay(ev.Source(), replay.Config{EagerLimit: 64 << 10, Hold: &replay.HeldPost{Rank: 1, Seq: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Races) == 0 || !slices.ContainsFunc(out.Problems, func(p sim.Problem) bool { return p.Kind == verdict.ReadyWithoutRecv }) {
+		t.Fatalf("held replay: races %d, problems %+v: want a race and the ready send", len(out.Races), out.Problems)
+	}
 }
