@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/p2ptrace/p2ptrace/recorder/trace"
 )
 
 // TestTieBinsKeepTheOrder: a queue whose large groups move to bins (see
@@ -99,5 +101,82 @@ func TestSortTiesIsStable(t *testing.T) {
 		if got := sortTies(in, nil); !slices.Equal(got, want) {
 			t.Errorf("%s: not the stable order", c.name)
 		}
+	}
+}
+
+// TestBinsChangeNoMatch: an engine whose big time groups go to bins matches
+// what one whose groups stay in buckets matches, where the order of
+// same-time events decides: 128 ranks each post 127 AnySource receives and
+// send to every other rank, then wait for all, three times over (each
+// round's 16 K completions and arrivals fall due at one time), and every
+// receive's sender is compared.
+func TestBinsChangeNoMatch(t *testing.T) {
+	const n, rounds = 128, 3
+	run := func(bins bool) []int32 {
+		e := New(Config{Ranks: n, Seed: 9})
+		if !bins {
+			for i := range e.queue.g {
+				e.queue.g[i].binsFrom = 1 << 40
+			}
+		} else {
+			for i := range e.queue.g {
+				e.queue.g[i].binsFrom = 1024
+			}
+		}
+		var got []int32
+		done := make([]int, n)
+		ops := make([][]*Op, n)
+		for {
+			r, ok := e.Next()
+			if !ok {
+				break
+			}
+			for _, op := range ops[r] {
+				if op.Kind == trace.OpIrecv {
+					got = append(got, int32(r), op.Source)
+				}
+				e.Release(op)
+			}
+			ops[r] = ops[r][:0]
+			if done[r] == rounds {
+				e.Finalize(e.NewOp(r, trace.OpFinalize))
+				continue
+			}
+			done[r]++
+			for k := 1; k < 2*n-1; k++ {
+				op := e.NewOp(r, trace.OpIsend)
+				op.Peer, op.Bytes = int32((r+k)%n), 64
+				if k >= n {
+					op.Kind, op.Peer = trace.OpIrecv, trace.AnySource
+				}
+				e.NewRequest(op)
+				if k < n {
+					e.PostSend(op)
+				} else {
+					e.PostRecv(op)
+				}
+				ops[r] = append(ops[r], op)
+			}
+			w := e.NewOp(r, trace.OpWaitall)
+			w.SetReqs(ops[r])
+			if !e.Block(w, ops[r], false) {
+				continue
+			}
+		}
+		if e.Stuck() {
+			t.Fatalf("bins %v: stuck", bins)
+		}
+		return got
+	}
+	inBuckets, inBins := run(false), run(true)
+	if len(inBuckets) != 2*n*(n-1)*rounds {
+		t.Fatalf("%d receives, want %d", len(inBuckets)/2, n*(n-1)*rounds)
+	}
+	if !slices.Equal(inBins, inBuckets) {
+		i := 0
+		for i < len(inBins) && i < len(inBuckets) && inBins[i] == inBuckets[i] {
+			i++
+		}
+		t.Fatalf("the matches differ from receive %d on", i/2)
 	}
 }
