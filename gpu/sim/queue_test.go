@@ -265,6 +265,31 @@ func nextBoth(t *testing.T, n int, q, ref *eventQueue, refName string) {
 	}
 }
 
+// postAllToAll makes rank r of an n-rank all-to-all post its sends to
+// every other rank, then its receives from every other rank (from any
+// rank, with anySource), each 64 bytes with a request, and returns ops
+// with them appended.
+func postAllToAll(e *Engine, r, n int, anySource bool, ops []*Op) []*Op {
+	for k := 1; k < 2*n-1; k++ {
+		op := e.NewOp(r, trace.OpIsend)
+		op.Peer, op.Bytes = int32((r+k)%n), 64
+		if k >= n {
+			op.Kind, op.Peer = trace.OpIrecv, int32((r-k+2*n-1)%n)
+			if anySource {
+				op.Peer = trace.AnySource
+			}
+		}
+		e.NewRequest(op)
+		if k < n {
+			e.PostSend(op)
+		} else {
+			e.PostRecv(op)
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
 // BenchmarkCompletionsAllToAll times what follows the posts of an
 // all-to-all (every rank Isends to and Irecvs from all others, then
 // Waitall): the completions of all its messages, which fall due at one
@@ -286,20 +311,7 @@ func BenchmarkCompletionsAllToAll(b *testing.B) {
 						break
 					}
 					if ops[r] == nil {
-						for k := 1; k < 2*n-1; k++ {
-							op := e.NewOp(r, trace.OpIsend)
-							op.Peer, op.Bytes = int32((r+k)%n), 64
-							if k >= n {
-								op.Kind, op.Peer = trace.OpIrecv, int32((r-k+2*n-1)%n)
-							}
-							e.NewRequest(op)
-							if k < n {
-								e.PostSend(op)
-							} else {
-								e.PostRecv(op)
-							}
-							ops[r] = append(ops[r], op)
-						}
+						ops[r] = postAllToAll(e, r, n, false, nil)
 						w := e.NewOp(r, trace.OpWaitall)
 						w.SetReqs(ops[r])
 						if e.Block(w, ops[r], false) {
